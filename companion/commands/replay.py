@@ -1,0 +1,122 @@
+"""Replay a journaled session: re-apply its observations to a fresh referee and compare the
+calls with the ones journaled at the time.
+
+Prints the calls as JSON Lines (or only the verdict with --quiet) and exits 0 when every call
+is reproduced exactly, 1 at the first difference (which it shows). Without --session the
+most recent session is replayed; --list shows them all.
+
+Examples:
+  companion replay ~/.local/share/carousel-companion/journal.db
+  companion replay journal.db --list
+  companion replay journal.db --session 3 --quiet
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from companion.journal import Journal, JournalError, Session
+
+__all__ = ["configure", "run", "replay_session", "ReplayResult"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``companion replay``."""
+    parser.add_argument("journal", help="the SQLite journal file")
+    parser.add_argument("--session", type=int, help="session number (default: the latest)")
+    parser.add_argument("--list", action="store_true", help="list the sessions and stop")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only the verdict")
+
+
+class ReplayResult:
+    """Outcome of a replay.
+
+    Attributes:
+        calls: the calls the referee makes now, in order (JSON dicts).
+        journaled: the calls journaled at the time (JSON dicts).
+        first_difference: index of the first differing call, or None when identical.
+    """
+
+    def __init__(self, calls: list[dict[str, Any]], journaled: list[dict[str, Any]]):
+        self.calls = calls
+        self.journaled = journaled
+        self.first_difference: int | None = None
+        for i in range(max(len(calls), len(journaled))):
+            a = calls[i] if i < len(calls) else None
+            b = journaled[i] if i < len(journaled) else None
+            if a != b:
+                self.first_difference = i
+                break
+
+    @property
+    def identical(self) -> bool:
+        """True when every journaled call was reproduced, and no other."""
+        return self.first_difference is None
+
+
+def replay_session(journal: Journal, session: Session) -> ReplayResult:
+    """Re-apply a session's observations to a fresh referee built with its options.
+
+    Raises:
+        companion.games.UnknownGame: the session's game is not known to this version.
+        companion.events.EventError: a journaled observation no longer parses.
+    """
+    from companion.games import referee_for
+
+    referee = referee_for(session.game, **session.options)
+    state = referee.initial_state()
+    calls: list[dict[str, Any]] = []
+    journaled: list[dict[str, Any]] = []
+    for entry in journal.entries(session.id):
+        if entry.kind == "call":
+            journaled.append(entry.body)
+            continue
+        state, new_calls = referee.apply(state, referee.vocabulary.observation(entry.body))
+        calls.extend(c.to_json() for c in new_calls)
+    return ReplayResult(calls, journaled)
+
+
+def _lines(result: ReplayResult) -> Iterator[str]:
+    import json
+
+    for c in result.calls:
+        yield json.dumps(c, separators=(",", ":"), ensure_ascii=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``companion replay``."""
+    import os
+
+    from companion.cli import UsageError
+
+    if not os.path.exists(args.journal):
+        raise UsageError(f"{args.journal}: no such journal file")
+    with Journal(args.journal) as journal:
+        sessions = journal.sessions()
+        if args.list:
+            for s in sessions:
+                state = "finished" if s.finished else "unfinished"
+                print(f"{s.id}\t{s.game}\t{s.started_at}\t{state}\t{s.result or ''}")
+            return 0
+        if not sessions:
+            raise JournalError(f"{args.journal}: the journal has no session")
+        session = journal.session(args.session) if args.session else sessions[-1]
+        result = replay_session(journal, session)
+    if not args.quiet:
+        for line in _lines(result):
+            print(line)
+    n = len(result.journaled)
+    if result.identical:
+        print(f"replay of session {session.id}: all {n} calls reproduced exactly", file=sys.stderr)
+        return 0
+    i = result.first_difference
+    print(
+        f"replay of session {session.id}: call {i + 1} differs\n"
+        f"  journaled: {result.journaled[i] if i < n else '(none)'}\n"
+        f"  replayed:  {result.calls[i] if i < len(result.calls) else '(none)'}",
+        file=sys.stderr,
+    )
+    return 1

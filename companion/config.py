@@ -1,0 +1,363 @@
+"""The configuration file: one TOML file, checked key by key against a schema.
+
+Lookup order (the first that exists wins; none at all means the defaults):
+
+1. the path given with ``--config`` (it must exist);
+2. ``~/.config/carousel-companion/config.toml``;
+3. ``/etc/carousel-companion/config.toml``.
+
+Every key has a default in :data:`SCHEMA`, so an empty file (or none) is a valid
+configuration. An unknown section or key, a value of the wrong type or out of range is a
+:class:`ConfigError` whose message names the file, the key and what was expected, e.g.::
+
+    /home/ana/config.toml: [pins] buzzer: expected a BCM GPIO number 0-27, got 40
+
+``docs/configuration.md`` lists every key; ``companion config`` prints the effective values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ConfigError", "Config", "Key", "SCHEMA", "load", "default_paths", "describe_schema"]
+
+
+class ConfigError(Exception):
+    """The configuration file is unreadable or a value in it is wrong.
+
+    The message names the file, the section and key, and what was expected.
+    """
+
+
+@dataclasses.dataclass(frozen=True)
+class Key:
+    """One configuration key.
+
+    Attributes:
+        default: the value used when the file does not set the key.
+        check: returns True when a (type-correct) value is acceptable.
+        expected: words for the error message, e.g. ``"a BCM GPIO number 0-27"``.
+        help: one line for ``docs/configuration.md``.
+        kind: the TOML type: ``bool``, ``int``, ``float`` (an integer is accepted), ``str``,
+            ``list[int]``, ``list[str]``, ``list[table]`` or ``any``.
+    """
+
+    kind: str
+    default: Any
+    expected: str
+    help: str
+    check: Callable[[Any], bool] = lambda v: True
+
+
+def _gpio(v: int) -> bool:
+    return 0 <= v <= 27
+
+
+def _gpio_list(v: list[int]) -> bool:
+    return all(_gpio(x) for x in v) and len(set(v)) == len(v)
+
+
+def _positive(v: float) -> bool:
+    return v > 0 and math.isfinite(v)
+
+
+def _rate(v: float) -> bool:
+    return 0.0 <= v <= 1.0
+
+
+GPIO = "a BCM GPIO number 0-27"
+
+#: Every section and key the file may contain, with its default, type and range.
+#: Other parts of the service add their own sections here (``SCHEMA["speech"] = {...}``)
+#: before the file is loaded.
+SCHEMA: dict[str, dict[str, Key]] = {
+    "service": {
+        "game": Key(
+            "str", "carrousel", "a game name (carrousel)", "game refereed by `companion run`"
+        ),
+        "journal": Key(
+            "str",
+            "~/.local/share/carousel-companion/journal.db",
+            "a file path",
+            "SQLite journal of every observation and call (created if missing)",
+        ),
+        "journal_sync": Key(
+            "str",
+            "full",
+            "'full' or 'normal'",
+            "SQLite synchronous mode: 'full' survives a power cut, 'normal' only a crash",
+            lambda v: v in ("full", "normal"),
+        ),
+        "pin_factory": Key(
+            "str",
+            "auto",
+            "'auto', 'mock', 'lgpio', 'rpigpio' or 'native'",
+            "gpiozero pin factory; 'auto' uses real pins on a Pi and mock pins elsewhere",
+            lambda v: v in ("auto", "mock", "lgpio", "rpigpio", "native"),
+        ),
+        "table": Key(
+            "str",
+            "auto",
+            "'auto', 'sim' or 'hardware'",
+            "'sim' plays on the simulated table; 'auto' does so when there is no camera",
+            lambda v: v in ("auto", "sim", "hardware"),
+        ),
+        "speed": Key(
+            "float",
+            1.0,
+            "a number from 0.1 to 1000",
+            "clock speed of the simulated table (1 = real time)",
+            lambda v: 0.1 <= v <= 1000,
+        ),
+        "log_level": Key(
+            "str",
+            "info",
+            "'debug', 'info', 'warning' or 'error'",
+            "console log level",
+            lambda v: v in ("debug", "info", "warning", "error"),
+        ),
+    },
+    "players": {
+        "names": Key(
+            "list[str]",
+            ["Ana", "Ben", "Cleo", "Dev"],
+            "a list of 2 to 4 distinct non-empty names",
+            "players in seat order; seat k uses claim button k and LED k",
+            lambda v: 2 <= len(v) <= 4 and len(set(v)) == len(v) and all(n.strip() for n in v),
+        ),
+    },
+    "pins": {
+        "buzzer": Key("int", 12, GPIO, "TonalBuzzer (PWM) through a transistor", _gpio),
+        "claim_buttons": Key(
+            "list[int]",
+            [5, 6, 13, 19],
+            "a list of 4 distinct BCM GPIO numbers 0-27",
+            "claim buttons of seats 1-4, to ground, internal pull-up",
+            lambda v: len(v) == 4 and _gpio_list(v),
+        ),
+        "player_leds": Key(
+            "list[int]",
+            [16, 20, 21, 26],
+            "a list of 4 distinct BCM GPIO numbers 0-27",
+            "LEDs of seats 1-4, each through its resistor",
+            lambda v: len(v) == 4 and _gpio_list(v),
+        ),
+        "yes_button": Key("int", 23, GPIO, "kids' YES button", _gpio),
+        "no_button": Key("int", 24, GPIO, "kids' NO button", _gpio),
+        "die_button": Key("int", 22, GPIO, "electronic die button", _gpio),
+        "encoder_a": Key("int", 17, GPIO, "encoder channel A (GPIO path)", _gpio),
+        "encoder_b": Key("int", 27, GPIO, "encoder channel B (GPIO path)", _gpio),
+        "encoder_index": Key("int", 4, GPIO, "index pulse: hall sensor (GPIO path)", _gpio),
+    },
+    "buttons": {
+        "bounce_s": Key(
+            "float",
+            0.02,
+            "seconds from 0.001 to 0.5",
+            "debounce time of every button (gpiozero bounce_time)",
+            lambda v: 0.001 <= v <= 0.5,
+        ),
+    },
+    "carrousel": {
+        "advanced": Key(
+            "bool", False, "true or false", "advanced rules: every face-up card counts"
+        ),
+        "dead_end_s": Key(
+            "float",
+            20.0,
+            "seconds from 0.1 to 600",
+            "seconds without a point before the dead end is called (rulebook: 20)",
+            lambda v: 0.1 <= v <= 600,
+        ),
+    },
+    "sim": {
+        "seed": Key("int", 1, "an integer", "seed of the simulated table (same seed, same game)"),
+        "move_time_s": Key(
+            "float",
+            1.5,
+            "seconds from 0.05 to 30",
+            "mean time a simulated player takes for one move",
+            lambda v: 0.05 <= v <= 30,
+        ),
+        "illegal_rate": Key(
+            "float", 0.05, "a probability 0-1", "chance that a move is illegal", _rate
+        ),
+        "false_claim_rate": Key(
+            "float", 0.04, "a probability 0-1", "chance per move that someone claims wrongly", _rate
+        ),
+        "stall_rate": Key(
+            "float",
+            0.08,
+            "a probability 0-1",
+            "chance per point that the table stalls until a dead end",
+            _rate,
+        ),
+    },
+}
+
+
+def _check_kind(kind: str, value: Any) -> Any:
+    """Return the value converted to its kind, or raise TypeError."""
+    if kind == "any":
+        return value
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+    elif kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif kind == "float":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif kind == "str":
+        if isinstance(value, str):
+            return value
+    elif kind.startswith("list[") and isinstance(value, list):
+        inner = kind[5:-1]
+        if inner == "table":
+            if all(isinstance(x, dict) for x in value):
+                return value
+        else:
+            return [_check_kind(inner, x) for x in value]
+    raise TypeError
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """The effective configuration: every section and key, defaults filled in.
+
+    Attributes:
+        values: ``{section: {key: value}}``.
+        source: the file it was read from, or ``None`` for defaults only.
+    """
+
+    values: Mapping[str, Mapping[str, Any]]
+    source: Path | None = None
+
+    def __getitem__(self, section: str) -> Mapping[str, Any]:
+        return self.values[section]
+
+    def get(self, section: str, key: str) -> Any:
+        """Return one value; raises KeyError for a section or key not in the schema."""
+        return self.values[section][key]
+
+    def to_toml(self) -> str:
+        """Return the effective configuration as TOML text (for ``companion config``)."""
+        lines = [f"# effective configuration (from {self.source or 'defaults'})"]
+        for section, keys in self.values.items():
+            lines.append(f"\n[{section}]")
+            for key, value in keys.items():
+                lines.append(f"{key} = {_toml_value(value)}")
+        return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def default_paths() -> list[Path]:
+    """The files looked up when ``--config`` is not given, in order."""
+    home = Path(os.environ.get("HOME", "~")).expanduser()
+    return [
+        home / ".config" / "carousel-companion" / "config.toml",
+        Path("/etc/carousel-companion/config.toml"),
+    ]
+
+
+def validate(data: Mapping[str, Any], where: str = "<config>") -> Config:
+    """Check a parsed TOML document against :data:`SCHEMA` and fill in the defaults.
+
+    Args:
+        data: the parsed document (``tomllib.loads`` output).
+        where: file name used in error messages.
+
+    Raises:
+        ConfigError: an unknown section or key, a wrong type or an out-of-range value; the
+            message names ``where``, ``[section] key`` and what was expected.
+    """
+    values: dict[str, dict[str, Any]] = {}
+    for section, value in data.items():
+        if section not in SCHEMA:
+            raise ConfigError(
+                f"{where}: unknown section [{section}] (known: {', '.join(sorted(SCHEMA))})"
+            )
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: [{section}] must be a table, got {value!r}")
+    for section, keys in SCHEMA.items():
+        given = data.get(section, {})
+        out: dict[str, Any] = {}
+        for key in given:
+            if key not in keys:
+                raise ConfigError(
+                    f"{where}: [{section}] unknown key '{key}' (known: {', '.join(sorted(keys))})"
+                )
+        for key, spec in keys.items():
+            if key not in given:
+                out[key] = spec.default
+                continue
+            raw = given[key]
+            try:
+                v = _check_kind(spec.kind, raw)
+                ok = spec.check(v)
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ConfigError(
+                    f"{where}: [{section}] {key}: expected {spec.expected}, got {_toml_value(raw)}"
+                )
+            out[key] = v
+        values[section] = out
+    return Config(values)
+
+
+def load(path: str | os.PathLike[str] | None = None) -> Config:
+    """Find, read and check the configuration file.
+
+    Args:
+        path: an explicit file (``--config``); it must exist. ``None`` looks in
+            :func:`default_paths` and falls back to the defaults when none exists.
+
+    Raises:
+        ConfigError: the explicit file is missing, a file is not valid TOML (the message gives
+            the line and column) or a value is wrong (see :func:`validate`).
+    """
+    candidates = [Path(path)] if path is not None else default_paths()
+    for p in candidates:
+        if not p.exists():
+            if path is not None:
+                raise ConfigError(f"{p}: configuration file not found")
+            continue
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{p}: cannot read: {exc}") from None
+        cfg = validate(data, str(p))
+        return Config(cfg.values, p)
+    return validate({}, "<defaults>")
+
+
+def describe_schema() -> str:
+    """Return the schema as a Markdown table per section (for ``docs/configuration.md``)."""
+    out = []
+    for section, keys in SCHEMA.items():
+        out.append(f"### [{section}]\n\n| key | default | expected | what |\n|---|---|---|---|")
+        for key, spec in keys.items():
+            out.append(f"| `{key}` | `{_toml_value(spec.default)}` | {spec.expected} | {spec.help} |")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,83 @@
+"""The rules engines, one module per game, and the registry that finds them by name.
+
+Every engine is a :class:`Referee`: pure, with time arriving in each observation. It never
+reads a clock, sleeps, starts a thread or touches hardware, so a session can be replayed into it
+exactly (``companion replay``) and every rule can be tested to the letter.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from companion.events import Call, Observation, Vocabulary
+
+__all__ = ["Referee", "GAMES", "referee_for", "referee_from_config", "UnknownGame"]
+
+
+class UnknownGame(LookupError):
+    """A game name that is not in :data:`GAMES`; the message lists the known names."""
+
+
+class Referee(Protocol):
+    """What the service loop, ``companion referee`` and ``companion replay`` need of an engine.
+
+    A state is an immutable value; ``apply`` returns a new one and never changes its argument.
+    """
+
+    name: str
+    vocabulary: Vocabulary
+
+    def initial_state(self) -> Any:
+        """The state before the first observation (usually: waiting for ``game_start``)."""
+
+    def apply(self, state: Any, observation: Observation) -> tuple[Any, list[Call]]:
+        """Apply one observation; return the new state and the calls it causes, in time order.
+
+        A rejected observation gives an ``invalid_observation`` call and the unchanged state;
+        it never raises for bad input.
+        """
+
+    def next_deadline(self, state: Any) -> float | None:
+        """The session time (s) at which the engine must be told the time (a ``tick``), or None."""
+
+    def is_over(self, state: Any) -> bool:
+        """True once the game has a result (winner or loss)."""
+
+    def summary(self, state: Any) -> Mapping[str, Any]:
+        """A small JSON-able dict for the console and status views (scores, phase)."""
+
+
+#: Game name -> ``module:attribute`` of a zero-argument factory returning a Referee.
+GAMES: dict[str, str] = {
+    "carrousel": "companion.games.carrousel:CarrouselReferee",
+}
+
+
+def referee_for(game: str, **options: Any) -> Referee:
+    """Return a new referee for ``game`` (see :data:`GAMES`), built with ``options``.
+
+    Raises:
+        UnknownGame: ``game`` is not a known game name.
+    """
+    target = GAMES.get(game)
+    if target is None:
+        raise UnknownGame(f"unknown game {game!r} (known: {', '.join(sorted(GAMES))})")
+    module_name, attr = target.split(":")
+    factory = getattr(importlib.import_module(module_name), attr)
+    return factory(**options)
+
+
+def referee_from_config(game: str, config: Any) -> Referee:
+    """Return a referee for ``game`` with the options of its configuration section.
+
+    The section is named after the game (``[carrousel]``, ``[monsieur_carrousel]`` ...); its
+    keys are the referee's keyword arguments. A game without a section gets its defaults.
+
+    Raises:
+        UnknownGame: ``game`` is not a known game name.
+    """
+    section = game.replace("-", "_")
+    options = dict(config[section]) if section in config.values else {}
+    return referee_for(game, **options)

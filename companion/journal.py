@@ -1,0 +1,197 @@
+"""The journal: every observation and call of every session, appended to SQLite as it happens.
+
+One file (WAL mode), two tables:
+
+* ``sessions``: one row per game played (game name, start time, the options it was started
+  with, whether it has finished and how);
+* ``entries``: the observations and calls, in order, as their JSON text. Triggers refuse any
+  UPDATE or DELETE, so the table is append-only.
+
+Each append is its own transaction, so a process killed at any moment (SIGKILL, a power cut
+with ``synchronous=FULL``) loses nothing that was appended. ``companion replay`` re-applies a
+session's observations to a fresh referee and compares the calls with the journaled ones;
+``companion run`` resumes an unfinished session the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from companion.events import Event
+
+__all__ = ["Journal", "JournalError", "Session", "Entry"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id          INTEGER PRIMARY KEY,
+    game        TEXT NOT NULL,
+    started_at  TEXT NOT NULL,
+    options     TEXT NOT NULL,
+    finished    INTEGER NOT NULL DEFAULT 0,
+    result      TEXT
+);
+CREATE TABLE IF NOT EXISTS entries (
+    id       INTEGER PRIMARY KEY,
+    session  INTEGER NOT NULL REFERENCES sessions(id),
+    kind     TEXT NOT NULL CHECK (kind IN ('observation', 'call')),
+    t        REAL NOT NULL,
+    type     TEXT NOT NULL,
+    body     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_by_session ON entries(session, id);
+CREATE TRIGGER IF NOT EXISTS entries_append_only_update BEFORE UPDATE ON entries
+BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS entries_append_only_delete BEFORE DELETE ON entries
+BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+"""
+
+
+class JournalError(Exception):
+    """The journal file cannot be opened or is not a journal (the message names the file)."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """One game in the journal.
+
+    Attributes:
+        id: session number.
+        game: game name (``carrousel``...).
+        started_at: wall-clock start, ISO 8601 UTC.
+        options: the referee options it was started with.
+        finished: True once it ended (a winner, or stopped by the user).
+        result: a JSON-able summary when finished.
+    """
+
+    id: int
+    game: str
+    started_at: str
+    options: dict[str, Any]
+    finished: bool
+    result: Any
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One journaled message: ``kind`` is ``"observation"`` or ``"call"``; ``body`` its JSON."""
+
+    id: int
+    kind: Literal["observation", "call"]
+    t: float
+    type: str
+    body: dict[str, Any]
+
+
+class Journal:
+    """An append-only SQLite journal.
+
+    Args:
+        path: the database file; its folder is created. ``":memory:"`` for tests.
+        sync: ``"full"`` (survives a power cut; an fsync per append) or ``"normal"``
+            (survives a crash of the process; faster on SD cards).
+
+    Raises:
+        JournalError: the file cannot be created or is not a journal.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], sync: str = "full"):
+        self.path = str(path)
+        try:
+            if self.path != ":memory:":
+                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                self.path = str(Path(self.path).expanduser())
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
+            self._db.executescript(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
+
+    def close(self) -> None:
+        """Close the database (appends after this raise sqlite3.ProgrammingError)."""
+        self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def start_session(self, game: str, options: dict[str, Any]) -> int:
+        """Open a new session and return its id."""
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        cur = self._db.execute(
+            "INSERT INTO sessions (game, started_at, options) VALUES (?, ?, ?)",
+            (game, now, json.dumps(options)),
+        )
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def finish_session(self, session: int, result: Any) -> None:
+        """Mark a session as ended, with a JSON-able result."""
+        self._db.execute(
+            "UPDATE sessions SET finished = 1, result = ? WHERE id = ?",
+            (json.dumps(result), session),
+        )
+
+    def sessions(self) -> list[Session]:
+        """All sessions, oldest first."""
+        rows = self._db.execute(
+            "SELECT id, game, started_at, options, finished, result FROM sessions ORDER BY id"
+        ).fetchall()
+        return [
+            Session(r[0], r[1], r[2], json.loads(r[3]), bool(r[4]), json.loads(r[5]) if r[5] else None)
+            for r in rows
+        ]
+
+    def session(self, session: int) -> Session:
+        """One session by id. Raises JournalError when there is none."""
+        for s in self.sessions():
+            if s.id == session:
+                return s
+        raise JournalError(f"{self.path}: no session {session}")
+
+    def unfinished(self, game: str) -> Session | None:
+        """The most recent unfinished session of ``game`` (to resume), or None."""
+        for s in reversed(self.sessions()):
+            if s.game == game and not s.finished:
+                return s
+        return None
+
+    # -- entries -------------------------------------------------------------------------
+
+    def append(self, session: int, kind: Literal["observation", "call"], event: Event) -> None:
+        """Append one message in its own transaction (durable when this returns)."""
+        self._db.execute(
+            "INSERT INTO entries (session, kind, t, type, body) VALUES (?, ?, ?, ?, ?)",
+            (session, kind, event.t, event.TYPE, event.to_line()),
+        )
+
+    def append_many(
+        self, session: int, kind: Literal["observation", "call"], events: list[Event]
+    ) -> None:
+        """Append several messages in one transaction."""
+        if not events:
+            return
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT INTO entries (session, kind, t, type, body) VALUES (?, ?, ?, ?, ?)",
+                [(session, kind, e.t, e.TYPE, e.to_line()) for e in events],
+            )
+
+    def entries(self, session: int) -> Iterator[Entry]:
+        """The session's messages in the order they were appended."""
+        cur = self._db.execute(
+            "SELECT id, kind, t, type, body FROM entries WHERE session = ? ORDER BY id", (session,)
+        )
+        for r in cur:
+            yield Entry(r[0], r[1], r[2], r[3], json.loads(r[4]))
