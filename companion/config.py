@@ -176,6 +176,35 @@ SCHEMA: dict[str, dict[str, Key]] = {
             lambda v: 0.1 <= v <= 600,
         ),
     },
+    "monsieur_carrousel": {
+        "layout": Key(
+            "str",
+            "1A",
+            "a seating disc side 1A-6B",
+            "seating disc side in the carousel (calibration/monsieur_carrousel.toml)",
+            lambda v: len(v) == 2 and v[0] in "123456" and v[1] in "AB",
+        ),
+        "table_file": Key(
+            "str", "", "a file path or empty", "seat layouts and zones file; empty = the shipped one"
+        ),
+        "twins_help": Key(
+            "bool", True, "true or false", "offer the twins' extra roll with one kid left"
+        ),
+        "min_revolutions": Key(
+            "float",
+            1.0,
+            "turns from 0.1 to 10",
+            "a weather spin shorter than this is repeated (rulebook: one full turn)",
+            lambda v: 0.1 <= v <= 10,
+        ),
+        "spin_timeout_s": Key(
+            "float",
+            30.0,
+            "seconds from 1 to 600",
+            "a spin not reported stopped after this long is asked again",
+            lambda v: 1 <= v <= 600,
+        ),
+    },
     "sim": {
         "seed": Key("int", 1, "an integer", "seed of the simulated table (same seed, same game)"),
         "move_time_s": Key(
