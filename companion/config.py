@@ -205,6 +205,33 @@ SCHEMA: dict[str, dict[str, Key]] = {
             lambda v: 1 <= v <= 600,
         ),
     },
+    "speech": {
+        "enabled": Key("bool", True, "true or false", "speak the calls (espeak-ng); false = buzzer only"),
+        "language": Key(
+            "str",
+            "en",
+            "'en', 'fr' or 'pt-BR'",
+            "language of the spoken prompts (companion/locale/<language>.toml)",
+            lambda v: v in ("en", "fr", "pt-BR"),
+        ),
+        "voice": Key("str", "", "an espeak-ng voice or empty", "espeak-ng voice; empty = the language's own"),
+        "speed_wpm": Key(
+            "int", 140, "words per minute from 80 to 450", "speaking speed (espeak-ng -s)",
+            lambda v: 80 <= v <= 450,
+        ),
+        "cache_dir": Key(
+            "str",
+            "~/.cache/carousel-companion/speech",
+            "a folder path",
+            "rendered prompts (WAV), also where they are written when there is no audio device",
+        ),
+        "device": Key("str", "", "an ALSA device name or empty", "aplay -D device; empty = the default"),
+        "timeout_s": Key(
+            "float", 5.0, "seconds from 0.5 to 60",
+            "limit of one espeak-ng run and of playback beyond the prompt's length",
+            lambda v: 0.5 <= v <= 60,
+        ),
+    },
     "sim": {
         "seed": Key("int", 1, "an integer", "seed of the simulated table (same seed, same game)"),
         "move_time_s": Key(

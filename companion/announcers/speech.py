@@ -1,0 +1,612 @@
+"""Spoken prompts: calls read aloud by espeak-ng, in English, French or Brazilian Portuguese.
+
+How a call becomes sound:
+
+1. :class:`Catalogue` finds the call's sentence in ``companion/locale/<language>.toml`` (the
+   message catalogue; no sentence lives in code) and fills in the call's fields (``{player}``,
+   ``{kid}``; a colour or picture through the catalogue's ``[words.<field>]`` table).
+2. :class:`EspeakRenderer` runs the real ``espeak-ng`` program once per distinct sentence and
+   keeps the WAV in a cache folder (file name: a hash of voice, speed and text), so a prompt
+   heard before starts at once.
+3. :class:`AudioPlayer` plays the WAV with ALSA's ``aplay``.
+
+:class:`SpeechAnnouncer` does all of this on its own worker thread behind a queue:
+``announce`` only formats and queues, so the service loop never waits for speech. Every
+program run has a timeout. When espeak-ng is missing or hangs (espeak-ng issue 777), when the
+player hangs, or when there is no audio device, the announcer logs one line and plays the
+call's buzzer pattern (``companion/data/buzzer_patterns.toml``) instead; with no audio device
+the rendered WAVs are still written to the cache folder, so a grown-up can listen to them later.
+
+Install: ``apt-get install espeak-ng alsa-utils`` (the README's set-up command does it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import queue
+import re
+import shutil
+import subprocess
+import threading
+import time
+import tomllib
+import wave
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from companion.events import Call
+
+__all__ = [
+    "LOCALE_DIR",
+    "BUZZER_PATTERNS_FILE",
+    "DEFAULT_CACHE_DIR",
+    "CatalogueError",
+    "SpeechError",
+    "Catalogue",
+    "languages",
+    "EspeakRenderer",
+    "AudioPlayer",
+    "BuzzerPatterns",
+    "BuzzerPlayer",
+    "SpeechAnnouncer",
+    "Spoken",
+    "wav_duration_s",
+]
+
+log = logging.getLogger("companion.speech")
+
+LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
+BUZZER_PATTERNS_FILE = Path(__file__).resolve().parents[1] / "data" / "buzzer_patterns.toml"
+DEFAULT_CACHE_DIR = "~/.cache/carousel-companion/speech"
+
+Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
+
+
+class CatalogueError(ValueError):
+    """An unknown language or a broken message catalogue; the message names the file and key."""
+
+
+class SpeechError(RuntimeError):
+    """espeak-ng or the audio player failed: missing program, timeout, error exit or no device.
+
+    ``reason`` is one word (``missing``, ``timeout``, ``failed``, ``no_device``) for logs and
+    fallbacks.
+    """
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------- catalogues
+
+
+def languages(locale_dir: Path = LOCALE_DIR) -> list[str]:
+    """The languages with a catalogue (``en``, ``fr``, ``pt-BR``), sorted."""
+    return sorted(p.stem for p in locale_dir.glob("*.toml"))
+
+
+_FIELD = re.compile(r"\{([a-z_]+)\}")
+
+
+class Catalogue:
+    """The sentences of one language.
+
+    Args:
+        language: ``en``, ``fr`` or ``pt-BR`` (a file ``<language>.toml`` in ``locale_dir``).
+        locale_dir: folder of the catalogues.
+
+    Raises:
+        CatalogueError: no catalogue for the language (the message lists the known ones), bad
+            TOML, or no ``[meta] voice``.
+
+    A call's sentence is looked up, first match wins, as ``[<game>] "<type>.<variant>"``, then
+    ``[<game>] <type>``, then ``[common] <type>``; the variant is the values of the fields named
+    in ``[variants.<game>] <type>`` (comma-separated; booleans as ``true``/``false``), joined by
+    dots. A call with no sentence is not spoken.
+    """
+
+    def __init__(self, language: str, locale_dir: Path = LOCALE_DIR):
+        path = locale_dir / f"{language}.toml"
+        if not path.is_file():
+            raise CatalogueError(
+                f"no speech catalogue for language {language!r} (known: {', '.join(languages(locale_dir))})"
+            )
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise CatalogueError(f"{path}: not valid TOML: {exc}") from None
+        meta = data.get("meta", {})
+        if not isinstance(meta.get("voice"), str):
+            raise CatalogueError(f"{path}: [meta] voice is missing (an espeak-ng voice, e.g. 'fr-fr')")
+        self.path = path
+        self.language = language
+        self.voice: str = meta["voice"]
+        self.name: str = meta.get("name", language)
+        self._data = data
+
+    def messages(self, game: str) -> dict[str, str]:
+        """Every sentence of a game (key -> template), ``[common]`` included."""
+        out = dict(self._data.get("common", {}))
+        out.update(self._data.get(game, {}))
+        return out
+
+    def variant_fields(self, game: str) -> dict[str, tuple[str, ...]]:
+        """Call type -> the fields whose values choose its variant."""
+        raw = self._data.get("variants", {}).get(game, {})
+        return {k: tuple(f.strip() for f in v.split(",")) for k, v in raw.items()}
+
+    def keys_for(self, call: Call, game: str) -> list[str]:
+        """The lookup keys of a call, most specific first (also used for buzzer patterns)."""
+        fields = self.variant_fields(game).get(call.type)
+        keys = []
+        if fields:
+            values = call.to_json()
+            keys.append(call.type + "." + ".".join(_word(values.get(f)) for f in fields))
+            keys.append(call.type + "." + _word(values.get(fields[0])))
+        keys.append(call.type)
+        return keys
+
+    def text(self, call: Call, game: str) -> str | None:
+        """The sentence for ``call`` with its fields filled in, or None when it has none.
+
+        Raises:
+            CatalogueError: the template names a field the call does not have.
+        """
+        table = self._data.get(game, {})
+        common = self._data.get("common", {})
+        for key in self.keys_for(call, game):
+            template = table.get(key, common.get(key) if key == call.type else None)
+            if template is not None:
+                return self.fill(template, call.to_json(), f"{self.path}: [{game}] {key}")
+        return None
+
+    def fill(self, template: str, fields: Mapping[str, Any], where: str = "") -> str:
+        """Fill ``{field}`` places; a field with a ``[words.<field>]`` table is translated.
+
+        Raises:
+            CatalogueError: a field that ``fields`` lacks (naming ``where``).
+        """
+        words = self._data.get("words", {})
+
+        def sub(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name not in fields:
+                raise CatalogueError(f"{where}: unknown field {{{name}}} (the call has: {', '.join(fields)})")
+            value = fields[name]
+            table = words.get(name, {})
+            return str(table.get(str(value), value))
+
+        return _FIELD.sub(sub, template)
+
+    def message(self, key: str, **fields: Any) -> str:
+        """A ``[common]`` sentence by key, filled with ``fields`` (e.g. ``say_test``).
+
+        Raises:
+            CatalogueError: no such key.
+        """
+        common = self._data.get("common", {})
+        if key not in common:
+            raise CatalogueError(f"{self.path}: [common] has no key {key!r}")
+        return self.fill(common[key], fields, f"{self.path}: [common] {key}")
+
+
+def _word(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# --------------------------------------------------------------------------- espeak-ng
+
+
+def wav_duration_s(path: str | os.PathLike[str]) -> float:
+    """Duration of a WAV file in seconds (frames / frame rate), read with :mod:`wave`.
+
+    Raises:
+        wave.Error, OSError: not a readable WAV file.
+    """
+    with wave.open(str(path), "rb") as w:
+        return w.getnframes() / float(w.getframerate())
+
+
+class EspeakRenderer:
+    """Renders sentences to WAV files with the ``espeak-ng`` program, cached by content.
+
+    Args:
+        voice: an espeak-ng voice (``en-gb``, ``fr-fr``, ``pt-br``; ``espeak-ng --voices``).
+        cache_dir: folder of the WAV files (created when missing).
+        speed_wpm: words per minute (espeak-ng ``-s``; its default is 175; slower suits kids).
+        timeout_s: seconds before a render is abandoned (espeak-ng can hang: issue 777).
+        program: the espeak-ng executable.
+        run: :func:`subprocess.run` or a stand-in with its signature (tests).
+
+    The WAV is 16-bit mono PCM at 22050 Hz (espeak-ng's output).
+    """
+
+    def __init__(
+        self,
+        voice: str,
+        cache_dir: str | os.PathLike[str],
+        speed_wpm: int = 140,
+        timeout_s: float = 5.0,
+        program: str = "espeak-ng",
+        run: Runner = subprocess.run,
+    ):
+        self.voice = voice
+        self.cache_dir = Path(cache_dir).expanduser()
+        self.speed_wpm = speed_wpm
+        self.timeout_s = timeout_s
+        self.program = program
+        self._run = run
+
+    def path_for(self, text: str) -> Path:
+        """The cache file of a sentence (it may not exist yet)."""
+        digest = hashlib.sha1(f"{self.voice}\0{self.speed_wpm}\0{text}".encode()).hexdigest()[:20]
+        return self.cache_dir / f"{self.voice}-{digest}.wav"
+
+    def is_cached(self, text: str) -> bool:
+        """True when the sentence's WAV is already in the cache."""
+        p = self.path_for(text)
+        return p.is_file() and p.stat().st_size > 44
+
+    def render(self, text: str) -> Path:
+        """Return the WAV of ``text``, rendering it with espeak-ng unless cached.
+
+        Raises:
+            SpeechError: espeak-ng missing (``missing``), slower than ``timeout_s``
+                (``timeout``), exiting with an error or writing no audio (``failed``).
+        """
+        path = self.path_for(text)
+        if self.is_cached(text):
+            return path
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        cmd = [self.program, "-v", self.voice, "-s", str(self.speed_wpm), "-w", str(tmp), "--stdin"]
+        try:
+            result = self._run(cmd, input=text.encode("utf-8"), capture_output=True, timeout=self.timeout_s)
+        except FileNotFoundError:
+            raise SpeechError(f"{self.program} not found (install it: apt-get install espeak-ng)", "missing") from None
+        except subprocess.TimeoutExpired:
+            tmp.unlink(missing_ok=True)
+            raise SpeechError(f"{self.program} did not finish within {self.timeout_s} s", "timeout") from None
+        if result.returncode != 0 or not tmp.is_file() or tmp.stat().st_size <= 44:
+            tmp.unlink(missing_ok=True)
+            err = (result.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+            raise SpeechError(
+                f"{self.program} failed (exit {result.returncode}): {err[-1] if err else 'no audio written'}",
+                "failed",
+            )
+        os.replace(tmp, path)
+        return path
+
+
+# --------------------------------------------------------------------------- playback
+
+
+class AudioPlayer:
+    """Plays WAV files with ALSA's ``aplay``.
+
+    Args:
+        device: an ALSA PCM name for ``aplay -D`` (``""`` = the default device; ``"null"``
+            discards the samples, which the benchmark and tests use).
+        timeout_s: extra seconds beyond the file's duration before playback is abandoned.
+        program: the player executable.
+        run: :func:`subprocess.run` or a stand-in (tests).
+    """
+
+    def __init__(self, device: str = "", timeout_s: float = 5.0, program: str = "aplay",
+                 run: Runner = subprocess.run):
+        self.device = device
+        self.timeout_s = timeout_s
+        self.program = program
+        self._run = run
+
+    def available(self) -> bool:
+        """True when the player exists and, for the default device, ALSA lists a sound card."""
+        if shutil.which(self.program) is None:
+            return False
+        if self.device:
+            return True
+        try:
+            result = self._run([self.program, "-l"], capture_output=True, timeout=self.timeout_s)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return result.returncode == 0 and b"no soundcards found" not in (result.stderr + result.stdout)
+
+    def play(self, path: str | os.PathLike[str]) -> None:
+        """Play one WAV file to the end.
+
+        Raises:
+            SpeechError: player missing (``missing``), hanging (``timeout``), or failing, e.g.
+                no audio device (``failed``).
+        """
+        cmd = [self.program, "-q"] + (["-D", self.device] if self.device else []) + [str(path)]
+        try:
+            limit = wav_duration_s(path) + self.timeout_s
+        except (OSError, wave.Error, EOFError):
+            raise SpeechError(f"{path}: not a readable WAV file", "failed") from None
+        try:
+            result = self._run(cmd, capture_output=True, timeout=limit)
+        except FileNotFoundError:
+            raise SpeechError(f"{self.program} not found (install it: apt-get install alsa-utils)", "missing") from None
+        except subprocess.TimeoutExpired:
+            raise SpeechError(f"{self.program} did not finish within {limit:.1f} s", "timeout") from None
+        if result.returncode != 0:
+            err = (result.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+            raise SpeechError(f"{self.program} failed: {err[-1] if err else result.returncode}", "failed")
+
+
+# --------------------------------------------------------------------------- buzzer fallback
+
+
+Pattern = tuple[tuple[str, float], ...]
+
+
+class BuzzerPatterns:
+    """The buzzer patterns that stand in for speech (``companion/data/buzzer_patterns.toml``).
+
+    Raises:
+        CatalogueError: the file is missing or a pattern is not a list of [note, seconds].
+    """
+
+    def __init__(self, path: Path = BUZZER_PATTERNS_FILE):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise CatalogueError(f"{path}: cannot read buzzer patterns: {exc}") from None
+        self.patterns: dict[str, Pattern] = {}
+        for key, raw in data.get("patterns", {}).items():
+            try:
+                self.patterns[key] = tuple((str(n), float(s)) for n, s in raw)
+            except (TypeError, ValueError):
+                raise CatalogueError(f"{path}: [patterns] {key}: expected a list of [note, seconds]") from None
+        if "default" not in self.patterns:
+            raise CatalogueError(f"{path}: [patterns] default is missing")
+
+    def pattern_for(self, game: str, keys: Sequence[str]) -> Pattern:
+        """The pattern of the first key found as ``game.key``, then ``key``; else ``default``."""
+        for key in keys:
+            for full in (f"{game}.{key}", key):
+                if full in self.patterns:
+                    return self.patterns[full]
+        return self.patterns["default"]
+
+
+class BuzzerPlayer:
+    """Plays patterns on a gpiozero ``TonalBuzzer`` (a passive piezo on a PWM pin through a
+    transistor; default GPIO 12).
+
+    Args:
+        buzzer: a ``gpiozero.TonalBuzzer`` (or anything with ``play(tone)`` and ``stop()``).
+        sleep: waits between notes (seconds); tests pass a recorder instead of time.sleep.
+
+    Example::
+
+        from gpiozero import TonalBuzzer
+        BuzzerPlayer(TonalBuzzer(12)).play((("C5", 0.1), ("", 0.05), ("G5", 0.2)))
+    """
+
+    def __init__(self, buzzer: Any, sleep: Callable[[float], None] = time.sleep):
+        self.buzzer = buzzer
+        self._sleep = sleep
+
+    @classmethod
+    def on_pin(cls, pin: int, pin_factory: Any = None, sleep: Callable[[float], None] = time.sleep) -> BuzzerPlayer:
+        """A player on a new ``TonalBuzzer`` at BCM ``pin`` (gpiozero imported here)."""
+        from gpiozero import TonalBuzzer
+
+        return cls(TonalBuzzer(pin, pin_factory=pin_factory), sleep)
+
+    def play(self, pattern: Pattern) -> None:
+        """Play the notes one after another; ``""`` is a rest. Blocks for the pattern's length."""
+        from gpiozero.tones import Tone
+
+        try:
+            for note, seconds in pattern:
+                if note:
+                    self.buzzer.play(Tone(note))
+                else:
+                    self.buzzer.stop()
+                self._sleep(seconds)
+        finally:
+            self.buzzer.stop()
+
+    def close(self) -> None:
+        """Release the buzzer's pin."""
+        close = getattr(self.buzzer, "close", None)
+        if close:
+            close()
+
+
+# --------------------------------------------------------------------------- the announcer
+
+
+class Spoken:
+    """What happened to one prompt: ``text``, the ``wav`` path (or None), and ``outcome``:
+    ``played``, ``written`` (no audio device: the WAV is in the cache), ``buzzer`` (speech
+    failed; the pattern was played) or ``silent`` (speech failed, no buzzer)."""
+
+    __slots__ = ("text", "wav", "outcome", "reason", "call_type")
+
+    def __init__(self, text: str, wav: Path | None, outcome: str, reason: str = "", call_type: str = ""):
+        self.text = text
+        self.wav = wav
+        self.outcome = outcome
+        self.reason = reason
+        self.call_type = call_type
+
+    def __repr__(self) -> str:
+        return f"Spoken({self.outcome}, {self.text!r}, {self.reason!r})"
+
+
+class SpeechAnnouncer:
+    """Speaks the referee's calls (an :class:`companion.announcers.Announcer`).
+
+    Args:
+        game: the game's name (its catalogue table), e.g. ``"monsieur-carrousel"``.
+        language: ``en``, ``fr`` or ``pt-BR``.
+        cache_dir: the WAV cache folder.
+        speed_wpm: espeak-ng speed, words per minute.
+        timeout_s: limit of one espeak-ng run, and of playback beyond the file's length.
+        device: ALSA device for aplay (``""`` = default).
+        buzzer: a :class:`BuzzerPlayer` for the fallback, or None.
+        renderer, player: stand-ins for tests (default: espeak-ng and aplay).
+        queue_size: prompts waiting at most; beyond it the oldest waiting prompt is dropped.
+        keep: how many :class:`Spoken` records :attr:`history` keeps.
+
+    Raises:
+        CatalogueError: an unknown language.
+    """
+
+    def __init__(
+        self,
+        game: str,
+        language: str = "en",
+        cache_dir: str | os.PathLike[str] = DEFAULT_CACHE_DIR,
+        speed_wpm: int = 140,
+        timeout_s: float = 5.0,
+        device: str = "",
+        buzzer: BuzzerPlayer | None = None,
+        renderer: EspeakRenderer | None = None,
+        player: AudioPlayer | None = None,
+        queue_size: int = 32,
+        keep: int = 200,
+    ):
+        self.game = game
+        self.catalogue = Catalogue(language)
+        self.renderer = renderer or EspeakRenderer(self.catalogue.voice, cache_dir, speed_wpm, timeout_s)
+        self.player = player or AudioPlayer(device, timeout_s)
+        self.buzzer = buzzer
+        self.patterns = BuzzerPatterns()
+        self.history: list[Spoken] = []
+        self._keep = keep
+        self._queue: queue.Queue[tuple[str, list[str], str] | None] = queue.Queue(queue_size)
+        self._audio: bool | None = None
+        self._warned: set[str] = set()
+        self._closed = False
+        self._thread = threading.Thread(target=self._work, name="speech", daemon=True)
+        self._thread.start()
+
+    # -- the Announcer protocol ------------------------------------------------------------
+
+    def announce(self, call: Call, summary: Mapping[str, Any] | None = None) -> None:
+        """Queue the call's sentence (if it has one); returns at once."""
+        try:
+            text = self.catalogue.text(call, self.game)
+        except CatalogueError as exc:
+            log.error("%s", exc)
+            return
+        if text is None:
+            return
+        self._put((text, self.catalogue.keys_for(call, self.game), call.type))
+
+    def say(self, text: str) -> None:
+        """Queue a sentence as it is (``companion say``); returns at once."""
+        self._put((text, ["say"], "say"))
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Finish the queued prompts (at most ``timeout_s``) and stop the worker; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.drain(timeout_s)
+        try:
+            self._queue.put_nowait(None)
+        except queue.Full:
+            pass
+        self._thread.join(timeout_s)
+        if self.buzzer is not None:
+            self.buzzer.close()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def pending(self) -> int:
+        """Prompts queued and not yet finished."""
+        return self._queue.unfinished_tasks
+
+    def drain(self, timeout_s: float | None = None) -> bool:
+        """Wait until every queued prompt is finished; False when ``timeout_s`` ran out."""
+        q = self._queue
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with q.all_tasks_done:
+            while q.unfinished_tasks:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                q.all_tasks_done.wait(remaining)
+        return True
+
+    def warm(self, texts: Sequence[str]) -> int:
+        """Render sentences into the cache now (at start-up), so they play at once later.
+        Returns how many were rendered; failures are logged, never raised."""
+        n = 0
+        for text in texts:
+            try:
+                if not self.renderer.is_cached(text):
+                    self.renderer.render(text)
+                    n += 1
+            except SpeechError as exc:
+                self._warn(exc.reason, f"speech: cannot render prompts: {exc}")
+                break
+        return n
+
+    def _put(self, item: tuple[str, list[str], str]) -> None:
+        if self._closed:
+            return
+        while True:
+            try:
+                self._queue.put_nowait(item)
+                return
+            except queue.Full:
+                try:  # drop the oldest waiting prompt: the newest one matters now
+                    dropped = self._queue.get_nowait()
+                    self._queue.task_done()
+                    log.warning("speech: queue full, dropped %r", dropped[0] if dropped else None)
+                except queue.Empty:
+                    pass
+
+    def _warn(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning("%s", message)
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                self._speak(*item)
+            except Exception:  # never let one prompt kill the announcer
+                log.exception("speech: unexpected error")
+            finally:
+                self._queue.task_done()
+
+    def _speak(self, text: str, keys: list[str], call_type: str) -> None:
+        wav: Path | None = None
+        try:
+            wav = self.renderer.render(text)
+            if self._audio is None:
+                self._audio = self.player.available()
+                if not self._audio:
+                    self._warn("no_device", f"speech: no audio device; writing prompts to {self.renderer.cache_dir} "
+                                            "and using the buzzer")
+            if not self._audio:
+                raise SpeechError("no audio device", "no_device")
+            self.player.play(wav)
+            self._record(Spoken(text, wav, "played", call_type=call_type))
+        except SpeechError as exc:
+            if exc.reason != "no_device":
+                self._warn(exc.reason, f"speech: {exc}; using the buzzer")
+            if self.buzzer is not None:
+                self.buzzer.play(self.patterns.pattern_for(self.game, keys))
+            outcome = "written" if exc.reason == "no_device" else ("buzzer" if self.buzzer else "silent")
+            self._record(Spoken(text, wav, outcome, exc.reason, call_type))
+
+    def _record(self, spoken: Spoken) -> None:
+        self.history.append(spoken)
+        del self.history[: -self._keep]
