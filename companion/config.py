@@ -232,6 +232,31 @@ SCHEMA: dict[str, dict[str, Key]] = {
             lambda v: 0.5 <= v <= 60,
         ),
     },
+    "monsieur_carrousel_sim": {
+        "layout": Key(
+            "str", "1A", "a seating disc side 1A-6B", "disc side on the simulated table",
+            lambda v: len(v) == 2 and v[0] in "123456" and v[1] in "AB",
+        ),
+        "seat_by": Key(
+            "str", "camera", "'camera' or 'button'",
+            "how the simulated table reports a seated kid: camera reading or the YES button",
+            lambda v: v in ("camera", "button"),
+        ),
+        "memory": Key(
+            "float", -1.0, "a probability 0-1, or -1", "chance the simulated kids remember a seat; -1 = by difficulty",
+            lambda v: v == -1.0 or 0.0 <= v <= 1.0,
+        ),
+        "fit_rate": Key("float", 0.5, "a probability 0-1", "chance a sunbeam fragment completes the sunbeam", _rate),
+        "think_s": Key(
+            "float", 2.0, "seconds from 0.05 to 30", "time a simulated child takes to act",
+            lambda v: 0.05 <= v <= 30,
+        ),
+        "short_spin_rate": Key("float", 0.1, "a probability 0-1", "chance a spin is shorter than one turn", _rate),
+        "unreadable_die_rate": Key("float", 0.03, "a probability 0-1", "chance the die reads as two colours", _rate),
+        "both_buttons_rate": Key("float", 0.02, "a probability 0-1", "chance YES and NO are pressed together", _rate),
+        "stuck_spin_rate": Key("float", 0.0, "a probability 0-1", "chance a spin never reports a stop", _rate),
+        "misread_seats_rate": Key("float", 0.0, "a probability 0-1", "chance the camera sees a kid on an empty seat", _rate),
+    },
     "sim": {
         "seed": Key("int", 1, "an integer", "seed of the simulated table (same seed, same game)"),
         "move_time_s": Key(

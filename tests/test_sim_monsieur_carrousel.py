@@ -1,0 +1,103 @@
+"""The simulated Monsieur Carrousel table: seeded, playable to a win or a loss, with faults."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+
+from companion.clock import ManualClock
+from companion.games.monsieur_carrousel import MonsieurCarrouselReferee, Turn
+from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, SimSettings, simulate
+
+REF = MonsieurCarrouselReferee()
+
+
+def lines(result):
+    return [o.to_line() for o in result.observations]
+
+
+def test_same_seed_same_game_other_seed_other_game():
+    a = simulate(REF, SimSettings(seed=7))
+    b = simulate(REF, SimSettings(seed=7))
+    c = simulate(REF, SimSettings(seed=8))
+    assert lines(a) == lines(b) and lines(a) != lines(c)
+    assert [x.to_line() for x in a.calls] == [x.to_line() for x in b.calls]
+
+
+def test_good_memory_and_fitting_fragments_win():
+    r = simulate(REF, SimSettings(seed=2, memory=1.0, fit_rate=1.0, short_spin_rate=0.0))
+    assert r.result == "won" and r.calls[-1].type == "game_won"
+    assert r.state.seated == 12
+
+
+def test_no_memory_and_no_fitting_fragment_lose():
+    r = simulate(MonsieurCarrouselReferee(layout="5B"), SimSettings(seed=2, memory=0.0, fit_rate=0.0, layout="5B"))
+    assert r.result == "lost" and r.calls[-1].type == "game_lost"
+    assert r.state.raindrops == 8 and r.state.seated < 12
+
+
+def test_stream_is_valid_for_the_engine_with_every_fault_injected():
+    """Faults: unreadable die, YES+NO together, a jammed spin, a misread seat; the engine
+    answers each (roll_again, answer_again, spin_again no_stop, seats_mismatch) and every
+    game still ends."""
+    seen = Counter()
+    results = Counter()
+    for seed in range(12):
+        r = simulate(REF, SimSettings(seed=seed, unreadable_die_rate=0.1, both_buttons_rate=0.2,
+                                      stuck_spin_rate=0.1, misread_seats_rate=0.2))
+        results[r.result] += 1
+        seen.update(c.type for c in r.calls)
+        seen.update(f"again:{c.reason}" for c in r.calls if c.type == "spin_again")
+        assert seen["invalid_observation"] == 0
+        times = [o.t for o in r.observations]
+        assert times == sorted(times)
+    for kind in ("roll_again", "answer_again", "again:no_stop", "again:short", "seats_mismatch", "memory_guess",
+                 "twins_help"):
+        assert seen[kind] > 0, kind
+    assert set(results) <= {"won", "lost"} and sum(results.values()) == 12
+
+
+def test_button_only_table_seats_the_suggested_seat():
+    r = simulate(REF, SimSettings(seed=4, seat_by="button"))
+    assert r.result in ("won", "lost")
+    assert not [o for o in r.observations if o.type == "kid_seated"]
+    last_suggested = None
+    for c in r.calls:
+        if c.type == "seat_kid":
+            last_suggested = c.seat
+        elif c.type == "kid_seated":
+            assert c.seat == last_suggested
+    assert [c.type for c in r.calls].count("kid_seated") == r.state.seated
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="fit_rate"):
+        SimSettings(fit_rate=2)
+    with pytest.raises(ValueError, match="unknown layout"):
+        MonsieurCarrouselTable(SimSettings(layout="7C"))
+
+
+def test_source_emits_on_the_clock_and_answers_calls():
+    """The table as a Source on a ManualClock: game_start at once, a die after a turn call."""
+    got = []
+    arrived = threading.Event()
+
+    def emit(obs):
+        got.append(obs)
+        arrived.set()
+
+    clock = ManualClock()
+    table = MonsieurCarrouselTable(SimSettings(seed=3, unreadable_die_rate=0.0))
+    table.start(emit, clock)
+    try:
+        assert arrived.wait(5)
+        assert got[0].type == "game_start" and got[0].players == ("Ana", "Ben", "Cleo")
+        arrived.clear()
+        table.announce(Turn(t=0.0, player="Ana", number=1, kids_left=12))
+        assert arrived.wait(5)
+        assert got[1].type == "die_rolled" and got[1].colour in REF.table.die_colours
+        assert got[1].t >= 1.0  # a child takes a moment to roll: the clock moved on
+    finally:
+        table.stop()
