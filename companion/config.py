@@ -233,10 +233,6 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
     },
     "monsieur_carrousel_sim": {
-        "layout": Key(
-            "str", "1A", "a seating disc side 1A-6B", "disc side on the simulated table",
-            lambda v: len(v) == 2 and v[0] in "123456" and v[1] in "AB",
-        ),
         "seat_by": Key(
             "str", "camera", "'camera' or 'button'",
             "how the simulated table reports a seated kid: camera reading or the YES button",

@@ -109,12 +109,13 @@ class SimSettings:
 
 def settings_from_config(config: Any) -> SimSettings:
     """Simulated-table settings from the configuration: ``[monsieur_carrousel_sim]``, the seed
-    of ``[sim]`` and the names of ``[players]``."""
+    of ``[sim]``, the names of ``[players]`` and the disc side of ``[monsieur_carrousel]``."""
     section = dict(config["monsieur_carrousel_sim"])
     memory = section.pop("memory")
     return SimSettings(
         seed=config["sim"]["seed"],
         players=tuple(config["players"]["names"]),
+        layout=config["monsieur_carrousel"]["layout"],
         memory=None if memory < 0 else memory,
         **section,
     )
