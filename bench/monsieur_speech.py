@@ -52,6 +52,8 @@ def sample_calls() -> list:
         mc.GameLost(t=0, empty_seats=3, turns=20),
     ]
     for pointed in (False, True):
+        c.append(mc.WrongSeat(t=0, player="Ana", kid="Lulu", seat=2, colour="red", seat_colour="blue",
+                              picture="car", pointed=pointed))
         c.append(mc.SeatKid(t=0, player="Ana", kid="Lulu", colour="red", seats=(1,), seat=1, picture="lion",
                             pointed=pointed))
     for reason in ("short", "zone", "seat", "no_stop"):

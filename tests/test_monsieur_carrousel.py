@@ -175,8 +175,11 @@ def test_phase1_die_offers_the_empty_seats_of_the_rolled_colour():
     assert calls[0].kid == TABLE.kids[0]
     wrong = next(i for i in range(12) if LAYOUT.seats[i].colour != "red")
     calls = g.sit(wrong)
+    assert types(calls) == ["wrong_seat"]
+    assert (calls[0].colour, calls[0].seat_colour, calls[0].pointed) == ("red", LAYOUT.seats[wrong].colour, False)
+    assert g.state.seated == 0 and g.state.phase == "seat"
+    calls = g.sit(12)
     assert types(calls) == ["invalid_observation"] and "empty red seat" in calls[0].reason
-    assert g.state.seated == 0
 
 
 def test_phase1_kid_is_named_with_its_seat_picture():
@@ -344,7 +347,8 @@ def test_finger_on_empty_seat_seats_a_kid_there_then_weather():
     empty = LAYOUT.seats_of("green")[0]
     calls = g.point_at(empty)
     assert types(calls) == ["seat_kid"] and calls[0].pointed and calls[0].seats == (empty,)
-    assert types(g.sit(LAYOUT.seats_of("green")[1])) == ["invalid_observation"]
+    calls = g.sit(LAYOUT.seats_of("green")[1])
+    assert types(calls) == ["wrong_seat"] and calls[0].pointed
     calls = g.sit(empty)
     assert types(calls) == ["kid_seated", "spin"] and calls[1].purpose == "weather"
     assert types(g.weather("rain"))[:2] == ["weather", "raindrop"]
@@ -554,8 +558,16 @@ def test_camera_seats_mismatch_asks_a_grown_up_and_keeps_the_state():
 def test_observation_out_of_turn_is_rejected_and_state_kept():
     g = Game()
     before = g.state
-    calls = g.answer("yes")
+    calls = g.sit(3)
     assert types(calls) == ["invalid_observation"] and "die_rolled" in calls[0].reason
+    assert g.state == before
+
+
+def test_stray_spins_and_button_presses_are_ignored():
+    """Small kids turn the carousel and press buttons when nothing is asked: no call."""
+    g = Game()
+    before = g.state
+    assert g.answer("yes") == [] and g.stop(10.0) == [] and g.send(SpinStarted(t=g.at(), direction=1)) == []
     assert g.state == before
 
 

@@ -43,6 +43,9 @@ def sample_calls():
         c.append(mc.SeatKid(t=0, player="Ana", kid="Lulu", colour="red", seats=(1, 7), seat=1, picture="lion",
                             pointed=pointed))
     c.append(mc.KidOnSeat(t=0, player="Ana", kid="Lulu", seat=1, colour="red", picture="lion", seated=1))
+    for pointed in (False, True):
+        c.append(mc.WrongSeat(t=0, player="Ana", kid="Lulu", seat=2, colour="red", seat_colour="blue",
+                              picture="car", pointed=pointed))
     c.append(mc.Spin(t=0, player="Ana", purpose="weather", kid="Lulu"))
     c.append(mc.Spin(t=0, player="Ana", purpose="finger", colour="blue"))
     for reason in ("short", "zone", "seat", "no_stop"):
@@ -74,6 +77,10 @@ def test_three_languages_have_the_same_messages():
     assert keys["en"] == keys["fr"] == keys["pt-BR"]
     variants = {lang: Catalogue(lang).variant_fields(GAME) for lang in LANGS}
     assert variants["en"] == variants["fr"] == variants["pt-BR"]
+
+
+def test_sample_covers_every_call_of_the_engine():
+    assert {c.type for c in sample_calls()} == {cls.TYPE for cls in mc.CALLS}
 
 
 def test_every_call_has_a_sentence_in_every_language_with_fields_filled():

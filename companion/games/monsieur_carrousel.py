@@ -471,6 +471,23 @@ class KidOnSeat(Call):
     seated: int = 0
 
 
+@event_type("wrong_seat")
+@dataclasses.dataclass(frozen=True, slots=True)
+class WrongSeat(Call):
+    """A kid was put on seat ``seat`` (``seat_colour``, ``picture``; ``taken`` when another kid
+    already sits there) instead of an empty seat of ``colour`` (or, ``pointed``, instead of the
+    seat Monsieur Carrousel points at): move the kid."""
+
+    player: str = ""
+    kid: str = ""
+    seat: int = -1
+    colour: str = ""
+    seat_colour: str = ""
+    picture: str = ""
+    taken: bool = False
+    pointed: bool = False
+
+
 @event_type("spin")
 @dataclasses.dataclass(frozen=True, slots=True)
 class Spin(Call):
@@ -611,7 +628,7 @@ class GameLost(Call):
 
 OBSERVATIONS = (GameStart, DieRolled, KidSeated, SpinStarted, SpinStopped, Answer, SeatsSeen)
 CALLS = (
-    GameStarted, Turn, RollAgain, TwinsHelp, SeatKid, KidOnSeat, Spin, SpinAgain, MemoryGuess,
+    GameStarted, Turn, RollAgain, TwinsHelp, SeatKid, KidOnSeat, WrongSeat, Spin, SpinAgain, MemoryGuess,
     GuessJudged, Weather, SunbeamFragment, SunbeamJudged, SunHigh, Raindrop, AnswerAgain,
     SeatsMismatch, GameWon, GameLost,
 )
@@ -751,6 +768,7 @@ class MonsieurCarrouselReferee:
             "raindrops_max": self.table.raindrops,
             "sunbeams": state.sunbeams,
             "fragments": state.fragments,
+            "kids_on_seats": {str(i): k for i, k in enumerate(state.seats) if k is not None},
             "result": state.result,
         }
 
@@ -788,6 +806,10 @@ class MonsieurCarrouselReferee:
             ("sunbeam", Answer): self._sunbeam_answer,
         }.get((state.phase, type(observation)))
         if handler is None:
+            if isinstance(observation, (SpinStopped, Answer)):
+                # The carousel turned, or a button was pressed, when nothing was asked: small
+                # kids play with both; the journal keeps the observation, nothing is called.
+                return state, []
             return state, [
                 _invalid(observation, f"not expected now: waiting for {', '.join(expected_observations(state))}")
             ]
@@ -850,6 +872,16 @@ class MonsieurCarrouselReferee:
         ]
 
     def _kid_seated(self, state: MonsieurState, obs: KidSeated) -> tuple[MonsieurState, list[Call]]:
+        assert state.layout is not None
+        if 0 <= obs.seat < len(state.layout.seats) and obs.seat not in state.choices:
+            # Phase 1: the kid must sit on an empty seat of the rolled colour (or on the seat
+            # the finger points at): say so, and wait for the kid on a right seat.
+            seat = state.layout.seats[obs.seat]
+            return state, [
+                WrongSeat(t=obs.t, player=state.player, kid=obs.kid or state.kid or "", seat=obs.seat,
+                          colour=state.colour or "", seat_colour=seat.colour, picture=seat.picture,
+                          taken=state.seats[obs.seat] is not None, pointed=state.pointed is not None)
+            ]
         if obs.seat not in state.choices:
             what = "the seat Monsieur Carrousel points at" if state.pointed is not None else f"an empty {state.colour} seat"
             return state, [_invalid(obs, f"seat: expected {what} ({', '.join(map(str, state.choices))}), got {obs.seat}")]
