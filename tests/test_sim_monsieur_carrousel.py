@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 
 import pytest
 
 from companion.clock import ManualClock
-from companion.games.monsieur_carrousel import MonsieurCarrouselReferee, Turn
+from companion.games.monsieur_carrousel import MonsieurCarrouselReferee, Turn, expected_observations
 from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, SimSettings, simulate
 
 REF = MonsieurCarrouselReferee()
@@ -79,25 +78,39 @@ def test_bad_settings_are_refused():
         MonsieurCarrouselTable(SimSettings(layout="7C"))
 
 
-def test_source_emits_on_the_clock_and_answers_calls():
-    """The table as a Source on a ManualClock: game_start at once, a die after a turn call."""
+def test_scheduled_source_emits_when_advanced_and_answers_calls():
+    """The table as a scheduled source: game_start at the start, a die after a turn call."""
     got = []
-    arrived = threading.Event()
-
-    def emit(obs):
-        got.append(obs)
-        arrived.set()
-
-    clock = ManualClock()
     table = MonsieurCarrouselTable(SimSettings(seed=3, unreadable_die_rate=0.0))
-    table.start(emit, clock)
-    try:
-        assert arrived.wait(5)
-        assert got[0].type == "game_start" and got[0].players == ("Ana", "Ben", "Cleo")
-        arrived.clear()
-        table.announce(Turn(t=0.0, player="Ana", number=1, kids_left=12))
-        assert arrived.wait(5)
-        assert got[1].type == "die_rolled" and got[1].colour in REF.table.die_colours
-        assert got[1].t >= 1.0  # a child takes a moment to roll: the clock moved on
-    finally:
-        table.stop()
+    table.start(got.append, ManualClock(2.0))
+    assert table.next_time() == 2.0 and got == []
+    table.advance(2.0)
+    assert got[0].type == "game_start" and got[0].players == ("Ana", "Ben", "Cleo") and got[0].t == 2.0
+    assert table.next_time() is None
+    table.announce(Turn(t=2.0, player="Ana", number=1, kids_left=12))
+    due = table.next_time()
+    assert due > 2.0
+    table.advance(due - 0.01)
+    assert len(got) == 1
+    table.advance(due)
+    assert got[1].type == "die_rolled" and got[1].colour in REF.table.die_colours and got[1].t == due
+    table.stop()
+    table.announce(Turn(t=due, player="Ben", number=2, kids_left=12))
+    table.advance(1e9)
+    assert len(got) == 2  # stopped: nothing more is emitted
+
+
+def test_resume_continues_from_the_engines_phase():
+    r = simulate(REF, SimSettings(seed=5))
+    # replay the first half of the game, then resume a fresh table on that state
+    state = REF.initial_state()
+    half = r.observations[: len(r.observations) // 2]
+    for obs in half:
+        state, _ = REF.apply(state, obs)
+    got = []
+    table = MonsieurCarrouselTable(SimSettings(seed=99))
+    table.resume(state, half[-1].t + 0.5)
+    table.start(got.append, ManualClock(half[-1].t + 0.5))
+    table.advance(1e9)
+    assert got and got[0].type != "game_start"
+    assert {o.type for o in got} <= set(expected_observations(state)) | {"seats_seen"}

@@ -187,10 +187,10 @@ def buzzer():
     factory = MockFactory(pin_class=MockPWMPin)
     tb = TonalBuzzer(12, pin_factory=factory)
     played = []
-    player = BuzzerPlayer(tb, sleep=lambda s: played.append((tb.tone.note if tb.tone else "", s)))
+    player = BuzzerPlayer(tb, sleep=lambda s: played.append((tb.tone.note if tb.tone else None, s)))
     player.played = played
     yield player
-    tb.close()
+    player.close()
     factory.reset()
 
 
@@ -279,6 +279,24 @@ def test_missing_espeak_without_buzzer_is_silent_and_calls_without_sentence_are_
     sp.close()
     assert sp.history[0].outcome == "silent" and sp.history[0].reason == "missing"
     assert Catalogue("en").text(Tick(t=1), GAME) is None  # type: ignore[arg-type]
+
+
+def test_fallback_goes_to_any_pattern_player(tmp_path):
+    """The service's lights-and-buzzer announcer owns the buzzer pin; it only needs play()."""
+
+    class PatternPlayer:
+        def __init__(self):
+            self.patterns = []
+
+        def play(self, pattern):
+            self.patterns.append(tuple(pattern))
+
+    pp = PatternPlayer()
+    sp = SpeechAnnouncer(GAME, "en", buzzer=pp, renderer=EspeakRenderer("en-gb", tmp_path, program="x"))
+    sp.announce(mc.Weather(t=1, player="Ana", kid="Lulu", zone="sun"), {})
+    sp.close()
+    assert pp.patterns == [BuzzerPatterns().patterns["monsieur-carrousel.weather.sun"]]
+    assert sp.history[0].outcome == "buzzer"
 
 
 # --------------------------------------------------------------------------- companion say

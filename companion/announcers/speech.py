@@ -343,7 +343,8 @@ class AudioPlayer:
 # --------------------------------------------------------------------------- buzzer fallback
 
 
-Pattern = tuple[tuple[str, float], ...]
+#: A buzzer pattern: notes as (gpiozero Tone name such as ``"C5"``, or None for a rest; seconds).
+Pattern = tuple[tuple[str | None, float], ...]
 
 
 class BuzzerPatterns:
@@ -361,7 +362,7 @@ class BuzzerPatterns:
         self.patterns: dict[str, Pattern] = {}
         for key, raw in data.get("patterns", {}).items():
             try:
-                self.patterns[key] = tuple((str(n), float(s)) for n, s in raw)
+                self.patterns[key] = tuple((str(n) or None, float(s)) for n, s in raw)
             except (TypeError, ValueError):
                 raise CatalogueError(f"{path}: [patterns] {key}: expected a list of [note, seconds]") from None
         if "default" not in self.patterns:
@@ -402,7 +403,7 @@ class BuzzerPlayer:
         return cls(TonalBuzzer(pin, pin_factory=pin_factory), sleep)
 
     def play(self, pattern: Pattern) -> None:
-        """Play the notes one after another; ``""`` is a rest. Blocks for the pattern's length."""
+        """Play the notes one after another (None is a rest). Blocks for the pattern's length."""
         from gpiozero.tones import Tone
 
         try:
@@ -453,7 +454,9 @@ class SpeechAnnouncer:
         speed_wpm: espeak-ng speed, words per minute.
         timeout_s: limit of one espeak-ng run, and of playback beyond the file's length.
         device: ALSA device for aplay (``""`` = default).
-        buzzer: a :class:`BuzzerPlayer` for the fallback, or None.
+        buzzer: what plays the fallback patterns: anything with ``play(pattern)`` (a
+            :class:`BuzzerPlayer`, or the service's lights-and-buzzer announcer, which owns the
+            buzzer pin), or None. Its owner closes it.
         renderer, player: stand-ins for tests (default: espeak-ng and aplay).
         queue_size: prompts waiting at most; beyond it the oldest waiting prompt is dropped.
         keep: how many :class:`Spoken` records :attr:`history` keeps.
@@ -470,7 +473,7 @@ class SpeechAnnouncer:
         speed_wpm: int = 140,
         timeout_s: float = 5.0,
         device: str = "",
-        buzzer: BuzzerPlayer | None = None,
+        buzzer: Any = None,
         renderer: EspeakRenderer | None = None,
         player: AudioPlayer | None = None,
         queue_size: int = 32,
@@ -519,8 +522,6 @@ class SpeechAnnouncer:
         except queue.Full:
             pass
         self._thread.join(timeout_s)
-        if self.buzzer is not None:
-            self.buzzer.close()
 
     # -- helpers ---------------------------------------------------------------------------
 

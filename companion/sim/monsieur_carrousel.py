@@ -23,8 +23,9 @@ colours), ``both_buttons_rate`` (YES and NO together), ``stuck_spin_rate`` (a sp
 and never reports a stop), ``misread_seats_rate`` (the camera sees a kid on an empty seat).
 
 :func:`simulate` plays a whole game against a referee without threads or a clock (tests, the
-benchmark, demonstrations); :meth:`MonsieurCarrouselTable.start` runs the same table on the
-service's clock.
+benchmark, demonstrations). In the service the table is a scheduled source: the loop asks
+:meth:`MonsieurCarrouselTable.next_time` and calls :meth:`MonsieurCarrouselTable.advance`;
+time is scheduled, never slept.
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ import dataclasses
 import heapq
 import itertools
 import random
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from companion.clock import Clock
+from companion.sources import Emit
 from companion.events import Call, Observation, Tick
 from companion.games.monsieur_carrousel import (
     Answer,
@@ -144,13 +145,11 @@ class MonsieurCarrouselTable:
         self.occupied: dict[int, str] = {}  # seat -> kid, what is really on the carousel
         self.over = False
         self._meant = True  # what the kids meant by their last answer
-        # the Source side
+        # the Source side (a ScheduledSource: the service loop times it)
         self._pending: list[tuple[float, int, Observation]] = []
         self._seq = itertools.count()
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._emit: Emit | None = None
+        self._resumed = False
 
     # -- the pure part: what the table does in answer to a call ---------------------------
 
@@ -158,7 +157,7 @@ class MonsieurCarrouselTable:
         """The first observation: the players sit down with the chosen disc side."""
         return [GameStart(t=t, players=tuple(self.settings.players), layout=self.layout.name)]
 
-    def react(self, call: Call, t: float) -> list[Observation]:
+    def react(self, call: Any, t: float) -> list[Observation]:
         """The observations that follow a call (each with its own future time ``t``)."""
         s = self.settings
         rng = self.rng
@@ -221,51 +220,65 @@ class MonsieurCarrouselTable:
         return [started, SpinStopped(t=stop_t, angle_deg=round(self.angle_deg, 3),
                                      revolutions=round(revolutions, 4), direction=direction)]
 
-    # -- the Source side: the same table on the service's clock ---------------------------
+    # -- the Source side: the same table on the service's clock ----------------------------
 
-    def start(self, emit: Any, clock: Clock) -> None:
-        """Begin emitting observations on ``clock`` from a worker thread (Source protocol)."""
-        self._clock = clock
+    def start(self, emit: Emit, clock: Clock) -> None:
+        """Begin (Source protocol): observations go to ``emit``; the game starts at
+        ``clock.now()`` unless :meth:`resume` was called."""
         self._emit = emit
-        self._schedule(self.opening(clock.now()))
-        self._thread = threading.Thread(target=self._run, name="sim-monsieur-carrousel", daemon=True)
-        self._thread.start()
-
-    def announce(self, call: Call, summary: Any = None) -> None:
-        """Hear a call (Announcer protocol) and schedule the table's answer; never blocks."""
-        with self._lock:
-            obs = self.react(call, call.t)
-        self._schedule(obs)
+        if not self._resumed:
+            self._schedule(self.opening(clock.now()))
 
     def stop(self) -> None:
         """Stop emitting; safe to call twice."""
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5.0)
+        self._emit = None
 
-    close = stop
+    def next_time(self) -> float | None:
+        """Session time (s) of the table's next action, or None (ScheduledSource protocol)."""
+        return self._pending[0][0] if self._pending else None
+
+    def advance(self, t: float) -> None:
+        """Emit every observation due at or before ``t`` (s), in time order."""
+        while self._pending and self._pending[0][0] <= t:
+            _, _, obs = heapq.heappop(self._pending)
+            if self._emit is not None:
+                self._emit(obs)
+
+    def announce(self, call: Call, summary: Any = None) -> None:
+        """Hear a call (Announcer protocol) and schedule the table's answer; never blocks."""
+        self._schedule(self.react(call, call.t))
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def resume(self, state: Any, t: float) -> None:
+        """Continue a journaled game: take the kids' seats from the engine's ``state`` and
+        do what its phase waits for, from session time ``t`` (s)."""
+        self._resumed = True
+        self.occupied = {i: k for i, k in enumerate(state.seats) if k is not None}
+        phase = state.phase
+        if phase == "roll":
+            self._schedule(self.react(_Cue("turn"), t))
+        elif phase == "seat":
+            self._schedule(self.react(_Cue("seat_kid", seats=state.choices, kid=state.kid or ""), t))
+        elif phase in ("spin_weather", "spin_finger"):
+            self._schedule(self.react(_Cue("spin"), t))
+        elif phase == "memory":
+            self._schedule(self.react(_Cue("memory_guess"), t))
+        elif phase == "sunbeam":
+            self._schedule(self.react(_Cue("sunbeam_fragment", ask=True), t))
 
     def _schedule(self, observations: Sequence[Observation]) -> None:
-        with self._lock:
-            for obs in observations:
-                heapq.heappush(self._pending, (obs.t, next(self._seq), obs))
-        self._wake.set()
+        for obs in observations:
+            heapq.heappush(self._pending, (obs.t, next(self._seq), obs))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            with self._lock:
-                due = self._pending[0][0] if self._pending else None
-            self._wake.clear()
-            if due is None:
-                self._wake.wait(0.5)
-                continue
-            if self._clock.now() < due:
-                self._clock.wait(self._wake, due)
-                continue
-            with self._lock:
-                _, _, obs = heapq.heappop(self._pending)
-            self._emit(dataclasses.replace(obs, t=max(obs.t, self._clock.now())))
+
+class _Cue:
+    """A stand-in for a call when resuming: just its type and the fields :meth:`react` reads."""
+
+    def __init__(self, type: str, **fields: Any):
+        self.type = type
+        self.__dict__.update(fields)
 
 
 @dataclasses.dataclass
