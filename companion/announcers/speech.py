@@ -450,6 +450,7 @@ class SpeechAnnouncer:
     Args:
         game: the game's name (its catalogue table), e.g. ``"monsieur-carrousel"``.
         language: ``en``, ``fr`` or ``pt-BR``.
+        voice: an espeak-ng voice; empty = the language's own (``[meta] voice``).
         cache_dir: the WAV cache folder.
         speed_wpm: espeak-ng speed, words per minute.
         timeout_s: limit of one espeak-ng run, and of playback beyond the file's length.
@@ -469,6 +470,7 @@ class SpeechAnnouncer:
         self,
         game: str,
         language: str = "en",
+        voice: str = "",
         cache_dir: str | os.PathLike[str] = DEFAULT_CACHE_DIR,
         speed_wpm: int = 140,
         timeout_s: float = 5.0,
@@ -481,7 +483,7 @@ class SpeechAnnouncer:
     ):
         self.game = game
         self.catalogue = Catalogue(language)
-        self.renderer = renderer or EspeakRenderer(self.catalogue.voice, cache_dir, speed_wpm, timeout_s)
+        self.renderer = renderer or EspeakRenderer(voice or self.catalogue.voice, cache_dir, speed_wpm, timeout_s)
         self.player = player or AudioPlayer(device, timeout_s)
         self.buzzer = buzzer
         self.patterns = BuzzerPatterns()
