@@ -589,3 +589,13 @@ def test_referee_command_runs_the_game_from_json_lines():
         "invalid_observation",
     ]
     assert "value" in calls[-1].reason
+
+
+def test_documented_example_game_plays_to_a_win():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "examples" / "monsieur-carrousel-demo.jsonl"
+    calls = list(referee_lines(referee_for("monsieur-carrousel"), path.read_text(encoding="utf-8").splitlines()))
+    assert calls[-1].type == "game_won"
+    assert not [c for c in calls if c.type == "invalid_observation"]
+    assert {"memory_guess", "twins_help", "sunbeam_judged", "spin_again"} <= {c.type for c in calls}

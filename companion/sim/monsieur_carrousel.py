@@ -158,7 +158,11 @@ class MonsieurCarrouselTable:
         return [GameStart(t=t, players=tuple(self.settings.players), layout=self.layout.name)]
 
     def react(self, call: Any, t: float) -> list[Observation]:
-        """The observations that follow a call (each with its own future time ``t``)."""
+        """The observations that follow a call (each with its own future time ``t``, to the
+        millisecond)."""
+        return [dataclasses.replace(o, t=round(o.t, 3)) for o in self._react(call, t)]
+
+    def _react(self, call: Any, t: float) -> list[Observation]:
         s = self.settings
         rng = self.rng
         kind = call.type
