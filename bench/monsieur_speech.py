@@ -56,7 +56,7 @@ def sample_calls() -> list:
                               picture="car", pointed=pointed))
         c.append(mc.SeatKid(t=0, player="Ana", kid="Lulu", colour="red", seats=(1,), seat=1, picture="lion",
                             pointed=pointed))
-    for reason in ("short", "zone", "seat", "no_stop"):
+    for reason in ("short", "zone", "seat", "no_stop", "uncertain"):
         c.append(mc.SpinAgain(t=0, player="Ana", reason=reason))
     for right in (True, False):
         c.append(mc.GuessJudged(t=0, player="Ana", kid="Mimi", right=right, picture="dolphin", colour="blue"))
@@ -91,7 +91,7 @@ def stop_to_audio(lang: str, device: str, repeat: int) -> tuple[list[float], lis
     seat = layout.seats_of("red")[0]
     state, _ = ref.apply(state, mc.KidSeated(t=2, seat=seat, kid="Lulu"))
     stop = mc.SpinStopped(t=5, angle_deg=mc.seat_for(layout, ref.table.board, seat, "sun"), revolutions=1.5,
-                          direction=1)
+                          direction="ccw")
     spawned: list[float] = []
     exited: list[float] = []
 

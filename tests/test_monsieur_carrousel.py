@@ -535,7 +535,7 @@ def test_spin_that_never_stops_asks_again_at_the_deadline():
     g.roll("red")
     g.answer("yes")
     assert ref.next_deadline(g.state) is None
-    g.send(SpinStarted(t=10.0, direction=1))
+    g.send(SpinStarted(t=10.0, angle_deg=12.0))
     assert ref.next_deadline(g.state) == 30.0
     assert g.send(Tick(t=29.0)) == []
     calls = g.send(Tick(t=30.5))
@@ -567,7 +567,7 @@ def test_stray_spins_and_button_presses_are_ignored():
     """Small kids turn the carousel and press buttons when nothing is asked: no call."""
     g = Game()
     before = g.state
-    assert g.answer("yes") == [] and g.stop(10.0) == [] and g.send(SpinStarted(t=g.at(), direction=1)) == []
+    assert g.answer("yes") == [] and g.stop(10.0) == [] and g.send(SpinStarted(t=g.at())) == []
     assert g.state == before
 
 
@@ -579,7 +579,7 @@ def test_referee_command_runs_the_game_from_json_lines():
         '{"type": "die_rolled", "t": 1, "colour": "red"}',
         f'{{"type": "kid_seated", "t": 2, "seat": {seat}, "kid": "Lulu"}}',
         f'{{"type": "spin_stopped", "t": 5, "angle_deg": {seat_for(LAYOUT, BOARD, seat, "rain")}, '
-        '"revolutions": 1.4, "direction": 1}',
+        '"revolutions": 1.4, "direction": "ccw", "uncertain": false, "reason": ""}',
         '{"type": "answer", "t": 6, "value": "maybe"}',
     ]
     errors = io.StringIO()
@@ -599,3 +599,23 @@ def test_documented_example_game_plays_to_a_win():
     assert calls[-1].type == "game_won"
     assert not [c for c in calls if c.type == "invalid_observation"]
     assert {"memory_guess", "twins_help", "sunbeam_judged", "spin_again"} <= {c.type for c in calls}
+
+
+def test_rotation_reader_forms_of_direction_and_an_uncertain_stop():
+    """The rotation reader writes direction "ccw"/"cw" (a signed turn is accepted too); an
+    uncertain stop is turned again, never guessed."""
+    ref = referee_for("monsieur-carrousel")
+    voc = ref.vocabulary
+    for direction in ("ccw", "cw", 1, -1):
+        obs = voc.observation({"type": "spin_stopped", "t": 1, "angle_deg": 3, "revolutions": 1.2, "direction": direction})
+        assert obs.direction == direction
+    with pytest.raises(Exception, match="direction"):
+        voc.observation({"type": "spin_stopped", "t": 1, "angle_deg": 3, "revolutions": 1.2, "direction": "up"})
+    g = Game()
+    g.roll("red")
+    g.answer("yes")
+    seat = g.state.seats.index(g.state.kid)
+    calls = g.send(SpinStopped(t=g.at(), angle_deg=seat_for(LAYOUT, BOARD, seat, "rain"), revolutions=2.0,
+                               uncertain=True, reason="link dropped"))
+    assert types(calls) == ["spin_again"] and calls[0].reason == "uncertain"
+    assert g.state.raindrops == 0

@@ -48,7 +48,7 @@ def sample_calls():
                               picture="car", pointed=pointed))
     c.append(mc.Spin(t=0, player="Ana", purpose="weather", kid="Lulu"))
     c.append(mc.Spin(t=0, player="Ana", purpose="finger", colour="blue"))
-    for reason in ("short", "zone", "seat", "no_stop"):
+    for reason in ("short", "zone", "seat", "no_stop", "uncertain"):
         c.append(mc.SpinAgain(t=0, player="Ana", reason=reason))
     c.append(mc.MemoryGuess(t=0, player="Ana", kid="Mimi", seat=3, picture="dolphin"))
     for right in (True, False):

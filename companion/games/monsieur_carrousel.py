@@ -359,12 +359,23 @@ class KidSeated(Observation):
     kid: str = ""
 
 
+#: Spin direction as the rotation reader writes it (``"ccw"``/``"cw"``) or as a signed turn
+#: (+1 counter-clockwise, -1 clockwise); both are accepted.
+Direction = Literal["ccw", "cw", 1, -1]
+
+
 @event_type("spin_started")
 @dataclasses.dataclass(frozen=True, slots=True)
 class SpinStarted(Observation):
-    """The carousel started turning; ``direction`` +1 counter-clockwise, -1 clockwise."""
+    """The carousel started turning (the rotation reader's message).
 
-    direction: int = 1
+    Attributes:
+        angle_deg: where it was at rest, degrees counter-clockwise from the disc's home mark.
+        direction: ``"ccw"`` / +1 counter-clockwise, ``"cw"`` / -1 clockwise (optional).
+    """
+
+    angle_deg: float = 0.0
+    direction: Direction = "ccw"
 
 
 @event_type("spin_stopped")
@@ -373,15 +384,21 @@ class SpinStopped(Observation):
     """The carousel came to rest (the rotation reader's message).
 
     Attributes:
-        angle_deg: the carousel's angle at rest, degrees counter-clockwise from the disc's home
-            mark to the board's reference line, any finite value (taken modulo 360).
+        angle_deg: the carousel's angle at rest, degrees counter-clockwise seen from above,
+            from the disc's home mark (index magnet) to the board's reference line; any finite
+            value (taken modulo 360).
         revolutions: turns made since the spin started (the sign is ignored).
-        direction: +1 counter-clockwise, -1 clockwise.
+        direction: ``"ccw"`` / +1 counter-clockwise, ``"cw"`` / -1 clockwise.
+        uncertain: the reader cannot trust the angle or the turn (link dropped, no reference
+            yet): the engine asks for the spin again instead of guessing.
+        reason: why it is uncertain, in words.
     """
 
     angle_deg: float
     revolutions: float
-    direction: int = 1
+    direction: Direction = "ccw"
+    uncertain: bool = False
+    reason: str = ""
 
 
 @event_type("answer")
@@ -505,10 +522,10 @@ class Spin(Call):
 class SpinAgain(Call):
     """Turn the carousel again. ``reason``: ``short`` (less than one full turn), ``zone`` (the
     kid stopped on a zone boundary), ``seat`` (the finger is between two seats), ``no_stop``
-    (no stop reported within the spin timeout)."""
+    (no stop reported within the spin timeout), ``uncertain`` (the rotation reader lost track)."""
 
     player: str = ""
-    reason: Literal["short", "zone", "seat", "no_stop"] = "short"
+    reason: Literal["short", "zone", "seat", "no_stop", "uncertain"] = "short"
     revolutions: float = 0.0
 
 
@@ -928,6 +945,10 @@ class MonsieurCarrouselReferee:
         return new, calls + [Spin(t=t, player=state.player, purpose="weather", kid=kid)]
 
     def _spin_long_enough(self, state: MonsieurState, obs: SpinStopped) -> list[Call]:
+        if obs.uncertain:
+            # The reader lost track of the carousel: turn again rather than guess (DESIGN.md:
+            # readers never guess).
+            return [SpinAgain(t=obs.t, player=state.player, reason="uncertain", revolutions=abs(obs.revolutions))]
         # Phase 2: the carousel must complete at least one full turn; DESIGN.md: a shorter
         # spin is repeated (the finger's spin too).
         if abs(obs.revolutions) < self.min_revolutions:

@@ -216,13 +216,13 @@ class MonsieurCarrouselTable:
             revolutions = rng.uniform(0.3, 0.95)
         else:
             revolutions = rng.uniform(1.05, 3.5)
-        started = SpinStarted(t=t, direction=direction)
+        started = SpinStarted(t=t, angle_deg=round(self.angle_deg, 3), direction="ccw" if direction > 0 else "cw")
         if rng.random() < s.stuck_spin_rate:
             return [started]  # the carousel jams: no stop is ever reported
         self.angle_deg = (self.angle_deg + direction * revolutions * 360.0) % 360.0
         stop_t = t + revolutions * s.spin_s_per_rev
         return [started, SpinStopped(t=stop_t, angle_deg=round(self.angle_deg, 3),
-                                     revolutions=round(revolutions, 4), direction=direction)]
+                                     revolutions=round(revolutions, 4), direction="ccw" if direction > 0 else "cw")]
 
     # -- the Source side: the same table on the service's clock ----------------------------
 
