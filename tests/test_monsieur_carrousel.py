@@ -452,6 +452,7 @@ def test_end_win_when_the_last_kid_sits():
     assert REF.is_over(g.state) and g.state.result == "won"
     assert current_player(g.state) == TERMINAL
     assert types(g.roll("red")) == ["invalid_observation"]
+    assert g.send(SeatsSeen(t=g.at(), occupied=tuple(range(12)))) == [] and g.answer("yes") == []
 
 
 def test_end_loss_when_the_last_raindrop_falls_with_empty_seats():

@@ -114,3 +114,18 @@ def test_resume_continues_from_the_engines_phase():
     table.advance(1e9)
     assert got and got[0].type != "game_start"
     assert {o.type for o in got} <= set(expected_observations(state)) | {"seats_seen"}
+
+
+def test_table_stops_playing_when_the_game_ends():
+    from companion.games.monsieur_carrousel import GameWon, KidOnSeat
+
+    got = []
+    table = MonsieurCarrouselTable(SimSettings(seed=3))
+    table.start(got.append, ManualClock())
+    table.announce(KidOnSeat(t=1.0, player="Ana", kid="Lulu", seat=1, colour="red", picture="lion", seated=12))
+    table.announce(Turn(t=1.0, player="Ben", number=2, kids_left=0))
+    assert table.next_time() is not None
+    table.announce(GameWon(t=1.0, raindrops=1, turns=12))
+    assert table.next_time() is None
+    table.announce(Turn(t=2.0, player="Ben", number=3, kids_left=0))
+    assert table.next_time() is None

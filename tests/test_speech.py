@@ -101,7 +101,7 @@ def test_sentence_names_player_kid_and_translated_seat():
     assert Catalogue("fr").text(seated, GAME) == "Lulu est sur le lion !"
     assert Catalogue("pt-BR").text(seated, GAME) == "Lulu está no leão!"
     ask = mc.SeatKid(t=0, player="Ana", kid="Lulu", colour="green", seats=(2,), seat=2, picture="car")
-    assert Catalogue("fr").text(ask, GAME) == "vert ! Ana, mets Lulu sur un siège vert."
+    assert Catalogue("fr").text(ask, GAME) == "Vert ! Ana, mets Lulu sur un siège vert."
 
 
 def test_memory_question_does_not_tell_the_answer():
@@ -266,7 +266,7 @@ def test_announce_never_blocks_and_drops_the_oldest_when_full(tmp_path):
     release.set()
     assert sp.drain(10)
     sp.close()
-    assert [s.outcome for s in sp.history] == ["played"] * 4
+    assert [s.outcome for s in sp.history] == ["played"] * 4 and sp.dropped == 6
     assert sp.history[-1].text == sp.catalogue.text(calls[-1], GAME)
 
 

@@ -161,7 +161,8 @@ class Catalogue:
         for key in self.keys_for(call, game):
             template = table.get(key, common.get(key) if key == call.type else None)
             if template is not None:
-                return self.fill(template, call.to_json(), f"{self.path}: [{game}] {key}")
+                text = self.fill(template, call.to_json(), f"{self.path}: [{game}] {key}")
+                return text[:1].upper() + text[1:]  # a sentence may start with a filled-in word
         return None
 
     def fill(self, template: str, fields: Mapping[str, Any], where: str = "") -> str:
@@ -488,6 +489,7 @@ class SpeechAnnouncer:
         self.buzzer = buzzer
         self.patterns = BuzzerPatterns()
         self.history: list[Spoken] = []
+        self.dropped = 0  # prompts dropped because the queue was full
         self._keep = keep
         self._queue: queue.Queue[tuple[str, list[str], str] | None] = queue.Queue(queue_size)
         self._audio: bool | None = None
@@ -566,9 +568,11 @@ class SpeechAnnouncer:
                 return
             except queue.Full:
                 try:  # drop the oldest waiting prompt: the newest one matters now
-                    dropped = self._queue.get_nowait()
+                    self._queue.get_nowait()
                     self._queue.task_done()
-                    log.warning("speech: queue full, dropped %r", dropped[0] if dropped else None)
+                    self.dropped += 1
+                    self._warn("dropped", "speech: prompts come faster than they can be spoken; "
+                                          "the oldest waiting ones are dropped")
                 except queue.Empty:
                     pass
 

@@ -796,8 +796,8 @@ class MonsieurCarrouselReferee:
         ``invalid_observation`` call and the unchanged state.
         """
         if state.phase == "over":
-            if isinstance(observation, Tick):
-                return state, []
+            if isinstance(observation, (Tick, SeatsSeen, SpinStarted, SpinStopped, Answer)):
+                return state, []  # the table goes on moving after the end: nothing to call
             return state, [_invalid(observation, "the game is over")]
         if isinstance(observation, Tick):
             return self._tick(state, observation)

@@ -170,6 +170,7 @@ class MonsieurCarrouselTable:
             return []
         if kind in ("game_won", "game_lost"):
             self.over = True
+            self._pending.clear()  # the children stop playing
             return []
         if kind in ("turn", "roll_again", "twins_help"):
             t1 = t + s.think_s * rng.uniform(0.5, 1.5)
