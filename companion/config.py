@@ -244,7 +244,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "fit_rate": Key("float", 0.5, "a probability 0-1", "chance a sunbeam fragment completes the sunbeam", _rate),
         "think_s": Key(
-            "float", 2.0, "seconds from 0.05 to 30", "time a simulated child takes to act",
+            "float", 4.0, "seconds from 0.05 to 30",
+            "mean time a simulated child takes to act after a prompt (spoken prompts last 1-5 s)",
             lambda v: 0.05 <= v <= 30,
         ),
         "short_spin_rate": Key("float", 0.1, "a probability 0-1", "chance a spin is shorter than one turn", _rate),

@@ -77,7 +77,8 @@ class SimSettings:
             ``button`` (no camera: the kids press YES once the kid sits on the suggested seat).
         memory: chance that the kids remember a seat; None = by the layout's difficulty.
         fit_rate: chance that a fragment completes the sunbeam.
-        think_s: seconds a child takes to roll, seat a kid or press a button.
+        think_s: mean seconds a child takes to roll, seat a kid or press a button after a
+            prompt (spoken prompts last 1-5 s, so the children wait for them).
         spin_s_per_rev: seconds per turn of the carousel.
         short_spin_rate, unreadable_die_rate, both_buttons_rate, stuck_spin_rate,
         misread_seats_rate: fault probabilities (see the module doc).
@@ -89,7 +90,7 @@ class SimSettings:
     seat_by: str = "camera"
     memory: float | None = None
     fit_rate: float = 0.5
-    think_s: float = 2.0
+    think_s: float = 4.0
     spin_s_per_rev: float = 1.5
     short_spin_rate: float = 0.1
     unreadable_die_rate: float = 0.03
