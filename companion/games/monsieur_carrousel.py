@@ -331,12 +331,12 @@ class GameStart(Observation):
     Attributes:
         players: 1 to 6 distinct names in clockwise order, the first player first (the one who
             most recently rode on a carousel).
-        layout: the seating disc side in the carousel, ``"1A"`` ... ``"6B"``; empty = the
-            referee's configured layout.
+        layout: the seating disc side in the carousel, ``"1A"`` ... ``"6B"``; null or left
+            out = the referee's configured layout.
     """
 
     players: tuple[str, ...]
-    layout: str = ""
+    layout: str | None = None
 
 
 @event_type("die_rolled")
@@ -352,11 +352,11 @@ class DieRolled(Observation):
 @event_type("kid_seated")
 @dataclasses.dataclass(frozen=True, slots=True)
 class KidSeated(Observation):
-    """A kid token was put on seat ``seat`` (0-11). ``kid``: the kid's name, or empty when
-    the reader cannot tell (the engine takes the kid it asked for)."""
+    """A kid token was put on seat ``seat`` (0-11). ``kid``: the kid's name, or null (left
+    out) when the reader cannot tell (the engine takes the kid it asked for)."""
 
     seat: int
-    kid: str = ""
+    kid: str | None = None
 
 
 #: Spin direction as the rotation reader writes it (``"ccw"``/``"cw"``) or as a signed turn
@@ -391,14 +391,14 @@ class SpinStopped(Observation):
         direction: ``"ccw"`` / +1 counter-clockwise, ``"cw"`` / -1 clockwise.
         uncertain: the reader cannot trust the angle or the turn (link dropped, no reference
             yet): the engine asks for the spin again instead of guessing.
-        reason: why it is uncertain, in words.
+        reason: why it is uncertain, in words (optional).
     """
 
     angle_deg: float
     revolutions: float
     direction: Direction = "ccw"
     uncertain: bool = False
-    reason: str = ""
+    reason: str | None = None
 
 
 @event_type("answer")
