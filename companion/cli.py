@@ -27,7 +27,7 @@ class UsageError(Exception):
 
 #: name -> (module, one-line help). Order is the order of ``companion --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    #"run": ("companion.commands.run", "run the referee service (the simulated table when no hardware)"),
+    "run": ("companion.commands.run", "run the referee service (the simulated table when no hardware)"),
     "referee": ("companion.commands.referee", "observations as JSON Lines in, calls as JSON Lines out"),
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
     "config": ("companion.commands.config", "print the effective configuration"),

@@ -1,0 +1,204 @@
+"""Run the referee service.
+
+With no hardware (a laptop, CI) it plays on the simulated table: seeded players move the
+horses at human pace, press their claim buttons (gpiozero mock pins), make mistakes and stall
+into dead ends; every call is printed as it happens, and the LEDs and buzzer patterns are
+driven on the mock pins. --speed runs the table's clock faster than real time.
+
+Every observation and call is appended to the journal. If the journal holds an unfinished
+game (the service was stopped or the power went), it is resumed with the same scores; --new
+starts a fresh game instead.
+
+Examples:
+  companion run                        # simulated Carrousel table, real time
+  companion run --speed 10 --seed 7    # ten times faster, another game
+  companion run --journal /tmp/j.db --new
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from typing import Any
+
+__all__ = ["configure", "run", "build_carrousel_service"]
+
+log = logging.getLogger("companion.run")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``companion run``; each overrides its configuration key."""
+    parser.add_argument("--game", help="game to referee (default: [service] game)")
+    parser.add_argument("--table", choices=["auto", "sim", "hardware"], help="'sim' = the simulated table")
+    parser.add_argument("--speed", type=float, help="simulated clock speed, 0.1-1000 (default 1)")
+    parser.add_argument("--seed", type=int, help="seed of the simulated table")
+    parser.add_argument("--players", help="comma-separated names, 2-4 (default: [players] names)")
+    parser.add_argument("--journal", help="journal file (default: [service] journal)")
+    parser.add_argument("--new", action="store_true", help="start a new game even if one is unfinished")
+    parser.add_argument("--quiet-moves", action="store_true", help="do not print every legal move")
+    parser.add_argument(
+        "--until", type=float, metavar="SECONDS", help="stop at this session time (the game stays resumable)"
+    )
+
+
+def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
+    """Merge command-line overrides into the configuration, checked like the file."""
+    from companion.cli import UsageError
+
+    svc = dict(config["service"])
+    sim = dict(config["sim"])
+    players = list(config["players"]["names"])
+    if args.speed is not None:
+        if not 0.1 <= args.speed <= 1000:
+            raise UsageError(f"--speed: expected a number from 0.1 to 1000, got {args.speed}")
+        svc["speed"] = args.speed
+    if args.seed is not None:
+        sim["seed"] = args.seed
+    if args.players is not None:
+        players = [p.strip() for p in args.players.split(",")]
+        if not 2 <= len(players) <= 4 or len(set(players)) != len(players) or not all(players):
+            raise UsageError(f"--players: expected 2 to 4 distinct names separated by commas, got {args.players!r}")
+    if args.table:
+        svc["table"] = args.table
+    if args.journal:
+        svc["journal"] = args.journal
+    if args.game:
+        svc["game"] = args.game
+    return {"service": svc, "sim": sim, "players": players}
+
+
+def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, journal: Any, new: bool = False,
+                            stream: Any = None, show_moves: bool = True) -> Any:
+    """Assemble the Carrousel service on the simulated table: referee, buttons, lights and
+    buzzer, console, simulated players; resumes the journal's unfinished game unless ``new``.
+
+    Args:
+        config: the :class:`~companion.config.Config`.
+        opts: the merged options of :func:`_options` (service, sim, players).
+        make_clock: ``make_clock(origin_s) -> Clock``; the origin is 0 for a new game and
+            just after the last journaled time when resuming.
+        journal: the open :class:`~companion.journal.Journal`.
+        new: start a new game even if the journal has an unfinished one.
+        stream: where the console writes (default standard output).
+        show_moves: print every legal move.
+
+    Returns:
+        The :class:`~companion.service.Service` (not yet running).
+
+    Raises:
+        companion.pins.PinFactoryError: the configured pin factory cannot start.
+    """
+    from companion.announcers.console import ConsoleAnnouncer
+    from companion.announcers.lights import LightsAndBuzzer
+    from companion.games import referee_from_config
+    from companion.games.carrousel import Position
+    from companion.pins import make_pin_factory
+    from companion.service import Service, restore
+    from companion.sim.carrousel import SimulatedCarrouselTable
+    from companion.sources.buttons import ClaimButtons
+
+    players = opts["players"]
+    pins = config["pins"]
+    referee = referee_from_config("carrousel", config)
+    factory, is_mock = make_pin_factory(opts["service"]["pin_factory"])
+    buttons = ClaimButtons(players, pins["claim_buttons"], config["buttons"]["bounce_s"], factory)
+    lights = LightsAndBuzzer(players, pins["player_leds"], pins["buzzer"], factory)
+    console = ConsoleAnnouncer(stream=stream, show_moves=show_moves)
+
+    def press(seat: int) -> None:
+        pin = buttons.mock_pin(seat)
+        pin.drive_low()  # the button pulls the pin to ground...
+        pin.drive_high()  # ...and is released
+
+    sim_opts = opts["sim"]
+    carrousel = config["carrousel"]
+    options = {"advanced": carrousel["advanced"], "dead_end_s": carrousel["dead_end_s"]}
+    unfinished = None if new else journal.unfinished("carrousel")
+    state, last_t, n = None, 0.0, 0
+    if unfinished is not None:
+        state, last_t, n = restore(referee, journal, unfinished.id)
+        session = unfinished.id
+        players = [p.name for p in state.players] or players
+    else:
+        session = journal.start_session("carrousel", options)
+    clock = make_clock(last_t + 0.5 if unfinished is not None else 0.0)
+    sim = SimulatedCarrouselTable(
+        players,
+        seed=sim_opts["seed"],
+        move_time_s=sim_opts["move_time_s"],
+        illegal_rate=sim_opts["illegal_rate"],
+        false_claim_rate=sim_opts["false_claim_rate"],
+        stall_rate=sim_opts["stall_rate"],
+        dead_end_s=carrousel["dead_end_s"],
+        advanced=carrousel["advanced"],
+        press=press if is_mock else None,
+        start_t=clock.now(),
+    )
+    if unfinished is not None:
+        summary = referee.summary(state)
+        if state.position is not None:
+            sim.resume(state.position, summary, clock.now())
+        scores = ", ".join(f"{p} {s}" for p, s in summary["scores"].items())
+        console.stream.write(
+            f"resumed session {session} at t={last_t:.1f} s after {n} observations; scores: {scores}\n"
+        )
+        console.stream.flush()
+    return Service(
+        referee,
+        clock,
+        journal=journal,
+        session=session,
+        sources=[buttons, sim],
+        scheduled=[sim],
+        announcers=[console, lights, sim],
+        state=state,
+        last_t=last_t,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``companion run`` until the game has a winner (or Ctrl-C / SIGTERM)."""
+    from companion.cli import UsageError
+    from companion.clock import MonotonicClock
+    from companion.config import load
+    from companion.journal import Journal
+    from companion.pins import PinFactoryError
+
+    config = load(args.config)
+    opts = _options(args, config)
+    level = config["service"]["log_level"].upper()
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s: %(message)s", stream=sys.stderr)
+    game = opts["service"]["game"]
+    if game != "carrousel":
+        raise UsageError(f"--game {game}: `companion run` referees carrousel in this version")
+    table = opts["service"]["table"]
+    if table == "hardware":
+        raise UsageError(
+            "--table hardware: this version has no camera reader wired into the service yet; "
+            "use --table sim (the simulated table)"
+        )
+    journal = Journal(opts["service"]["journal"], sync=config["service"]["journal_sync"])
+    speed = opts["service"]["speed"]
+    try:
+        service = build_carrousel_service(
+            config, opts, lambda origin: MonotonicClock(origin, speed), journal, new=args.new, show_moves=not args.quiet_moves
+        )
+    except PinFactoryError as exc:
+        raise UsageError(str(exc)) from None
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        log.info("signal %d: stopping; the game stays resumable", signum)
+        service.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        state = service.run(until=args.until)
+    finally:
+        service.close()
+    if service.referee.is_over(state):
+        journal.finish_session(service.session, service.referee.summary(state))
+    journal.close()
+    return 0
