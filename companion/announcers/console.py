@@ -45,6 +45,7 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
         + (f"loses {_card(c['lost_card'])}" if c["lost_card"] else "no won card to lose")
         + f", {_points(c['score'])}"
     ),
+    "claim_too_late": lambda c: f"{c['player']} pressed too late: {c['scored_by']} already scored {_card(c['card'])}",
     "dead_end": lambda c: f"DEAD END: no point in time; move {c['horse']} to the front",
     "dead_end_corrected": lambda c: "dead end corrected; the clock restarts",
     "dead_end_not_corrected": lambda c: "the dead-end move was not made (the last horse should have gone to the front)",

@@ -55,6 +55,26 @@ __all__ = [
     "CarrouselState",
     "PlayerState",
     "CarrouselReferee",
+    "shuffled_deck",
+    "VOCABULARY",
+    # observations
+    "GameStart",
+    "Board",
+    "Claim",
+    "CardSeen",
+    # calls
+    "GameStarted",
+    "MoveMade",
+    "IllegalMove",
+    "Point",
+    "LuckyBird",
+    "Penalty",
+    "ClaimTooLate",
+    "DeadEnd",
+    "DeadEndCorrected",
+    "DeadEndNotCorrected",
+    "CardCorrected",
+    "Winner",
 ]
 
 #: The five horses (Components).
@@ -513,6 +533,17 @@ class Penalty(Call):
     score: int = 0
 
 
+@event_type("claim_too_late")
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClaimTooLate(Call):
+    """A claim for an order that was scored a moment before (a double press, or a slower
+    hand in the advanced rules): the earliest press won; no penalty."""
+
+    player: str = ""
+    card: tuple[str, str, str] = ("", "", "")
+    scored_by: str = ""
+
+
 @event_type("dead_end")
 @dataclasses.dataclass(frozen=True, slots=True)
 class DeadEnd(Call):
@@ -568,6 +599,7 @@ VOCABULARY = Vocabulary(
         Point,
         LuckyBird,
         Penalty,
+        ClaimTooLate,
         DeadEnd,
         DeadEndCorrected,
         DeadEndNotCorrected,
@@ -624,6 +656,8 @@ class CarrouselState:
         expected: after a dead end is called, the position the correction must give; else None.
         last_t: time (s) of the last accepted observation.
         winner: the winner's name once over.
+        last_scored: ``(scorer, owner, card)`` of the last point while the horses have not
+            moved since, else None (to tell a late or double press from a wrong claim).
     """
 
     phase: Phase = "waiting"
@@ -637,6 +671,7 @@ class CarrouselState:
     expected: Position | None = None
     last_t: float = 0.0
     winner: str | None = None
+    last_scored: tuple[str, str, Card] | None = None
 
     def player(self, name: str) -> PlayerState | None:
         """The player of that name, or None."""
@@ -829,7 +864,7 @@ class CarrouselReferee:
             return dataclasses.replace(state), []
         t = obs.t
         calls: list[Call] = []
-        new = dataclasses.replace(state, position=after)
+        new = dataclasses.replace(state, position=after, last_scored=None)
         expected = state.expected
         if expected is not None:
             new = dataclasses.replace(new, expected=None, clock_start=t)
@@ -871,6 +906,13 @@ class CarrouselReferee:
         if owner is not None:
             new, call = self._score(state, claimer.name, owner, index, obs.t)
             return self._after_point(new, obs.t, [call])
+        late = state.last_scored
+        if late is not None and late[2] == seen and (state.advanced or late[1] == claimer.name):
+            # The earliest press wins (DESIGN.md); a later press for the same, already scored
+            # order is too late, not wrong.
+            return dataclasses.replace(state), [
+                ClaimTooLate(t=obs.t, player=claimer.name, card=seen, scored_by=late[0])
+            ]
         # No match: the claimer puts one won card on the bottom of the draw pile
         # (Course of the Game); with no won card nothing is lost (DESIGN.md).
         lost = claimer.won[-1] if claimer.won else None
@@ -984,6 +1026,7 @@ class CarrouselReferee:
             # A point restarts the dead-end clock (DESIGN.md).
             clock_start=t,
             expected=None,
+            last_scored=(scorer, owner, card),
         )
         return new, Point(
             t=t,
