@@ -7,8 +7,10 @@ One file (WAL mode), two tables:
 * ``entries``: the observations and calls, in order, as their JSON text. Triggers refuse any
   UPDATE or DELETE, so the table is append-only.
 
-Each append is its own transaction, so a process killed at any moment (SIGKILL, a power cut
-with ``synchronous=FULL``) loses nothing that was appended. ``companion replay`` re-applies a
+Each observation is appended together with the calls it caused, in one transaction, before
+any of those calls is announced; so a process killed at any moment (SIGKILL; a power cut with
+``synchronous=FULL``) loses nothing that was announced, and the journal never holds an
+observation without its calls. ``companion replay`` re-applies a
 session's observations to a fresh referee and compares the calls with the journaled ones;
 ``companion run`` resumes an unfinished session the same way.
 """
@@ -174,6 +176,17 @@ class Journal:
             "INSERT INTO entries (session, kind, t, type, body) VALUES (?, ?, ?, ?, ?)",
             (session, kind, event.t, event.TYPE, event.to_line()),
         )
+
+    def append_step(self, session: int, observation: Event, calls: list[Event]) -> None:
+        """Append an observation and the calls it caused in one transaction: after a crash
+        the journal holds both or neither, so a replay always matches it."""
+        rows = [(session, "observation", observation.t, observation.TYPE, observation.to_line())]
+        rows += [(session, "call", c.t, c.TYPE, c.to_line()) for c in calls]
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT INTO entries (session, kind, t, type, body) VALUES (?, ?, ?, ?, ?)", rows
+            )
 
     def append_many(
         self, session: int, kind: Literal["observation", "call"], events: list[Event]

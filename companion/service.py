@@ -2,7 +2,8 @@
 
 One thread runs the loop. Sources (buttons, readers, the simulated table) call :meth:`emit`
 from any thread; the loop wakes, applies each observation to the referee in time order,
-journals it first (write-ahead), hands the calls to every announcer and journals them. Between
+journals the observation with its calls in one transaction, then hands the calls to every
+announcer. Between
 observations it sleeps on the :class:`~companion.clock.Clock` until the next deadline: the
 referee's (Carrousel's dead end, via ``next_deadline``) or a scheduled source's (the simulated
 table's next action, via ``next_time``/``advance``). At a referee deadline it applies a
@@ -174,21 +175,21 @@ class Service:
             self._apply(obs)
 
     def _apply(self, obs: Observation) -> list[Call]:
-        """Journal, apply, announce, journal the calls; returns the calls."""
+        """Apply, journal the observation with its calls, announce; returns the calls."""
         if obs.t < self.last_t:
             # Stamped before an observation already applied (another thread was first):
             # judged now, not lost.
             obs = dataclasses.replace(obs, t=self.last_t)
+        state, calls = self.referee.apply(self.state, obs)
         if self.journal is not None:
-            self.journal.append(self.session, "observation", obs)  # type: ignore[arg-type]
-        self.state, calls = self.referee.apply(self.state, obs)
+            # Durable before anybody is told: a crash loses nothing that was announced.
+            self.journal.append_step(self.session, obs, calls)  # type: ignore[arg-type]
+        self.state = state
         self.last_t = obs.t
         if calls:
             summary = self.referee.summary(self.state)
             for call in calls:
                 self._announce(call, summary)
-            if self.journal is not None:
-                self.journal.append_many(self.session, "call", calls)  # type: ignore[arg-type]
             self.calls_made += len(calls)
         return calls
 
