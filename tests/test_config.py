@@ -94,3 +94,13 @@ def test_effective_configuration_round_trips_through_toml(tmp_path):
     text = load(p).to_toml()
     again = validate(tomllib.loads(text))
     assert again.get("players", "names") == ["Zoé", "Lu"]
+
+
+def test_the_configuration_page_lists_every_key():
+    """docs/configuration.md is generated from the schema; it must not fall behind."""
+    from pathlib import Path
+
+    from companion.config import describe_schema
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
+    assert describe_schema() in page, "regenerate docs/configuration.md from `companion config --schema`"

@@ -179,7 +179,11 @@ def run(args: argparse.Namespace) -> int:
             "--table hardware: this version has no camera reader wired into the service yet; "
             "use --table sim (the simulated table)"
         )
-    journal = Journal(opts["service"]["journal"], sync=config["service"]["journal_sync"])
+    journal = Journal(
+        opts["service"]["journal"],
+        sync=config["service"]["journal_sync"],
+        checkpoint_s=config["service"]["journal_checkpoint_s"],
+    )
     speed = opts["service"]["speed"]
     try:
         service = build_carrousel_service(

@@ -26,7 +26,7 @@ import functools
 import itertools
 import random
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from companion.events import (
     Call,
@@ -168,6 +168,9 @@ class Position:
                 the five not on consecutive spaces.
         """
         spaces = tuple(spaces)
+        known = _VALID_POSITIONS.get(spaces)
+        if known is not None:
+            return known
         if len(spaces) != NUM_SPACES:
             raise PositionError(f"expected {NUM_SPACES} spaces, got {len(spaces)}")
         for i, s in enumerate(spaces):
@@ -187,6 +190,8 @@ class Position:
             raise PositionError(
                 "the five horses are not on consecutive spaces (a gap between horses)"
             )
+        if cls is Position:
+            _VALID_POSITIONS[spaces] = pos  # at most 7 x 120 = 840 of them
         return pos
 
     @classmethod
@@ -241,9 +246,12 @@ class Position:
     @property
     def first_three(self) -> Card:
         """The first, second and third horses: what a card must show (Object of the Game)."""
-        f = self.first_space
-        s = self.spaces
-        return (s[f], s[(f - 1) % NUM_SPACES], s[(f - 2) % NUM_SPACES])
+        three = _FIRST_THREE.get(self.spaces)
+        if three is None:
+            f = self.first_space
+            s = self.spaces
+            three = _FIRST_THREE[self.spaces] = (s[f], s[(f - 1) % NUM_SPACES], s[(f - 2) % NUM_SPACES])
+        return three
 
     def space_of(self, colour: str) -> int:
         """The space number (0-6) of a horse. Raises ValueError for an unknown colour."""
@@ -273,6 +281,10 @@ class Position:
         """Every move as the rulebook describes it, with the spaces it leaves, before the
         filter that keeps the five horses consecutive."""
         return _pseudo_legal(self.spaces)
+
+
+_VALID_POSITIONS: dict[tuple[str, ...], Position] = {}
+_FIRST_THREE: dict[tuple[str, ...], Card] = {}
 
 
 def _first_space(spaces: tuple[str, ...]) -> int:
@@ -612,8 +624,7 @@ VOCABULARY = Vocabulary(
 # ------------------------------------------------------------------------------------ state
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class PlayerState:
+class PlayerState(NamedTuple):
     """One player's cards.
 
     Attributes:
@@ -640,8 +651,7 @@ class PlayerState:
 Phase = Literal["waiting", "playing", "over"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class CarrouselState:
+class CarrouselState(NamedTuple):
     """The whole game, an immutable value.
 
     Attributes:
@@ -691,6 +701,17 @@ class CarrouselState:
         if self.phase != "playing" or self.expected is not None:
             return None
         return self.clock_start + self.dead_end_s
+
+
+_STATE_INDEX = {name: i for i, name in enumerate(CarrouselState._fields)}
+
+
+def _evolve(state: CarrouselState, **changes: Any) -> CarrouselState:
+    """``_evolve(state, **changes)``, three times faster (the referee's hot path)."""
+    values = list(state)
+    for name, value in changes.items():
+        values[_STATE_INDEX[name]] = value
+    return tuple.__new__(CarrouselState, values)
 
 
 def _card(value: Sequence[str]) -> tuple[str, ...]:
@@ -770,8 +791,8 @@ class CarrouselReferee:
         due = state.dead_end_due
         if due is not None and t >= due:
             state, calls = self._dead_end(state, due)
-        if isinstance(observation, Tick):
-            return dataclasses.replace(state, last_t=t), calls
+        if type(observation) is Tick:
+            return (_evolve(state, last_t=t) if state.last_t != t else state), calls
         handler = self._handlers.get(type(observation))
         if handler is None:
             return state, calls + [
@@ -784,9 +805,11 @@ class CarrouselReferee:
                 _invalid(observation, "no game yet: the first observation must be game_start")
             ]
         new_state, more = handler(self, state, observation)
-        if new_state is state:  # rejected: keep the state (except for the dead end above)
-            return state, calls + more
-        return dataclasses.replace(new_state, last_t=t), calls + more
+        if more and type(more[0]) is InvalidObservation:
+            return state, calls + more  # rejected: the state stays (but for a dead end above)
+        if new_state.last_t != t:
+            new_state = _evolve(new_state, last_t=t)
+        return new_state, calls + more
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -861,13 +884,14 @@ class CarrouselReferee:
         before = state.position
         assert before is not None
         if after == before:
-            return dataclasses.replace(state), []
+            return state, []
         t = obs.t
         calls: list[Call] = []
-        new = dataclasses.replace(state, position=after, last_scored=None)
         expected = state.expected
-        if expected is not None:
-            new = dataclasses.replace(new, expected=None, clock_start=t)
+        if expected is None:
+            new = _evolve(state, position=after, last_scored=None, last_t=t)
+        else:
+            new = _evolve(state, position=after, last_scored=None, last_t=t, expected=None, clock_start=t)
             if after == expected:
                 # The dead-end move was made: the clock restarts, a lucky bird may follow.
                 calls.append(DeadEndCorrected(t=t, spaces=after.spaces))
@@ -910,7 +934,7 @@ class CarrouselReferee:
         if late is not None and late[2] == seen and (state.advanced or late[1] == claimer.name):
             # The earliest press wins (DESIGN.md); a later press for the same, already scored
             # order is too late, not wrong.
-            return dataclasses.replace(state), [
+            return state, [
                 ClaimTooLate(t=obs.t, player=claimer.name, card=seen, scored_by=late[0])
             ]
         # No match: the claimer puts one won card on the bottom of the draw pile
@@ -920,10 +944,10 @@ class CarrouselReferee:
         pile = state.draw_pile
         if lost is not None:
             players = _replace_player(
-                players, dataclasses.replace(claimer, won=claimer.won[:-1])
+                players, claimer._replace(won=claimer.won[:-1])
             )
             pile = pile + (lost,)
-        new = dataclasses.replace(state, players=players, draw_pile=pile)
+        new = _evolve(state, players=players, draw_pile=pile, last_t=obs.t)
         calls: list[Call] = [
             Penalty(
                 t=obs.t,
@@ -946,7 +970,7 @@ class CarrouselReferee:
         if card not in CARDS:
             return state, [_invalid(obs, f"card: expected three distinct horse colours, got {list(card)}")]
         if player.active == card:
-            return dataclasses.replace(state), []
+            return state, []
         for p in state.players:
             if card in p.won:
                 return state, [_invalid(obs, f"card: {'-'.join(card)} is already in {p.name}'s won pile")]
@@ -963,9 +987,9 @@ class CarrouselReferee:
             pile[pile.index(card)] = was  # type: ignore[call-overload]
             face_up = face_up[1:] if was is not None else face_up
         face_up.insert(0, card)
-        new = dataclasses.replace(
+        new = _evolve(
             state,
-            players=_replace_player(state.players, dataclasses.replace(player, face_up=tuple(face_up))),
+            players=_replace_player(state.players, player._replace(face_up=tuple(face_up))),
             draw_pile=tuple(p for p in pile if p is not None),
         )
         return new, [CardCorrected(t=obs.t, player=player.name, was=was or ("", "", ""), now=card)]
@@ -1009,31 +1033,33 @@ class CarrouselReferee:
         face_up = list(owner_state.face_up)
         pile = state.draw_pile
         if pile:
-            face_up[index] = pile[0]
+            face_up[index] = pile[0]  # the new card takes the scored one's place
             pile = pile[1:]
         else:
             del face_up[index]
-        players = _replace_player(
-            state.players, dataclasses.replace(owner_state, face_up=tuple(face_up))
-        )
-        scorer_state = next(p for p in players if p.name == scorer)
-        scorer_state = dataclasses.replace(scorer_state, won=scorer_state.won + (card,))
-        players = _replace_player(players, scorer_state)
-        new = dataclasses.replace(
+        players = []
+        for p in state.players:
+            if p.name == owner:
+                p = PlayerState(p.name, tuple(face_up), p.won)
+            if p.name == scorer:
+                p = scorer_state = PlayerState(p.name, p.face_up, p.won + (card,))
+            players.append(p)
+        new = _evolve(
             state,
-            players=players,
+            players=tuple(players),
             draw_pile=pile,
             # A point restarts the dead-end clock (DESIGN.md).
             clock_start=t,
             expected=None,
             last_scored=(scorer, owner, card),
+            last_t=t,
         )
         return new, Point(
             t=t,
             player=scorer,
             card=card,
             score=scorer_state.score,
-            next_card=next(p for p in players if p.name == scorer).active,
+            next_card=scorer_state.active,
             owner=owner,
         )
 
@@ -1044,7 +1070,7 @@ class CarrouselReferee:
         for p in state.players:
             if p.score >= state.target:
                 return (
-                    dataclasses.replace(state, phase="over", winner=p.name, expected=None),
+                    _evolve(state, phase="over", winner=p.name, expected=None),
                     calls + [Winner(t=t, player=p.name, scores=state.scores)],
                 )
         return state, calls
@@ -1076,7 +1102,7 @@ class CarrouselReferee:
         pos = state.position
         expected = pos.apply(Move("last_to_front", (pos.line[-1],)))
         return (
-            dataclasses.replace(state, expected=expected),
+            _evolve(state, expected=expected),
             [DeadEnd(t=due, horse=pos.line[-1], expected=expected.spaces)],
         )
 
