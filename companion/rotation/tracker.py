@@ -140,7 +140,8 @@ class RotationTracker:
         for kind, spin in events:
             if kind == "started":
                 self._doubts = [] if self.connected else ["encoder link lost during the spin"]
-                out.append(SpinStarted(t=spin.start_t, angle_deg=self.angle.angle_deg(spin.start_count)))
+                out.append(SpinStarted(t=spin.start_t,
+                                       angle_deg=round(self.angle.angle_deg(spin.start_count), 3)))
             else:
                 delta = self.angle.turns(spin.stop_count) - self.angle.turns(spin.start_count)
                 doubts = list(self._doubts)
