@@ -8,6 +8,8 @@ Rules:
 
 * At rest, the count may jitter by a few counts (contact bounce, a vibrating table): movement
   within ``deadband_counts`` of the rest count is not motion.
+* A single-sample spike (contact bounce, a jitter that adds to a slow creep) is not motion:
+  the detector looks at the median of the last three samples.
 * A spin starts when the count leaves the dead band around the rest count.
 * During a spin, each move of more than ``deadband_counts`` from the last anchor is *motion*
   and moves the anchor. The spin stops when there has been no motion for ``settle_s``.
@@ -71,6 +73,7 @@ class SpinDetector:
         self._anchor = 0
         self.last_motion_t = 0.0
         self.last_count: int | None = None
+        self._recent: list[int] = []
 
     @property
     def spinning(self) -> bool:
@@ -81,11 +84,14 @@ class SpinDetector:
         """Forget the rest position (after a rebase); the next sample is taken as at rest."""
         self.rest_count = count
         self.spin = None
+        self._recent = []
 
     def feed(self, t: float, count: int) -> list[tuple[str, SpinState]]:
         """Take one sample: ``count`` (counts, unwrapped) at ``t`` (seconds)."""
         out: list[tuple[str, SpinState]] = []
         self.last_count = count
+        self._recent = (self._recent + [count])[-3:]
+        count = sorted(self._recent)[len(self._recent) // 2]  # median of the last three
         if self.rest_count is None:
             self.rest_count = count
             self.last_motion_t = t
