@@ -205,6 +205,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "float", 8.0, "seconds from 1 to 3600", "mean time between simulated spins",
             lambda v: 1 <= v <= 3600,
         ),
+        "sim_link_drop_every_s": Key(
+            "float", 0.0, "seconds >= 0 (0 = never)",
+            "fault injection: mean time between simulated 0.5 s link drops",
+            lambda v: v >= 0 and math.isfinite(v),
+        ),
     },
     "buttons": {
         "bounce_s": Key(

@@ -134,6 +134,31 @@ def test_incompatible_firmware_is_refused_with_a_clear_message():
         fake.close()
 
 
+def test_another_device_on_the_port_is_refused():
+    fake = FakePico(proto_override="HELLO gps-logger proto=1 fw=2.0 boot=00000001")
+    r = Rig(fake)
+    try:
+        r.pump(5)
+        faults = [s for s in r.samples if isinstance(s, LinkFault)]
+        assert faults and "gps-logger" in faults[0].reason
+    finally:
+        r.reader.stop()
+        fake.close()
+
+
+def test_a_silent_firmware_counts_as_a_lost_link(rig):
+    rig.pump(5)
+    assert rig.reader.hello is not None
+    for _ in range(3):  # the Pico stops talking but its port stays
+        rig.clock.advance(0.6)
+        rig.reader.step()
+    lost = [s for s in rig.samples if isinstance(s, LinkLost)]
+    assert lost and "no line" in lost[0].reason
+    rig.pump(5)  # it reconnects and asks for the hello again
+    assert rig.reader.hello is not None
+    assert [s for s in rig.samples if isinstance(s, LinkRestored)][-1].continuous
+
+
 def test_garbage_and_corrupted_lines_are_skipped_and_counted(rig):
     rig.pump(5)
     good = fw.count_line(100, 5000, 77)
@@ -154,6 +179,8 @@ def test_32_bit_wrap_is_unwrapped(rig):
     assert start == 0x7FFFFFF0
     rig.fake.speed = 3  # through +2**31 - 1 -> -2**31 on the wire
     rig.pump(10)
+    rig.fake.speed = 0
+    rig.pump(5)
     assert rig.tracker.count - start == 30
 
 

@@ -78,6 +78,7 @@ def reader_from_config(config: Config, backend: str | None = None, pin_factory=N
 
     return SimulatedShaft(counts_per_rev=4 * enc["lines_per_rev"], seed=enc["sim_seed"],
                           spin_every_s=enc["sim_spin_every_s"],
+                          drop_every_s=enc["sim_link_drop_every_s"] or None,
                           index_count=0 if enc["index"] else None)
 
 

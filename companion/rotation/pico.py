@@ -78,6 +78,9 @@ class PicoEncoder:
         rate_hz: heartbeat rate asked of the firmware (Hz, 1-1000).
         reconnect_s: seconds between searches while the Pico is away.
         hello_timeout_s: seconds to wait for the hello after opening the port.
+        silence_s: seconds without a valid line (the firmware sends a heartbeat) after which
+            the link counts as lost and the port is reopened (a hung firmware, a cable that
+            still enumerates but carries nothing).
         find_port: replaces the VID:PID search (tests: a pty's name).
 
     Attributes:
@@ -97,6 +100,7 @@ class PicoEncoder:
         rate_hz: int = 100,
         reconnect_s: float = 0.5,
         hello_timeout_s: float = 2.0,
+        silence_s: float = 1.0,
         find_port: Callable[[], str | None] | None = None,
     ):
         self.port = port
@@ -105,6 +109,8 @@ class PicoEncoder:
         self.rate_hz = rate_hz
         self.reconnect_s = reconnect_s
         self.hello_timeout_s = hello_timeout_s
+        self.silence_s = silence_s
+        self._last_good: float = 0.0
         self._find = find_port or (lambda: port if port else find_pico_port(usb_id))
         self.bad_lines = 0
         self.dropped_lines = 0
@@ -177,6 +183,9 @@ class PicoEncoder:
             if len(self._buf) > 4 * proto.MAX_LINE:  # no newline in sight: garbage
                 self.bad_lines += 1
                 self._buf = b""
+        if self.hello is not None and self._now() - self._last_good > self.silence_s:
+            self._lost(f"{self.port_name}: no line from the firmware for {self.silence_s:g} s")
+            return False
         if self.hello is None and self._hello_deadline is not None and self._now() > self._hello_deadline:
             log.error(
                 "%s answers but not with the encoder firmware's hello: flash firmware/ onto "
@@ -246,6 +255,7 @@ class PicoEncoder:
             if self.bad_lines <= 10 or self.bad_lines % 1000 == 0:
                 log.warning("bad line from %s (%d so far): %s", self.port_name, self.bad_lines, exc)
             return
+        self._last_good = self._now()
         if isinstance(msg, proto.Hello):
             self._hello(msg)
             return
