@@ -43,3 +43,17 @@ def test_wiring_tables_name_every_default_pin():
     for v in PINS["pins"].values():
         for n in v if isinstance(v, list) else [v]:
             assert re.search(rf"\bGPIO {n}\b", text), f"GPIO {n} missing from hardware/README.md"
+
+
+def test_wiring_diagram_is_drawn_from_the_current_pin_map():
+    """hardware/wiring.svg is what hardware/tools/draw_wiring.py draws from pins.toml."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "draw_wiring", ROOT / "hardware" / "tools" / "draw_wiring.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert (ROOT / "hardware" / "wiring.svg").read_text(encoding="utf-8") == mod.SVG
+    for n in PINS["pins"]["claim_buttons"] + PINS["pins"]["player_leds"]:
+        assert f">GPIO {n}<" in mod.SVG
