@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
     if args.speed <= 0 or (args.seconds is not None and args.seconds <= 0):
         raise UsageError("--speed and --seconds must be > 0")
     config = load(args.config)
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     clock = MonotonicClock(speed=args.speed)
     lock = threading.Lock()
 

@@ -50,7 +50,7 @@ class RotationTracker:
     Attributes:
         count: the last count (counts, unwrapped), or None before the first sample.
         speed_rps: the last speed estimate, turns per second (signed, ccw positive).
-        connected: False between a lost link and its return.
+        connected: True once samples arrive; False between a lost link and its return.
         fault: the reason of a fatal reader fault, or None.
     """
 
@@ -59,7 +59,7 @@ class RotationTracker:
         self.detector = detector
         self.count: int | None = None
         self.speed_rps = 0.0
-        self.connected = True
+        self.connected = False
         self.fault: str | None = None
         self._doubts: list[str] = []
         self._last: tuple[float, int] | None = None
@@ -76,14 +76,13 @@ class RotationTracker:
     def feed(self, sample: Sample) -> list[Observation]:
         """Apply one sample; return the observations it causes (usually none)."""
         if isinstance(sample, CountSample):
+            self.connected = True
             return self._count(sample.t, sample.count)
         if isinstance(sample, IndexPulse):
             check = self.angle.on_index(sample.count)
             self._missed_logged = False
             if not check.accepted:
                 self._doubt(f"index pulse {check.drift_counts} counts off")
-            elif check.first and self.detector.spinning:
-                self._doubt("reference found during the spin")
             return self._count(sample.t, sample.count)
         if isinstance(sample, LinkLost):
             log.warning("encoder link lost: %s", sample.reason)
