@@ -188,6 +188,17 @@ def test_no_stop_while_the_link_is_down_and_restart_rebases():
     assert obs[-1].uncertain and "restarted" in obs[-1].reason
 
 
+def test_marker_reference_at_rest_only():
+    tr = _tracker()
+    assert tr.marker_reference(10.0) is None  # no count yet
+    tr.feed(CountSample(0.0, 0))
+    assert tr.marker_reference(90.0) is not None
+    assert tr.angle.referenced and tr.angle_deg() == pytest.approx(90.0)
+    tr.feed(CountSample(0.01, 600))  # spinning now
+    assert tr.marker_reference(0.0) is None
+    assert tr.angle_deg() == pytest.approx(180.0)
+
+
 # ---- simulated shaft --------------------------------------------------------------------
 
 

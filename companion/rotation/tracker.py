@@ -111,6 +111,22 @@ class RotationTracker:
             return []
         raise TypeError(f"not an encoder sample: {sample!r}")
 
+    def marker_reference(self, angle_deg: float) -> float | None:
+        """The camera saw the ArUco marker on the rotating part at ``angle_deg`` (degrees ccw
+        from the reference, the same convention as the index): make that the angle of the
+        current count.
+
+        Taken only at rest (a moving part's marker reading is already stale) and once counts
+        have arrived. Returns the correction applied (degrees, (-180, 180]), or None when the
+        reading was not used.
+        """
+        if self.count is None or self.detector.spinning:
+            return None
+        correction = self.angle.set_reference(self.count, angle_deg)
+        if abs(correction) > 1.0:
+            log.info("marker reference moved the angle by %.1f degrees", correction)
+        return correction
+
     def tick(self, t: float) -> list[Observation]:
         """Time is ``t`` (seconds): report a stop whose settle time has passed.
 
@@ -212,6 +228,11 @@ class RotationSource:
                 obs = self.tracker.tick(self._clock.now())
             for o in obs:
                 self._emit(o)
+
+    def marker_reference(self, angle_deg: float) -> float | None:
+        """Thread-safe :meth:`RotationTracker.marker_reference` (called by the camera reader)."""
+        with self._lock:
+            return self.tracker.marker_reference(angle_deg)
 
     def stop(self) -> None:
         """Stop the reader and the thread; safe to call twice."""
