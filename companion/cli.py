@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "referee": ("companion.commands.referee", "observations as JSON Lines in, calls as JSON Lines out"),
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
     "config": ("companion.commands.config", "print the effective configuration"),
+    "encoder": ("companion.commands.encoder", "watch the shaft encoder: live angle, speed, spins"),
+    "calibrate-encoder": ("companion.commands.calibrate_encoder", "measure the encoder's counts per turn"),
 }
 
 

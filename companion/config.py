@@ -163,6 +163,62 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "encoder_b": Key("int", 27, GPIO, "encoder channel B (GPIO path)", _gpio),
         "encoder_index": Key("int", 4, GPIO, "index pulse: hall sensor (GPIO path)", _gpio),
     },
+    "encoder": {
+        "backend": Key(
+            "str",
+            "auto",
+            "'auto', 'pico', 'gpio' or 'sim'",
+            "shaft encoder: the Pico on USB, gpiozero pins, or simulated; 'auto' = the Pico "
+            "when plugged in, else simulated",
+            lambda v: v in ("auto", "pico", "gpio", "sim"),
+        ),
+        "port": Key("str", "", "a serial device or ''", "Pico serial port; '' finds it by usb_id"),
+        "usb_id": Key("str", "2E8A:0005", "a USB id VVVV:PPPP", "USB VID:PID of the Pico"),
+        "lines_per_rev": Key(
+            "int", 600, "an integer 1-100000", "encoder lines (pulses per revolution)",
+            lambda v: 1 <= v <= 100000,
+        ),
+        "gear_ratio": Key(
+            "float", 1.0, "a number > 0", "encoder turns per turn of the rotating part", _positive
+        ),
+        "calibration": Key(
+            "str",
+            "calibration/encoder.toml",
+            "a file path",
+            "measured counts per turn (written by `companion calibrate-encoder`; used when present)",
+        ),
+        "direction": Key(
+            "str", "ccw", "'ccw' or 'cw'",
+            "which way a rising count turns the part, seen from above",
+            lambda v: v in ("ccw", "cw"),
+        ),
+        "index": Key("bool", True, "true or false", "a hall sensor index is fitted"),
+        "index_angle_deg": Key(
+            "float", 0.0, "degrees 0-360", "angle of the part when the index pulse fires",
+            lambda v: 0 <= v < 360,
+        ),
+        "settle_s": Key(
+            "float", 0.25, "seconds from 0.05 to 5", "no motion for this long = stopped",
+            lambda v: 0.05 <= v <= 5,
+        ),
+        "deadband_counts": Key(
+            "int", 3, "an integer 0-1000", "count jitter ignored at rest",
+            lambda v: 0 <= v <= 1000,
+        ),
+        "rate_hz": Key(
+            "int", 100, "an integer 1-1000", "Pico heartbeat rate", lambda v: 1 <= v <= 1000
+        ),
+        "sim_seed": Key("int", 1, "an integer", "seed of the simulated shaft"),
+        "sim_spin_every_s": Key(
+            "float", 8.0, "seconds from 1 to 3600", "mean time between simulated spins",
+            lambda v: 1 <= v <= 3600,
+        ),
+        "sim_link_drop_every_s": Key(
+            "float", 0.0, "seconds >= 0 (0 = never)",
+            "fault injection: mean time between simulated 0.5 s link drops",
+            lambda v: v >= 0 and math.isfinite(v),
+        ),
+    },
     "buttons": {
         "bounce_s": Key(
             "float",
