@@ -369,6 +369,8 @@ def load_game_data(path: str | Path = DEFAULT_DATA) -> GameData:
     booth = _get(doc, "booth", dict, where)
     booth_size = _get(booth, "clients", int, f"{where}: [booth]")
     queue_size = _get(booth, "two_player_queue", int, f"{where}: [booth]")
+    # Phase 2 - Score: a sequence of 3 tiles takes the booth's clients, so a booth holds 3.
+    _need(booth_size == 3, where, f"[booth] clients: expected 3 (a sequence is 3 tiles), got {booth_size}")
     rot = _get(doc, "rotation", dict, where)
     direction = _get(rot, "start_direction", str, f"{where}: [rotation]")
     _need(direction in ("clockwise", "counterclockwise"), where,
@@ -678,19 +680,25 @@ def player_sectors(data: GameData, state: CarrosselState) -> dict[str, tuple[str
     """The sector(s) in front of each player at the board's nominal angle, in clockwise order
     (Phase 1 - Play: play only in the sector in front of you; Rules for 2 Players: two)."""
     side = data.boards[state.side]
-    facing = sectors_facing(side, data.seats[len(state.players)], nominal_angle(data, state))
+    seats = _seat_sectors(side.sectors, tuple(side.bearing_deg[s] for s in side.sectors), data.seats[len(state.players)], nominal_angle(data, state))
+    return {p.name: seats[k] for k, p in enumerate(state.players)}
+
+
+@functools.lru_cache(maxsize=256)
+def _seat_sectors(sectors: tuple[str, ...], bearings: tuple[float, ...], seats: tuple[float, ...], angle: float) -> tuple[tuple[str, ...], ...]:
+    side_like = BoardSide("", sectors, dict(zip(sectors, bearings)), (), (), (), (), {}, {}, {})
+    facing = sectors_facing(side_like, seats, angle)
     assert facing is not None
-    out: dict[str, list[str]] = {p.name: [] for p in state.players}
-    # Order each player's sectors clockwise starting after the largest gap, so that a
-    # player's "first" sector is the one on their left as they face the board.
-    for s in side.sectors:
-        out[state.players[facing[s]].name].append(s)
-    result: dict[str, tuple[str, ...]] = {}
-    for name, secs in out.items():
-        if len(secs) == 2 and side.sectors.index(secs[1]) - side.sectors.index(secs[0]) != 1:
+    out: list[list[str]] = [[] for _ in seats]
+    for s in sectors:
+        out[facing[s]].append(s)
+    result = []
+    for secs in out:
+        # A player's two sectors (2 players) in clockwise order, across the A/D wrap too.
+        if len(secs) == 2 and sectors.index(secs[1]) - sectors.index(secs[0]) != 1:
             secs = [secs[1], secs[0]]
-        result[name] = tuple(secs)
-    return result
+        result.append(tuple(secs))
+    return tuple(result)
 
 
 # --------------------------------------------------------------------------------- playing
@@ -799,6 +807,10 @@ def _matches(tile_animal: str, client_animal: str) -> bool:
     return tile_animal == client_animal or tile_animal == "dragon"
 
 
+#: (tile animal, client animal) -> True when that tile can take that client.
+_MATCH = {(t, c): _matches(t, c) for t in ANIMALS for c in ANIMALS}
+
+
 def _ticket_options(data: GameData, p: PlayerState, animals: Sequence[str]) -> list[tuple[int, int]]:
     """(client id, tile index in the play) pairs a Single ticket may take."""
     out = []
@@ -867,6 +879,11 @@ def _kind(data: GameData, client: int) -> tuple[str, int]:
     return (c.animal, c.vp)
 
 
+@functools.lru_cache(maxsize=8)
+def _permutations(n: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(itertools.permutations(range(n)))
+
+
 def scoring_options(
     data: GameData,
     side: BoardSide,
@@ -895,24 +912,29 @@ def scoring_options(
     """
     if len(booth) != data.booth_size:
         return []
-    candidates: dict[tuple[int, int, int], None] = {}
-    for s in sectors:
-        for t in side.lines_touching[s]:
-            candidates[t] = None
+    if len(sectors) == 1:
+        candidates: Iterable[tuple[int, int, int]] = side.lines_touching[sectors[0]]
+    else:
+        candidates = dict.fromkeys(t for s in sectors for t in side.lines_touching[s])
     animals = [data.clients[c].animal for c in booth]
+    kinds = [_kind(data, c) for c in booth]
+    match = _MATCH
+    perms = _permutations(len(booth))
     seen: dict[Any, ScoringOption] = {}
     for triple in candidates:
-        ts = [tiles[i] for i in triple]
+        i0, i1, i2 = triple
+        t0, t1, t2 = tiles[i0], tiles[i1], tiles[i2]
         # A sequence: 3 tiles without any standee on them (Phase 2 - Score).
-        if any(t is None for t in ts) or any(standees[i] for i in triple):
+        if t0 is None or t1 is None or t2 is None or standees[i0] or standees[i1] or standees[i2]:
             continue
-        for perm in set(itertools.permutations(range(len(booth)))):
-            if not all(_matches(ts[k][1], animals[perm[k]]) for k in range(3)):  # type: ignore[index]
+        a0, a1, a2 = t0[1], t1[1], t2[1]
+        for p0, p1, p2 in perms:
+            # Matched to the booth's clients in any order (Phase 2 - Score).
+            if not (match[a0, animals[p0]] and match[a1, animals[p1]] and match[a2, animals[p2]]):
                 continue
-            awards = tuple((triple[k], booth[perm[k]]) for k in range(3))
-            key = (triple, tuple(sorted((owner[ts[k][0]], _kind(data, booth[perm[k]])) for k in range(3))))  # type: ignore[index]
+            key = (triple, tuple(sorted(((owner[t0[0]], kinds[p0]), (owner[t1[0]], kinds[p1]), (owner[t2[0]], kinds[p2])))))
             if key not in seen:
-                seen[key] = ScoringOption(triple, awards)
+                seen[key] = ScoringOption(triple, ((i0, booth[p0]), (i1, booth[p1]), (i2, booth[p2])))
     names = [c.name for c in side.cells]
     return sorted(seen.values(), key=lambda o: ([names[i] for i in o.cells], [(names[c], k) for c, k in o.awards]))
 
@@ -920,9 +942,10 @@ def scoring_options(
 def option_text(data: GameData, state: CarrosselState, option: ScoringOption) -> str:
     """Text form of a scoring option: ``"A4 A5 B1: A4=fish#12>Ana A5=horse#30>Ben ..."``."""
     side = data.boards[state.side]
+    owner = {p.colour: p.name for p in state.players}
     cells = " ".join(side.cells[i].name for i in option.cells)
     awards = " ".join(
-        f"{side.cells[cell].name}={data.clients[c].animal}#{c}>{state.owner(state.tiles[cell][0])}"  # type: ignore[index]
+        f"{side.cells[cell].name}={data.clients[c].animal}#{c}>{owner.get(state.tiles[cell][0], NEUTRAL)}"  # type: ignore[index]
         for cell, c in option.awards
     )
     return f"{cells}: {awards}"
