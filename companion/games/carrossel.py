@@ -34,7 +34,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from companion.events import Call, InvalidObservation, Observation, Tick, Vocabulary, event_type
 
@@ -60,7 +60,13 @@ __all__ = [
     "judge_turn",
     "wrap_deg",
     "legal_plays",
+    "check_play",
+    "can_play",
     "placement",
+    "player_sectors",
+    "nominal_angle",
+    "option_text",
+    "options_text",
     "scoring_options",
     "final_scores",
     "objective_sets",
@@ -196,6 +202,11 @@ class BoardSide:
     slot_cell: Mapping[tuple[str, int], int]
     lines_touching: Mapping[str, tuple[tuple[int, int, int], ...]]
 
+    @functools.cached_property
+    def cell_names(self) -> tuple[str, ...]:
+        """The name of each cell, by index."""
+        return tuple(c.name for c in self.cells)
+
     def cell(self, name: str) -> Cell:
         """The cell of that name; KeyError when the board has none."""
         return self.cells[self.by_name[name]]
@@ -237,6 +248,11 @@ class GameData:
     objectives: Mapping[int, Objective]
     objectives_in_play: int
     source: str = ""
+
+    @functools.cached_property
+    def client_labels(self) -> dict[int, str]:
+        """``animal#id`` of each client card, as used in option texts."""
+        return {c.id: f"{c.animal}#{c.id}" for c in self.clients.values()}
 
     @property
     def tiles_per_colour(self) -> int:
@@ -539,9 +555,8 @@ class Play:
         return text
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ScoringOption:
-    """One way to score a booth's clients on a sequence (Phase 2 - Score).
+class ScoringOption(NamedTuple):
+    """One way to score a booth's clients on a sequence (Phase 2 - Score); an immutable value.
 
     Attributes:
         cells: the three cell indexes of the sequence.
@@ -879,9 +894,15 @@ def _kind(data: GameData, client: int) -> tuple[str, int]:
     return (c.animal, c.vp)
 
 
-@functools.lru_cache(maxsize=8)
-def _permutations(n: int) -> tuple[tuple[int, ...], ...]:
-    return tuple(itertools.permutations(range(n)))
+@functools.lru_cache(maxsize=4096)
+def _fits(clients: tuple[str, ...], a0: str, a1: str, a2: str) -> tuple[tuple[int, int, int], ...]:
+    """The orders (client index for each of the 3 tiles) in which three tiles of animals
+    ``a0, a1, a2`` take the clients of these animals."""
+    return tuple(
+        p  # type: ignore[misc]
+        for p in itertools.permutations(range(3))
+        if _MATCH[a0, clients[p[0]]] and _MATCH[a1, clients[p[1]]] and _MATCH[a2, clients[p[2]]]
+    )
 
 
 def scoring_options(
@@ -908,7 +929,8 @@ def scoring_options(
         owner: tile colour -> owner name (:data:`NEUTRAL` for the neutral colour).
 
     Returns:
-        options sorted by cell names; empty when the booth has no sequence.
+        options in board order (cell indexes, then client ids); empty when the booth has no
+        sequence.
     """
     if len(booth) != data.booth_size:
         return []
@@ -916,39 +938,55 @@ def scoring_options(
         candidates: Iterable[tuple[int, int, int]] = side.lines_touching[sectors[0]]
     else:
         candidates = dict.fromkeys(t for s in sectors for t in side.lines_touching[s])
-    animals = [data.clients[c].animal for c in booth]
+    animals = tuple(data.clients[c].animal for c in booth)
     kinds = [_kind(data, c) for c in booth]
-    match = _MATCH
-    perms = _permutations(len(booth))
-    seen: dict[Any, ScoringOption] = {}
+    out: list[ScoringOption] = []
     for triple in candidates:
         i0, i1, i2 = triple
         t0, t1, t2 = tiles[i0], tiles[i1], tiles[i2]
         # A sequence: 3 tiles without any standee on them (Phase 2 - Score).
         if t0 is None or t1 is None or t2 is None or standees[i0] or standees[i1] or standees[i2]:
             continue
-        a0, a1, a2 = t0[1], t1[1], t2[1]
-        for p0, p1, p2 in perms:
-            # Matched to the booth's clients in any order (Phase 2 - Score).
-            if not (match[a0, animals[p0]] and match[a1, animals[p1]] and match[a2, animals[p2]]):
-                continue
-            key = (triple, tuple(sorted(((owner[t0[0]], kinds[p0]), (owner[t1[0]], kinds[p1]), (owner[t2[0]], kinds[p2])))))
-            if key not in seen:
-                seen[key] = ScoringOption(triple, ((i0, booth[p0]), (i1, booth[p1]), (i2, booth[p2])))
-    names = [c.name for c in side.cells]
-    return sorted(seen.values(), key=lambda o: ([names[i] for i in o.cells], [(names[c], k) for c, k in o.awards]))
+        # Matched to the booth's clients in any order (Phase 2 - Score).
+        fits = _fits(animals, t0[1], t1[1], t2[1])
+        if not fits:
+            continue
+        seen = set()
+        o0, o1, o2 = owner[t0[0]], owner[t1[0]], owner[t2[0]]
+        # Different orders can only give the same outcome with a repeated owner or client kind.
+        dedupe = len(fits) > 1 and (o0 == o1 or o1 == o2 or o0 == o2 or len(set(kinds)) < 3)
+        for p0, p1, p2 in fits:
+            if dedupe:
+                # The same owners getting the same kinds of client: one option.
+                outcome = tuple(sorted(((o0, kinds[p0]), (o1, kinds[p1]), (o2, kinds[p2]))))
+                if outcome in seen:
+                    continue
+                seen.add(outcome)
+            out.append(ScoringOption(triple, ((i0, booth[p0]), (i1, booth[p1]), (i2, booth[p2]))))
+    out.sort()
+    return out
 
 
 def option_text(data: GameData, state: CarrosselState, option: ScoringOption) -> str:
     """Text form of a scoring option: ``"A4 A5 B1: A4=fish#12>Ana A5=horse#30>Ben ..."``."""
-    side = data.boards[state.side]
+    return options_text(data, state, (option,))[0]
+
+
+def options_text(data: GameData, state: CarrosselState, options: Sequence[ScoringOption]) -> list[str]:
+    """Text forms of several scoring options (see :func:`option_text`), in order."""
+    names = data.boards[state.side].cell_names
     owner = {p.colour: p.name for p in state.players}
-    cells = " ".join(side.cells[i].name for i in option.cells)
-    awards = " ".join(
-        f"{side.cells[cell].name}={data.clients[c].animal}#{c}>{owner.get(state.tiles[cell][0], NEUTRAL)}"  # type: ignore[index]
-        for cell, c in option.awards
-    )
-    return f"{cells}: {awards}"
+    label = data.client_labels
+    tiles = state.tiles
+    out = []
+    for (c0, c1, c2), ((x0, k0), (x1, k1), (x2, k2)) in options:
+        out.append(
+            f"{names[c0]} {names[c1]} {names[c2]}: "
+            f"{names[x0]}={label[k0]}>{owner.get(tiles[x0][0], NEUTRAL)} "  # type: ignore[index]
+            f"{names[x1]}={label[k1]}>{owner.get(tiles[x1][0], NEUTRAL)} "  # type: ignore[index]
+            f"{names[x2]}={label[k2]}>{owner.get(tiles[x2][0], NEUTRAL)}"  # type: ignore[index]
+        )
+    return out
 
 
 # ---------------------------------------------------------------------------- final scores
@@ -1816,7 +1854,7 @@ class CarrosselReferee:
             # Scoring is compulsory; with one way only, there is no choice to make.
             pending.append(Pending(p.name, tuple(opts), 0 if len(opts) == 1 else None))
             if len(opts) > 1:
-                calls = calls + [SequenceOptions(t=t, player=p.name, phase=phase, options=tuple(option_text(data, state, o) for o in opts))]
+                calls = calls + [SequenceOptions(t=t, player=p.name, phase=phase, options=tuple(options_text(data, state, opts)))]
         state = dataclasses.replace(state, phase="score", score_phase=phase, pending=tuple(pending))
         if all(pp.chosen is not None for pp in pending):
             return self._resolve_scoring(state, t, calls)
