@@ -232,3 +232,53 @@ def test_cli_score_rejects_a_broken_state_file(tmp_path, capsys):
     path.write_text("{not json")
     assert main(["score", "carrossel", str(path)]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_legal_plays_and_can_play_agree_through_a_game():
+    """Phase 1 - Play / END of the game: at every round start each player's list of legal
+    plays is non-empty exactly when the engine says they can play, and every listed play is
+    accepted while a play on an occupied slot is not (python-chess style: legal_moves and
+    is_legal agree)."""
+    from companion.games.carrossel import can_play, check_play, legal_plays, placement
+
+    state = REF.initial_state()
+    checked = 0
+    for obs in generate_game(8, NAMES[:3], ability_rate=0.5):
+        if state.phase == "play" and not state.plays:
+            for p in state.players:
+                plays = legal_plays(DATA, state, p.name)
+                assert bool(plays) == can_play(DATA, state, p.name)
+                assert all(check_play(DATA, state, x) is None for x in plays)
+                occupied = [s for s in p.slots if isinstance(placement(DATA, state, p.name, s, False), str)]
+                assert not [x for x in plays if x.slot in occupied and x.ability is None]
+                checked += 1
+        state, _ = REF.apply(state, obs)
+    assert checked >= 9
+
+
+def test_summary_is_json_and_names_the_sectors():
+    """The status view: phase, round, VP, sectors in front of each player, direction."""
+    obs = generate_game(4, NAMES)
+    state = REF.initial_state()
+    for o in obs[:3]:
+        state, _ = REF.apply(state, o)
+    summary = json.loads(json.dumps(REF.summary(state)))
+    assert summary["phase"] == "play" and summary["sectors"]["Ana"] == ["A"]
+    assert summary["waiting_for"] == ["Cleo", "Dev"] and REF.next_deadline(state) is None
+
+
+def test_journaled_game_replays_exactly(tmp_path):
+    """A Carrossel session in the SQLite journal replays to the same calls."""
+    from companion.commands.replay import replay_session
+    from companion.journal import Journal
+
+    with Journal(tmp_path / "j.db") as journal:
+        sid = journal.start_session("carrossel", {})
+        state = REF.initial_state()
+        for obs in generate_game(6, NAMES[:2], wrong_turn_rate=0.5):
+            journal.append(sid, "observation", obs)
+            state, calls = REF.apply(state, obs)
+            for c in calls:
+                journal.append(sid, "call", c)
+        result = replay_session(journal, journal.session(sid))
+    assert result.identical and result.calls[-1]["type"] == "game_over"
