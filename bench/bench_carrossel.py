@@ -54,7 +54,10 @@ def worst_case_board(trials: int = 2000, climb: int = 4000, seed: int = 1):
 
     def count(pool, booths):
         tiles = pool[: len(side.cells)]
-        return sum(len(scoring_options(DATA, side, tiles, empty, b, sectors[name], owner)) for b, name in zip(booths, NAMES))
+        return sum(
+            len(scoring_options(DATA, side, tiles, empty, b, sectors[name], owner))
+            for b, name in zip(booths, NAMES)
+        )
 
     best, best_n = None, -1
     for _ in range(trials):
@@ -86,7 +89,9 @@ def one_phase(state):
     sectors = player_sectors(DATA, state)
     n = 0
     for p in state.players:
-        opts = scoring_options(DATA, side, state.tiles, state.standees, p.booth, sectors[p.name], owner)
+        opts = scoring_options(
+            DATA, side, state.tiles, state.standees, p.booth, sectors[p.name], owner
+        )
         texts = options_text(DATA, state, opts)
         n += len(texts)
     return n
@@ -110,10 +115,14 @@ def ms(samples: list[float]) -> str:
 
 
 def main() -> None:
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load {os.getloadavg()[0]:.2f}"
+    )
     state, n_options = worst_case_board()
     wall, cpu = timed(lambda: one_phase(state), 2000)
-    print(f"1. worst-case full board, {n_options} options over the 4 booths; one scoring phase (search + option texts):")
+    print(
+        f"1. worst-case full board, {n_options} options over the 4 booths; one scoring phase (search + option texts):"
+    )
     print(f"   wall {ms(wall)}; CPU {ms(cpu)} (target < 1 ms)")
     games = [generate_game(seed, NAMES) for seed in range(40)]
     t0 = time.perf_counter()
@@ -131,7 +140,9 @@ def main() -> None:
         w, c = timed(lambda: play(obs), 1)
         wall += w
         cpu += c
-    print(f"2. complete random 4-player game ({statistics.mean(len(g) for g in games):.0f} observations on average), start to final score, {len(games)} games:")
+    print(
+        f"2. complete random 4-player game ({statistics.mean(len(g) for g in games):.0f} observations on average), start to final score, {len(games)} games:"
+    )
     print(f"   wall {ms(wall)}, max {max(wall) * 1e3:.2f} ms; CPU {ms(cpu)} (target < 50 ms)")
     print(f"   (generating one game's stream with the simulated table: {gen * 1e3:.1f} ms wall)")
 

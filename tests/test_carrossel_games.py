@@ -105,7 +105,9 @@ def test_random_legal_games_keep_the_invariants(seed, n, ability_rate, faults):
         assert row["total"] == row["clients_vp"] + sum(row["objectives"].values())
         assert over[0].scores[p.name] == row["total"]
     best = max((r["total"], r["clients"], r["standees"]) for r in table["players"])
-    assert set(over[0].winners) == {r["player"] for r in table["players"] if (r["total"], r["clients"], r["standees"]) == best}
+    assert set(over[0].winners) == {
+        r["player"] for r in table["players"] if (r["total"], r["clients"], r["standees"]) == best
+    }
 
 
 def test_simulated_game_is_deterministic():
@@ -147,21 +149,29 @@ def test_table_file_round_trip_gives_the_same_scores():
 
 def test_changing_the_data_file_changes_the_game(tmp_path):
     """calibration/carrossel.toml is the game: another first-round rule, without code."""
-    text = DEFAULT_DATA.read_text(encoding="utf-8").replace("first_round = [4, 5, 9, 10]", "first_round = [1, 2]")
+    text = DEFAULT_DATA.read_text(encoding="utf-8").replace(
+        "first_round = [4, 5, 9, 10]", "first_round = [1, 2]"
+    )
     path = tmp_path / "carrossel.toml"
     path.write_text(text, encoding="utf-8")
     ref = CarrosselReferee(data=str(path))
     state, _ = ref.apply(ref.initial_state(), GameStart(t=0, players=NAMES, seed=1))
     _, calls = ref.apply(state, PlayObserved(t=1, player="Ana", slot=1, animals=("fish",)))
     assert not [c for c in calls if isinstance(c, IllegalPlay)]
-    _, calls = REF.apply(REF.apply(REF.initial_state(), GameStart(t=0, players=NAMES, seed=1))[0], PlayObserved(t=1, player="Ana", slot=1, animals=("fish",)))
+    _, calls = REF.apply(
+        REF.apply(REF.initial_state(), GameStart(t=0, players=NAMES, seed=1))[0],
+        PlayObserved(t=1, player="Ana", slot=1, animals=("fish",)),
+    )
     assert [c for c in calls if isinstance(c, IllegalPlay)]
 
 
 def test_bad_data_file_names_the_key(tmp_path):
     """A wrong value in the data file is an error naming the file and the key."""
     path = tmp_path / "bad.toml"
-    path.write_text(DEFAULT_DATA.read_text(encoding="utf-8").replace('animal = "dragon"', 'animal = "unicorn"'), encoding="utf-8")
+    path.write_text(
+        DEFAULT_DATA.read_text(encoding="utf-8").replace('animal = "dragon"', 'animal = "unicorn"'),
+        encoding="utf-8",
+    )
     with pytest.raises(GameDataError, match=r"bad.toml: \[clients\] card 37.*animal"):
         load_game_data(path)
     with pytest.raises(GameDataError, match="cannot read"):
@@ -175,7 +185,13 @@ def test_geometry_of_the_shipped_board():
     assert sum(1 for c in three.cells if c.slot is None) == 12 and len(three.sectors) == 3
     assert len(DATA.clients) == 37 and len(DATA.objectives) == 14
     assert {o.kind for o in DATA.objectives.values()} == {
-        "clients_set", "clients_three", "clients_pair", "tiles_line", "tiles_diagonal", "tiles_l"}
+        "clients_set",
+        "clients_three",
+        "clients_pair",
+        "tiles_line",
+        "tiles_diagonal",
+        "tiles_l",
+    }
     assert sum(DATA.per_colour.values()) * 4 == 56
 
 
@@ -191,7 +207,9 @@ def test_configuration_section_reaches_the_referee(tmp_path):
 
 def write_game(tmp_path: Path, seed: int = 3) -> Path:
     path = tmp_path / "game.jsonl"
-    path.write_text("\n".join(o.to_line() for o in generate_game(seed, NAMES)) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(o.to_line() for o in generate_game(seed, NAMES)) + "\n", encoding="utf-8"
+    )
     return path
 
 
@@ -225,7 +243,17 @@ def test_cli_score_rejects_a_broken_state_file(tmp_path, capsys):
     """Bad input: a state file that breaks the invariants is a one-line error naming the field
     (exit 2), never a traceback or a silent repair."""
     path = tmp_path / "end.json"
-    path.write_text(json.dumps({"players": [{"name": "Ana", "colour": "red", "won": [6]}, {"name": "Ben", "colour": "blue", "won": [6]}], "objectives": [1, 2, 3, 4]}))
+    path.write_text(
+        json.dumps(
+            {
+                "players": [
+                    {"name": "Ana", "colour": "red", "won": [6]},
+                    {"name": "Ben", "colour": "blue", "won": [6]},
+                ],
+                "objectives": [1, 2, 3, 4],
+            }
+        )
+    )
     assert main(["score", "carrossel", str(path)]) == 2
     err = capsys.readouterr().err
     assert "end.json: players: client(s) [6] won by two players" in err and "Traceback" not in err
@@ -249,7 +277,9 @@ def test_legal_plays_and_can_play_agree_through_a_game():
                 plays = legal_plays(DATA, state, p.name)
                 assert bool(plays) == can_play(DATA, state, p.name)
                 assert all(check_play(DATA, state, x) is None for x in plays)
-                occupied = [s for s in p.slots if isinstance(placement(DATA, state, p.name, s, False), str)]
+                occupied = [
+                    s for s in p.slots if isinstance(placement(DATA, state, p.name, s, False), str)
+                ]
                 assert not [x for x in plays if x.slot in occupied and x.ability is None]
                 checked += 1
         state, _ = REF.apply(state, obs)

@@ -64,12 +64,16 @@ SIDE4 = DATA.boards["four"]
 
 
 def start(n: int = 4, seed: int = 1, **kw):
-    state, calls = REF.apply(REF.initial_state(), GameStart(t=0.0, players=NAMES[:n], seed=seed, **kw))
+    state, calls = REF.apply(
+        REF.initial_state(), GameStart(t=0.0, players=NAMES[:n], seed=seed, **kw)
+    )
     assert state.phase == "play", calls
     return state
 
 
-def arrange(state, *, board=None, booths=None, won=None, standees=None, deck_top=(), round=2, **replace):
+def arrange(
+    state, *, board=None, booths=None, won=None, standees=None, deck_top=(), round=2, **replace
+):
     """Put tiles on the board (from their owners' supply), clients in booths / won piles
     (moved from wherever they were), standees on tiles; keep every invariant."""
     side = DATA.boards[state.side]
@@ -83,7 +87,9 @@ def arrange(state, *, board=None, booths=None, won=None, standees=None, deck_top
         if p.name in booths:
             deck += booth
             booth = tuple(booths[p.name])
-        players.append(dataclasses.replace(p, booth=booth, queue=queue, won=p.won + tuple(won.get(p.name, ()))))
+        players.append(
+            dataclasses.replace(p, booth=booth, queue=queue, won=p.won + tuple(won.get(p.name, ())))
+        )
     for k, p in enumerate(players):
         booth = list(p.booth)
         while len(booth) < 3:
@@ -104,8 +110,13 @@ def arrange(state, *, board=None, booths=None, won=None, standees=None, deck_top
     for name, ids in standees.items():
         st[side.by_name[name]] = tuple(ids)
     state = dataclasses.replace(
-        state, players=tuple(players), deck=tuple(deck_top) + tuple(deck), tiles=tuple(tiles),
-        standees=tuple(st), round=round, **replace,
+        state,
+        players=tuple(players),
+        deck=tuple(deck_top) + tuple(deck),
+        tiles=tuple(tiles),
+        standees=tuple(st),
+        round=round,
+        **replace,
     )
     check_invariants(DATA, state)
     return state
@@ -119,8 +130,14 @@ def play_all(state, t: float = 1.0, **plays):
         if p.name in plays:
             spec = plays[p.name]
             animals = (spec[1],) if isinstance(spec[1], str) else tuple(spec[1])
-            obs = PlayObserved(t=t, player=p.name, slot=spec[0], animals=animals,
-                               ability=spec[2] if len(spec) > 2 else None, ticket=spec[3] if len(spec) > 3 else None)
+            obs = PlayObserved(
+                t=t,
+                player=p.name,
+                slot=spec[0],
+                animals=animals,
+                ability=spec[2] if len(spec) > 2 else None,
+                ticket=spec[3] if len(spec) > 3 else None,
+            )
         else:
             first = legal_plays(DATA, state, p.name, abilities=False)[0]
             obs = PlayObserved(t=t, player=p.name, slot=first.slot, animals=first.animals)
@@ -174,7 +191,10 @@ def test_setup_given_deck_and_objectives_are_used_as_read():
 
 def test_setup_bad_deck_is_rejected():
     """Setup 5: the deck must be the game's client cards once each."""
-    s, calls = REF.apply(REF.initial_state(), GameStart(t=0, players=NAMES, clients=(1, 1, 2), objectives=(1, 2, 3, 4)))
+    s, calls = REF.apply(
+        REF.initial_state(),
+        GameStart(t=0, players=NAMES, clients=(1, 1, 2), objectives=(1, 2, 3, 4)),
+    )
     assert s.phase == "waiting" and "clients" in of(calls, InvalidObservation)[0].reason
 
 
@@ -196,7 +216,10 @@ def test_three_players_setup_neutral_tiles_on_unnumbered_slots():
     side = DATA.boards["three"]
     assert s.side == "three" and s.neutral == "green"
     neutral = [s.tiles[c.index] for c in side.cells if c.slot is None]
-    assert all(t is not None and t[0] == "green" and t[1] != "dragon" for t in neutral) and len(neutral) == 12
+    assert (
+        all(t is not None and t[0] == "green" and t[1] != "dragon" for t in neutral)
+        and len(neutral) == 12
+    )
     assert ("green", "dragon", 2) in s.box_tiles
     check_invariants(DATA, s)
 
@@ -224,7 +247,11 @@ def test_phase1_simultaneous_reveal_places_nothing_before_everyone_played():
     """Phase 1 - Play, 1-2: choices are face down until all reveal at once."""
     s = start(4)
     s, calls = REF.apply(s, PlayObserved(t=1, player="Ana", slot=9, animals=("fish",)))
-    assert cell(s, "A9")[0] is None and of(calls, PlayReceived)[0].waiting_for == ("Ben", "Cleo", "Dev")
+    assert cell(s, "A9")[0] is None and of(calls, PlayReceived)[0].waiting_for == (
+        "Ben",
+        "Cleo",
+        "Dev",
+    )
     s2, calls = REF.apply(s, PlayObserved(t=2, player="Ana", slot=4, animals=("fish",)))
     assert s2 is s and "already played" in of(calls, IllegalPlay)[0].reason
     s, calls = play_all(s, t=3, Ben=(4, "horse"), Cleo=(5, "swan"), Dev=(10, "tiger"))
@@ -296,7 +323,11 @@ def test_example_red_blue_scoring():
 def test_example_sequence_partly_in_another_sector():
     """Phase 2 - Score, second example: a valid sequence in red's sector with two of its
     tiles in another sector (at least ONE tile in the sector)."""
-    s = arrange(start(4), board={"B12": "blue tiger", "B8": "green horse"}, booths={"Ana": (2, 15, 29), "Ben": (19, 20, 21)})
+    s = arrange(
+        start(4),
+        board={"B12": "blue tiger", "B8": "green horse"},
+        booths={"Ana": (2, 15, 29), "Ben": (19, 20, 21)},
+    )
     s, calls = play_all(s, Ana=(9, "fish"))
     scored = of(calls, Scored)
     assert [x.player for x in scored] == ["Ana"] and set(scored[0].cells) == {"A9", "B12", "B8"}
@@ -304,7 +335,11 @@ def test_example_sequence_partly_in_another_sector():
 
 def test_phase2_sequence_needs_a_tile_in_the_sector():
     """Phase 2 - Score: a sequence wholly in another sector is not valid for you."""
-    s = arrange(start(4), board={"B12": "blue tiger", "B8": "green horse", "B4": "yellow fish"}, booths={"Ana": (2, 15, 29), "Ben": (19, 20, 21)})
+    s = arrange(
+        start(4),
+        board={"B12": "blue tiger", "B8": "green horse", "B4": "yellow fish"},
+        booths={"Ana": (2, 15, 29), "Ben": (19, 20, 21)},
+    )
     _, calls = play_all(s, Ana=(1, "swan"))
     assert not of(calls, Scored)
 
@@ -312,7 +347,9 @@ def test_phase2_sequence_needs_a_tile_in_the_sector():
 def test_example_horses_and_swan_the_sector_player_chooses_recipients():
     """Phase 2 - Score, third example and Who decides: 2 horses + 1 swan; the swan goes to
     red, the horses to blue or yellow as red chooses."""
-    s = arrange(start(4), board={"A6": "blue horse", "A7": "yellow horse"}, booths={"Ana": (29, 33, 20)})
+    s = arrange(
+        start(4), board={"A6": "blue horse", "A7": "yellow horse"}, booths={"Ana": (29, 33, 20)}
+    )
     s, calls = play_all(s, Ana=(8, "swan"))
     opts = of(calls, SequenceOptions)
     assert len(opts) == 1 and opts[0].player == "Ana" and len(opts[0].options) == 2
@@ -328,7 +365,9 @@ def test_example_horses_and_swan_the_sector_player_chooses_recipients():
 def test_phase2_identical_clients_give_no_choice():
     """Who decides: when the recipients make no difference (two identical 1 VP horses), there
     is one option and it is scored at once."""
-    s = arrange(start(4), board={"A6": "blue horse", "A7": "yellow horse"}, booths={"Ana": (29, 30, 20)})
+    s = arrange(
+        start(4), board={"A6": "blue horse", "A7": "yellow horse"}, booths={"Ana": (29, 30, 20)}
+    )
     s, calls = play_all(s, Ana=(8, "swan"))
     assert not of(calls, SequenceOptions) and len(of(calls, Scored)) == 1
 
@@ -380,7 +419,13 @@ def test_example_two_standees_on_one_tile_five_steps():
 
 def test_phase2_tile_with_a_standee_cannot_be_in_a_sequence():
     """Two standees on one tile, note: a tile that already has a standee is not free."""
-    s = arrange(start(4), board={"A6": "red fish", "A7": "blue tiger"}, booths={"Ana": (2, 15, 29)}, won={"Ana": (10,)}, standees={"A6": (10,)})
+    s = arrange(
+        start(4),
+        board={"A6": "red fish", "A7": "blue tiger"},
+        booths={"Ana": (2, 15, 29)},
+        won={"Ana": (10,)},
+        standees={"A6": (10,)},
+    )
     _, calls = play_all(s, Ana=(8, "horse"))
     assert not of(calls, Scored)
 
@@ -402,7 +447,9 @@ def test_phase2_only_rows_and_columns_never_diagonal_or_l():
 
 def test_phase2_dragon_tiles_are_jokers_several_allowed():
     """Dragon Animal tile: a joker for one animal each; a sequence may hold several."""
-    s = arrange(start(4), board={"A6": "blue dragon", "A7": "yellow dragon"}, booths={"Ana": (2, 15, 29)})
+    s = arrange(
+        start(4), board={"A6": "blue dragon", "A7": "yellow dragon"}, booths={"Ana": (2, 15, 29)}
+    )
     s, calls = play_all(s, Ana=(8, "horse"))
     assert of(calls, SequenceOptions) or of(calls, Scored)
 
@@ -436,7 +483,11 @@ def test_three_players_clients_won_by_neutral_leave_the_game():
     side = DATA.boards["three"]
     # An1 (5,7) is neutral; above it A5 (4,7) and A4 (3,7): a column.
     n_animal = s.tiles[side.by_name["An1"]][1]
-    s = arrange(s, board={"A4": "blue tiger"}, booths={"Ana": (2, {"tiger": 10, "fish": 11, "swan": 20, "horse": 30}[n_animal], 15)})
+    s = arrange(
+        s,
+        board={"A4": "blue tiger"},
+        booths={"Ana": (2, {"tiger": 10, "fish": 11, "swan": 20, "horse": 30}[n_animal], 15)},
+    )
     s, calls = play_all(s, Ana=(5, "fish"))
     scored = of(calls, Scored)
     assert scored and any(v.endswith(">neutral") for v in scored[0].awards.values())
@@ -455,7 +506,12 @@ def test_phase3_quarter_turn_clockwise_gives_new_sectors():
     tb = of(calls, TurnBoard)[0]
     assert (tb.turn_deg, tb.direction, tb.target_deg) == (90.0, "clockwise", 90.0)
     s, calls = REF.apply(s, BoardTurned(t=2, angle_deg=88.0))
-    assert of(calls, BoardTurnedOk)[0].sectors == {"Ana": ("D",), "Ben": ("A",), "Cleo": ("B",), "Dev": ("C",)}
+    assert of(calls, BoardTurnedOk)[0].sectors == {
+        "Ana": ("D",),
+        "Ben": ("A",),
+        "Cleo": ("B",),
+        "Dev": ("C",),
+    }
     rs = of(calls, RoundStarted)[0]
     assert rs.round == 2 and s.phase == "play"
 
@@ -502,7 +558,12 @@ def test_three_players_third_turn_and_two_players_half_turn():
 def test_dragon_client_appearing_reverses_the_rotation():
     """Reverse rotation (Dragon): as soon as the Dragon appears at a booth, the board turns
     the other way (the roof is flipped)."""
-    s = arrange(start(4), board={"A6": "red fish", "A7": "blue tiger"}, booths={"Ana": (2, 15, 29)}, deck_top=(37,))
+    s = arrange(
+        start(4),
+        board={"A6": "red fish", "A7": "blue tiger"},
+        booths={"Ana": (2, 15, 29)},
+        deck_top=(37,),
+    )
     s, calls = play_all(s, Ana=(8, "horse"))
     assert of(calls, RotationReversed)[0].direction == "counterclockwise"
     tb = of(calls, TurnBoard)[0]
@@ -515,7 +576,12 @@ def test_dragon_client_appearing_reverses_the_rotation():
 
 def test_two_players_dragon_ability_is_ignored():
     """Rules for 2 Players, Client card abilities: the Dragon does not reverse the rotation."""
-    s = arrange(start(2), board={"B6": "red fish", "B7": "blue tiger"}, booths={"Ana": (2, 15, 29)}, deck_top=(37,))
+    s = arrange(
+        start(2),
+        board={"B6": "red fish", "B7": "blue tiger"},
+        booths={"Ana": (2, 15, 29)},
+        deck_top=(37,),
+    )
     s, calls = play_all(s, Ana=(3, ("horse", "swan")))
     assert not of(calls, RotationReversed) and s.direction == 1
 
@@ -538,7 +604,13 @@ def test_rotation_sectors_facing_from_an_observed_angle():
 def test_example_jump_slots_8_and_9():
     """Jump (Tiger), the rulebook's example: card 9, slots 8 and 9 occupied, 2, 5, 6, 7 free:
     the tile goes to slot 7."""
-    board = {f"A{n}": f"{c} tiger" for n, c in zip((1, 3, 4, 8, 9, 10, 11, 12), ("red", "red", "blue", "blue", "blue", "yellow", "yellow", "yellow"))}
+    board = {
+        f"A{n}": f"{c} tiger"
+        for n, c in zip(
+            (1, 3, 4, 8, 9, 10, 11, 12),
+            ("red", "red", "blue", "blue", "blue", "yellow", "yellow", "yellow"),
+        )
+    }
     s = arrange(start(4), board=board, booths={"Ana": (20, 21, 22)}, won={"Ana": (5,)})
     s, calls = play_all(s, Ana=(9, "fish", 5))
     assert of(calls, Revealed)[0].cells["Ana"] == ("A7",)
@@ -559,7 +631,9 @@ def test_swan_recovers_discarded_cards():
     just played."""
     s = arrange(start(4), won={"Ana": (5, 24)})
     ana = s.player("Ana")
-    ana = dataclasses.replace(ana, slots=tuple(n for n in ana.slots if n not in (4, 9)), slots_played=(4, 9), used=(5,))
+    ana = dataclasses.replace(
+        ana, slots=tuple(n for n in ana.slots if n not in (4, 9)), slots_played=(4, 9), used=(5,)
+    )
     s = dataclasses.replace(s, players=(ana,) + s.players[1:])
     s, calls = play_all(s, Ana=(3, "fish", 24))
     ana = s.player("Ana")
@@ -592,7 +666,13 @@ def test_horse_single_ticket_needs_a_match_and_a_choice_when_several():
 def test_fish_removes_standees_before_placing():
     """Remove Clients (Fish): BEFORE placing, standees leave your tiles; they can score again
     in the same round."""
-    s = arrange(start(4), board={"A6": "red fish", "A7": "blue tiger"}, booths={"Ana": (2, 15, 29)}, won={"Ana": (10, 11)}, standees={"A6": (10,)})
+    s = arrange(
+        start(4),
+        board={"A6": "red fish", "A7": "blue tiger"},
+        booths={"Ana": (2, 15, 29)},
+        won={"Ana": (10, 11)},
+        standees={"A6": (10,)},
+    )
     s, calls = play_all(s, Ana=(8, "horse", 11))
     assert of(calls, AbilityUsed)[0].ability == "remove_clients"
     assert set(of(calls, Scored)[0].cells) == {"A6", "A7", "A8"}
@@ -616,7 +696,9 @@ def test_end_when_a_player_cannot_match_a_slot_card():
     """END of the game: a player who cannot use any slot card ends the game at once."""
     s = arrange(start(4), board={"D7": "green tiger"})
     ana = s.player("Ana")
-    ana = dataclasses.replace(ana, slots=(7, 8), slots_played=tuple(n for n in range(1, 13) if n not in (7, 8)))
+    ana = dataclasses.replace(
+        ana, slots=(7, 8), slots_played=tuple(n for n in range(1, 13) if n not in (7, 8))
+    )
     s = dataclasses.replace(s, players=(ana,) + s.players[1:])
     s, _ = play_all(s, Ana=(8, "fish"))
     s, calls = REF.apply(s, BoardTurned(t=2, angle_deg=90))
@@ -647,18 +729,33 @@ def test_end_when_booths_cannot_be_refilled():
 
 
 def table(players, objectives=(1, 3, 7, 9), board=None):
-    return table_from_json(DATA, {"players": players, "objectives": list(objectives), "board": board or {}})
+    return table_from_json(
+        DATA, {"players": players, "objectives": list(objectives), "board": board or {}}
+    )
 
 
 def test_end_tie_breaks_vp_then_cards_then_standees_then_shared():
     """END of the game: most VP; tie: most client cards; then most standees on one's tiles;
     then a shared victory."""
     # Ana 3 VP in one card, Ben 3 VP in three cards: Ben wins on cards.
-    s = table([{"name": "Ana", "colour": "red", "won": [9]}, {"name": "Ben", "colour": "blue", "won": [2, 3, 4]}], objectives=(2, 4, 10, 12))
+    s = table(
+        [
+            {"name": "Ana", "colour": "red", "won": [9]},
+            {"name": "Ben", "colour": "blue", "won": [2, 3, 4]},
+        ],
+        objectives=(2, 4, 10, 12),
+    )
     assert final_scores(DATA, s)["winners"] == ["Ben"]
     # Same VP and cards: standees decide.
-    players = [{"name": "Ana", "colour": "red", "won": [6]}, {"name": "Ben", "colour": "blue", "won": [7]}]
-    s = table(players, (2, 4, 10, 12), {"A1": {"tile": "red tiger", "standees": [6]}, "A2": {"tile": "blue tiger"}})
+    players = [
+        {"name": "Ana", "colour": "red", "won": [6]},
+        {"name": "Ben", "colour": "blue", "won": [7]},
+    ]
+    s = table(
+        players,
+        (2, 4, 10, 12),
+        {"A1": {"tile": "red tiger", "standees": [6]}, "A2": {"tile": "blue tiger"}},
+    )
     assert final_scores(DATA, s)["winners"] == ["Ana"]
     s = table(players, (2, 4, 10, 12))
     result = final_scores(DATA, s)
@@ -669,7 +766,13 @@ def test_objectives_client_kinds_each_card_once():
     """OBJECTIVE cards: 4 VP per set of 4, 3 VP per 3 identical, 1 VP per pair; a card counts
     once per objective card; used cards count too."""
     won = [2, 3, 4, 6, 7, 11, 12, 20, 29]  # 5 tigers, 2 fish, a swan, a horse
-    s = table([{"name": "Ana", "colour": "red", "won": won, "used": [2, 3]}, {"name": "Ben", "colour": "blue"}], objectives=(1, 3, 7, 9))
+    s = table(
+        [
+            {"name": "Ana", "colour": "red", "won": won, "used": [2, 3]},
+            {"name": "Ben", "colour": "blue"},
+        ],
+        objectives=(1, 3, 7, 9),
+    )
     row = final_scores(DATA, s)["players"][0]
     objs = {k.split()[0]: v for k, v in row["objectives"].items()}
     assert objs["#1"] == 4  # one full set of tiger+fish+swan+horse
@@ -682,14 +785,35 @@ def test_objectives_client_kinds_each_card_once():
 def test_objectives_tile_shapes_each_tile_once():
     """OBJECTIVE cards: 3 VP per set of 3 tiles in a row/column, a diagonal, an "L"; across
     sectors; each tile once per card."""
-    board = {n: {"tile": "red tiger" if k < 3 else "red fish"} for k, n in enumerate(["A6", "A7", "A8", "A9", "B12"])}
-    s = table([{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}], objectives=(9, 10, 11, 13), board=board)
+    board = {
+        n: {"tile": "red tiger" if k < 3 else "red fish"}
+        for k, n in enumerate(["A6", "A7", "A8", "A9", "B12"])
+    }
+    s = table(
+        [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}],
+        objectives=(9, 10, 11, 13),
+        board=board,
+    )
     objs = {k.split()[0]: v for k, v in final_scores(DATA, s)["players"][0]["objectives"].items()}
     assert objs["#9"] == 3  # 5 in a row: only one disjoint set of 3
     assert objs["#10"] == 3  # three tigers A6-A8 in a row
     assert objs["#11"] == 0 and objs["#13"] == 0
-    board = {n: {"tile": f"red {a}"} for n, a in {"A5": "fish", "B12": "swan", "B9": "horse", "A4": "fish", "A8": "tiger", "A9": "tiger"}.items()}
-    s = table([{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}], objectives=(9, 11, 13, 14), board=board)
+    board = {
+        n: {"tile": f"red {a}"}
+        for n, a in {
+            "A5": "fish",
+            "B12": "swan",
+            "B9": "horse",
+            "A4": "fish",
+            "A8": "tiger",
+            "A9": "tiger",
+        }.items()
+    }
+    s = table(
+        [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}],
+        objectives=(9, 11, 13, 14),
+        board=board,
+    )
     objs = {k.split()[0]: v for k, v in final_scores(DATA, s)["players"][0]["objectives"].items()}
     assert objs["#11"] == 3  # A5 B12 B9 on a diagonal, across sectors
     assert objs["#13"] == 3  # several "L"s among A4 A5 A8 A9 B12, but no two without a shared tile
@@ -699,13 +823,59 @@ def test_objectives_tile_shapes_each_tile_once():
 @pytest.mark.parametrize(
     "doc, field",
     [
-        ({"players": [{"name": "Ana", "colour": "red", "won": [6]}, {"name": "Ben", "colour": "blue", "won": [6]}]}, "won by two players"),
-        ({"players": [{"name": "Ana", "colour": "red", "won": [37]}, {"name": "Ben", "colour": "blue"}], "board": {"A1": {"tile": "red fish", "standees": [37]}}}, "Dragon client"),
-        ({"players": [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}], "board": {f"A{k}": {"tile": "red dragon"} for k in (1, 2, 3)}}, "more than 2 red dragon"),
-        ({"players": [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}], "board": {"Z9": {"tile": "red fish"}}}, "board.Z9"),
-        ({"players": [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}], "board": {"A1": {"tile": "red fish", "standees": [11]}}}, "not among their won clients"),
-        ({"players": [{"name": "Ana", "colour": "pink"}, {"name": "Ben", "colour": "blue"}]}, "players[0].colour"),
-        ({"players": [{"name": "Ana", "colour": "red", "won": [1]}, {"name": "Ben", "colour": "blue"}]}, "two-player mark"),
+        (
+            {
+                "players": [
+                    {"name": "Ana", "colour": "red", "won": [6]},
+                    {"name": "Ben", "colour": "blue", "won": [6]},
+                ]
+            },
+            "won by two players",
+        ),
+        (
+            {
+                "players": [
+                    {"name": "Ana", "colour": "red", "won": [37]},
+                    {"name": "Ben", "colour": "blue"},
+                ],
+                "board": {"A1": {"tile": "red fish", "standees": [37]}},
+            },
+            "Dragon client",
+        ),
+        (
+            {
+                "players": [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}],
+                "board": {f"A{k}": {"tile": "red dragon"} for k in (1, 2, 3)},
+            },
+            "more than 2 red dragon",
+        ),
+        (
+            {
+                "players": [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}],
+                "board": {"Z9": {"tile": "red fish"}},
+            },
+            "board.Z9",
+        ),
+        (
+            {
+                "players": [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}],
+                "board": {"A1": {"tile": "red fish", "standees": [11]}},
+            },
+            "not among their won clients",
+        ),
+        (
+            {"players": [{"name": "Ana", "colour": "pink"}, {"name": "Ben", "colour": "blue"}]},
+            "players[0].colour",
+        ),
+        (
+            {
+                "players": [
+                    {"name": "Ana", "colour": "red", "won": [1]},
+                    {"name": "Ben", "colour": "blue"},
+                ]
+            },
+            "two-player mark",
+        ),
     ],
 )
 def test_state_file_that_breaks_invariants_is_an_error(doc, field):

@@ -29,7 +29,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``companion score``."""
     parser.add_argument("game", choices=SCORED_GAMES, help="the game")
     parser.add_argument("state", nargs="?", metavar="STATE.json", help="the table file")
-    parser.add_argument("--events", metavar="FILE", help="instead: observations (JSON Lines) of a game to referee and score")
+    parser.add_argument(
+        "--events",
+        metavar="FILE",
+        help="instead: observations (JSON Lines) of a game to referee and score",
+    )
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
 
 
@@ -38,7 +42,11 @@ def format_table(table: dict[str, Any]) -> str:
     one column per objective card (``#id``) with a legend below."""
     rows = table["players"]
     labels = list(rows[0]["objectives"]) if rows else []
-    head = [" player", "colour", "clients"] + [label.split()[0] for label in labels] + ["total", "cards", "standees", "rank"]
+    head = (
+        [" player", "colour", "clients"]
+        + [label.split()[0] for label in labels]
+        + ["total", "cards", "standees", "rank"]
+    )
     body = []
     for r in sorted(rows, key=lambda r: r["rank"]):
         mark = "*" if r["player"] in table["winners"] else " "
@@ -51,12 +59,17 @@ def format_table(table: dict[str, Any]) -> str:
     lines = ["  ".join(x.ljust(w) for x, w in zip(line, widths)).rstrip() for line in [head] + body]
     legend = [f"{label}" for label in labels]
     winners = table["winners"]
-    verdict = f"winner: {winners[0]}" if len(winners) == 1 else f"shared victory: {', '.join(winners)}"
+    verdict = (
+        f"winner: {winners[0]}" if len(winners) == 1 else f"shared victory: {', '.join(winners)}"
+    )
     return "\n".join(
         lines
         + ["", "clients = VP of the client cards won; #id = VP from that objective card:"]
         + ["  " + x for x in legend]
-        + ["", verdict + " (ties: most VP, then most client cards, then most standees on their tiles)"]
+        + [
+            "",
+            verdict + " (ties: most VP, then most client cards, then most standees on their tiles)",
+        ]
     )
 
 
@@ -81,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"{args.state}: {exc.strerror}") from None
         except json.JSONDecodeError as exc:
-            raise UsageError(f"{args.state}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+            raise UsageError(
+                f"{args.state}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            ) from None
         except UnicodeDecodeError:
             raise UsageError(f"{args.state}: not UTF-8 text") from None
         try:
@@ -112,7 +127,10 @@ def run(args: argparse.Namespace) -> int:
         if state.phase == "waiting":
             raise UsageError(f"--events {args.events}: no game_start, nothing to score")
         if state.phase != "over":
-            print(f"companion score: the game is not over (round {state.round}, phase {state.phase}); scoring the table as it stands", file=sys.stderr)
+            print(
+                f"companion score: the game is not over (round {state.round}, phase {state.phase}); scoring the table as it stands",
+                file=sys.stderr,
+            )
     table = final_scores(referee.data, state)
     if args.json:
         print(json.dumps(table, indent=2))

@@ -280,16 +280,28 @@ def _get(table: Mapping[str, Any], key: str, kind: type | tuple[type, ...], wher
         raise GameDataError(f"{where}: key '{key}' is missing")
     value = table[key]
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise GameDataError(f"{where}: key '{key}': expected {getattr(kind, '__name__', kind)}, got {value!r}")
+        raise GameDataError(
+            f"{where}: key '{key}': expected {getattr(kind, '__name__', kind)}, got {value!r}"
+        )
     return value
 
 
-def _board_side(name: str, table: Mapping[str, Any], where: str, slot_numbers: Sequence[int]) -> BoardSide:
+def _board_side(
+    name: str, table: Mapping[str, Any], where: str, slot_numbers: Sequence[int]
+) -> BoardSide:
     where = f"{where}: [board.{name}]"
     sectors = tuple(_get(table, "sectors", list, where))
-    _need(len(sectors) >= 2 and len(set(sectors)) == len(sectors), where, "sectors: expected distinct letters")
+    _need(
+        len(sectors) >= 2 and len(set(sectors)) == len(sectors),
+        where,
+        "sectors: expected distinct letters",
+    )
     bearings = _get(table, "bearing_deg", dict, where)
-    _need(set(bearings) == set(sectors), where, f"bearing_deg: expected one bearing for each of {', '.join(sectors)}")
+    _need(
+        set(bearings) == set(sectors),
+        where,
+        f"bearing_deg: expected one bearing for each of {', '.join(sectors)}",
+    )
     grid = _get(table, "grid", list, where)
     cells: list[Cell] = []
     by_pos: dict[tuple[int, int], int] = {}
@@ -298,18 +310,29 @@ def _board_side(name: str, table: Mapping[str, Any], where: str, slot_numbers: S
         tokens = str(row).split()
         if width is None:
             width = len(tokens)
-        _need(len(tokens) == width, where, f"grid row {r + 1}: expected {width} cells, got {len(tokens)}")
+        _need(
+            len(tokens) == width,
+            where,
+            f"grid row {r + 1}: expected {width} cells, got {len(tokens)}",
+        )
         for c, token in enumerate(tokens):
             if token == ".":
                 continue
             sector = token[0]
-            _need(sector in sectors, where, f"grid row {r + 1}: cell {token!r}: unknown sector {sector!r}")
+            _need(
+                sector in sectors,
+                where,
+                f"grid row {r + 1}: cell {token!r}: unknown sector {sector!r}",
+            )
             rest = token[1:]
             if rest.startswith("n") and rest[1:].isdigit():
                 slot = None
             else:
-                _need(rest.isdigit() and int(rest) in slot_numbers, where,
-                      f"grid row {r + 1}: cell {token!r}: expected a sector letter and a slot number 1-12 or n<index>")
+                _need(
+                    rest.isdigit() and int(rest) in slot_numbers,
+                    where,
+                    f"grid row {r + 1}: cell {token!r}: expected a sector letter and a slot number 1-12 or n<index>",
+                )
                 slot = int(rest)
             cells.append(Cell(len(cells), token, r, c, sector, slot))
             by_pos[(r, c)] = len(cells) - 1
@@ -324,7 +347,9 @@ def _board_side(name: str, table: Mapping[str, Any], where: str, slot_numbers: S
         for n in slot_numbers:
             _need((s, n) in slot_cell, where, f"grid: sector {s} has no slot {n}")
 
-    def triples(steps: Iterable[tuple[tuple[int, int], tuple[int, int]]]) -> list[tuple[int, int, int]]:
+    def triples(
+        steps: Iterable[tuple[tuple[int, int], tuple[int, int]]],
+    ) -> list[tuple[int, int, int]]:
         out = set()
         for (r, c), i in by_pos.items():
             for d1, d2 in steps:
@@ -337,9 +362,7 @@ def _board_side(name: str, table: Mapping[str, Any], where: str, slot_numbers: S
     diagonals = triples([((1, 1), (2, 2)), ((1, -1), (2, -2))])
     # An "L": a corner cell with one neighbour in its row and one in its column.
     l_shapes = triples([((0, dc), (dr, 0)) for dr in (-1, 1) for dc in (-1, 1)])
-    touching = {
-        s: tuple(t for t in lines if any(cells[i].sector == s for i in t)) for s in sectors
-    }
+    touching = {s: tuple(t for t in lines if any(cells[i].sector == s for i in t)) for s in sectors}
     return BoardSide(
         name=name,
         sectors=sectors,
@@ -372,32 +395,63 @@ def load_game_data(path: str | Path = DEFAULT_DATA) -> GameData:
     _need(doc.get("format") == 1, where, "format: expected 1")
     tiles = _get(doc, "tiles", dict, where)
     colours = tuple(_get(tiles, "colours", list, f"{where}: [tiles]"))
-    _need(len(colours) == 4 and len(set(colours)) == 4, where, "[tiles] colours: expected 4 distinct colours")
+    _need(
+        len(colours) == 4 and len(set(colours)) == 4,
+        where,
+        "[tiles] colours: expected 4 distinct colours",
+    )
     per_colour = _get(tiles, "per_colour", dict, f"{where}: [tiles]")
-    _need(set(per_colour) == set(ANIMALS) and all(isinstance(v, int) and v >= 0 for v in per_colour.values()),
-          where, f"[tiles] per_colour: expected a count for each of {', '.join(ANIMALS)}")
+    _need(
+        set(per_colour) == set(ANIMALS)
+        and all(isinstance(v, int) and v >= 0 for v in per_colour.values()),
+        where,
+        f"[tiles] per_colour: expected a count for each of {', '.join(ANIMALS)}",
+    )
     slots = _get(doc, "slot_cards", dict, where)
     numbers = tuple(_get(slots, "numbers", list, f"{where}: [slot_cards]"))
-    _need(numbers and all(isinstance(n, int) and n > 0 for n in numbers) and len(set(numbers)) == len(numbers),
-          where, "[slot_cards] numbers: expected distinct positive integers")
+    _need(
+        numbers
+        and all(isinstance(n, int) and n > 0 for n in numbers)
+        and len(set(numbers)) == len(numbers),
+        where,
+        "[slot_cards] numbers: expected distinct positive integers",
+    )
     first = tuple(_get(slots, "first_round", list, f"{where}: [slot_cards]"))
-    _need(set(first) <= set(numbers) and first, where, "[slot_cards] first_round: expected slot numbers")
+    _need(
+        set(first) <= set(numbers) and first,
+        where,
+        "[slot_cards] first_round: expected slot numbers",
+    )
     booth = _get(doc, "booth", dict, where)
     booth_size = _get(booth, "clients", int, f"{where}: [booth]")
     queue_size = _get(booth, "two_player_queue", int, f"{where}: [booth]")
     # Phase 2 - Score: a sequence of 3 tiles takes the booth's clients, so a booth holds 3.
-    _need(booth_size == 3, where, f"[booth] clients: expected 3 (a sequence is 3 tiles), got {booth_size}")
+    _need(
+        booth_size == 3,
+        where,
+        f"[booth] clients: expected 3 (a sequence is 3 tiles), got {booth_size}",
+    )
     rot = _get(doc, "rotation", dict, where)
     direction = _get(rot, "start_direction", str, f"{where}: [rotation]")
-    _need(direction in ("clockwise", "counterclockwise"), where,
-          "[rotation] start_direction: expected 'clockwise' or 'counterclockwise'")
+    _need(
+        direction in ("clockwise", "counterclockwise"),
+        where,
+        "[rotation] start_direction: expected 'clockwise' or 'counterclockwise'",
+    )
     boards_t = _get(doc, "board", dict, where)
-    boards = {n: _board_side(n, _get(boards_t, n, dict, f"{where}: [board]"), where, numbers) for n in ("four", "three")}
+    boards = {
+        n: _board_side(n, _get(boards_t, n, dict, f"{where}: [board]"), where, numbers)
+        for n in ("four", "three")
+    }
     seats_t = _get(doc, "seats", dict, where)
     seats = {}
     for n, key in ((2, "two"), (3, "three"), (4, "four")):
         v = _get(seats_t, key, list, f"{where}: [seats]")
-        _need(len(v) == n and all(isinstance(x, (int, float)) for x in v), where, f"[seats] {key}: expected {n} bearings")
+        _need(
+            len(v) == n and all(isinstance(x, (int, float)) for x in v),
+            where,
+            f"[seats] {key}: expected {n} bearings",
+        )
         seats[n] = tuple(float(x) for x in v)
     cards = _get(_get(doc, "clients", dict, where), "cards", list, f"{where}: [clients]")
     clients: dict[int, Client] = {}
@@ -408,9 +462,13 @@ def load_game_data(path: str | Path = DEFAULT_DATA) -> GameData:
         animal = _get(c, "animal", str, w)
         _need(animal in ANIMALS, w, f"animal: expected one of {', '.join(ANIMALS)}, got {animal!r}")
         _need(cid not in clients, w, f"id {cid} appears twice")
-        clients[cid] = Client(cid, animal, _get(c, "vp", int, w), bool(c.get("two_player_removed", False)))
+        clients[cid] = Client(
+            cid, animal, _get(c, "vp", int, w), bool(c.get("two_player_removed", False))
+        )
     dragons = [c.id for c in clients.values() if c.animal == "dragon"]
-    _need(len(dragons) == 1, where, f"[clients]: expected exactly one Dragon card, got {len(dragons)}")
+    _need(
+        len(dragons) == 1, where, f"[clients]: expected exactly one Dragon card, got {len(dragons)}"
+    )
     obj_t = _get(doc, "objectives", dict, where)
     in_play = _get(obj_t, "in_play", int, f"{where}: [objectives]")
     objectives: dict[int, Objective] = {}
@@ -419,18 +477,30 @@ def load_game_data(path: str | Path = DEFAULT_DATA) -> GameData:
         _need(isinstance(o, dict), w, "expected a table")
         oid = _get(o, "id", int, w)
         kind = _get(o, "kind", str, w)
-        _need(kind in CLIENT_KINDS + TILE_KINDS, w, f"kind: expected one of {', '.join(CLIENT_KINDS + TILE_KINDS)}")
+        _need(
+            kind in CLIENT_KINDS + TILE_KINDS,
+            w,
+            f"kind: expected one of {', '.join(CLIENT_KINDS + TILE_KINDS)}",
+        )
         animals = tuple(o.get("animals", ()))
         _need(all(a in ANIMALS for a in animals), w, "animals: expected animal names")
         if kind in CLIENT_KINDS:
             _need(bool(animals), w, "animals: a client objective shows at least one animal")
         if kind == "clients_three":
-            _need(len(set(animals)) == 1 and len(animals) == 3, w, "animals: expected three of one animal")
+            _need(
+                len(set(animals)) == 1 and len(animals) == 3,
+                w,
+                "animals: expected three of one animal",
+            )
         match = o.get("match", "any")
         _need(match in ("any", "same"), w, "match: expected 'any' or 'same'")
         _need(oid not in objectives, w, f"id {oid} appears twice")
         objectives[oid] = Objective(oid, kind, _get(o, "vp", int, w), animals, match)
-    _need(0 < in_play <= len(objectives), where, "[objectives] in_play: expected 1 to the number of cards")
+    _need(
+        0 < in_play <= len(objectives),
+        where,
+        "[objectives] in_play: expected 1 to the number of cards",
+    )
     return GameData(
         colours=colours,
         per_colour={a: per_colour[a] for a in ANIMALS},
@@ -501,7 +571,9 @@ class TurnVerdict:
     expected_deg: float
 
 
-def judge_turn(start_deg: float, seen_deg: float, expected_deg: float, tolerance_deg: float) -> TurnVerdict:
+def judge_turn(
+    start_deg: float, seen_deg: float, expected_deg: float, tolerance_deg: float
+) -> TurnVerdict:
     """Judge a turn of the round board (Phase 3 - Rotate; Reverse rotation (Dragon)).
 
     Args:
@@ -695,12 +767,19 @@ def player_sectors(data: GameData, state: CarrosselState) -> dict[str, tuple[str
     """The sector(s) in front of each player at the board's nominal angle, in clockwise order
     (Phase 1 - Play: play only in the sector in front of you; Rules for 2 Players: two)."""
     side = data.boards[state.side]
-    seats = _seat_sectors(side.sectors, tuple(side.bearing_deg[s] for s in side.sectors), data.seats[len(state.players)], nominal_angle(data, state))
+    seats = _seat_sectors(
+        side.sectors,
+        tuple(side.bearing_deg[s] for s in side.sectors),
+        data.seats[len(state.players)],
+        nominal_angle(data, state),
+    )
     return {p.name: seats[k] for k, p in enumerate(state.players)}
 
 
 @functools.lru_cache(maxsize=256)
-def _seat_sectors(sectors: tuple[str, ...], bearings: tuple[float, ...], seats: tuple[float, ...], angle: float) -> tuple[tuple[str, ...], ...]:
+def _seat_sectors(
+    sectors: tuple[str, ...], bearings: tuple[float, ...], seats: tuple[float, ...], angle: float
+) -> tuple[tuple[str, ...], ...]:
     side_like = BoardSide("", sectors, dict(zip(sectors, bearings)), (), (), (), (), {}, {}, {})
     facing = sectors_facing(side_like, seats, angle)
     assert facing is not None
@@ -750,7 +829,9 @@ def placement(
         if not jump:
             return f"slot {slot} of sector {s} is occupied"
         # Jump (Tiger): the free slot with the closest-valued smaller number.
-        smaller = [n for n in data.slot_numbers if n < slot and _free(state, side.slot_cell[(s, n)])]
+        smaller = [
+            n for n in data.slot_numbers if n < slot and _free(state, side.slot_cell[(s, n)])
+        ]
         if not smaller:
             return f"Jump: sector {s} has no free slot below {slot}"
         cells.append(side.slot_cell[(s, max(smaller))])
@@ -774,7 +855,11 @@ def check_play(data: GameData, state: CarrosselState, play: Play) -> str | None:
     sectors = player_sectors(data, state)[p.name]
     # A slot card from the hand; discarded cards cannot be played (Phase 1 - Play, 3).
     if play.slot not in p.slots:
-        where = "in the discard pile" if play.slot in p.slots_played else "not one of the player's slot cards"
+        where = (
+            "in the discard pile"
+            if play.slot in p.slots_played
+            else "not one of the player's slot cards"
+        )
         return f"slot card {play.slot} is {where}"
     if not _slot_allowed(data, state, play.slot):
         return f"first round: the slot card must be one of {', '.join(map(str, data.first_round))}"
@@ -826,7 +911,9 @@ def _matches(tile_animal: str, client_animal: str) -> bool:
 _MATCH = {(t, c): _matches(t, c) for t in ANIMALS for c in ANIMALS}
 
 
-def _ticket_options(data: GameData, p: PlayerState, animals: Sequence[str]) -> list[tuple[int, int]]:
+def _ticket_options(
+    data: GameData, p: PlayerState, animals: Sequence[str]
+) -> list[tuple[int, int]]:
     """(client id, tile index in the play) pairs a Single ticket may take."""
     out = []
     for c in p.booth:
@@ -837,7 +924,9 @@ def _ticket_options(data: GameData, p: PlayerState, animals: Sequence[str]) -> l
     return out
 
 
-def legal_plays(data: GameData, state: CarrosselState, player: str, abilities: bool = True) -> list[Play]:
+def legal_plays(
+    data: GameData, state: CarrosselState, player: str, abilities: bool = True
+) -> list[Play]:
     """Every legal play of a player this round (python-chess style ``legal_moves``).
 
     Single ticket plays are listed without ``ticket`` where one kind of client matches, with
@@ -848,7 +937,11 @@ def legal_plays(data: GameData, state: CarrosselState, player: str, abilities: b
         return []
     n = len(player_sectors(data, state)[player])
     have = [a for a in ANIMALS if p.has_tile(a)]
-    combos = [c for c in itertools.product(have, repeat=n) if all(p.has_tile(a, k) for a, k in Counter(c).items())]
+    combos = [
+        c
+        for c in itertools.product(have, repeat=n)
+        if all(p.has_tile(a, k) for a, k in Counter(c).items())
+    ]
     choices: list[int | None] = [None]
     if abilities:
         choices += sorted(set(c for c in p.usable if data.clients[c].animal != "dragon"))
@@ -972,7 +1065,9 @@ def option_text(data: GameData, state: CarrosselState, option: ScoringOption) ->
     return options_text(data, state, (option,))[0]
 
 
-def options_text(data: GameData, state: CarrosselState, options: Sequence[ScoringOption]) -> list[str]:
+def options_text(
+    data: GameData, state: CarrosselState, options: Sequence[ScoringOption]
+) -> list[str]:
     """Text forms of several scoring options (see :func:`option_text`), in order."""
     names = data.boards[state.side].cell_names
     owner = {p.colour: p.name for p in state.players}
@@ -1009,7 +1104,12 @@ def _max_disjoint(triples: Sequence[tuple[int, int, int]]) -> int:
 
 
 def objective_sets(
-    data: GameData, side: BoardSide, objective: Objective, won: Sequence[int], tiles: Sequence[Tile | None], colour: str
+    data: GameData,
+    side: BoardSide,
+    objective: Objective,
+    won: Sequence[int],
+    tiles: Sequence[Tile | None],
+    colour: str,
 ) -> int:
     """How many times a player completes one objective card (OBJECTIVE cards): every client
     card or tile counts once per objective card; used clients count too.
@@ -1021,7 +1121,9 @@ def objective_sets(
         have = Counter(data.clients[c].animal for c in won)
         need = Counter(objective.animals)
         return min(have[a] // k for a, k in need.items())
-    shape = {"tiles_line": side.lines, "tiles_diagonal": side.diagonals, "tiles_l": side.l_shapes}[objective.kind]
+    shape = {"tiles_line": side.lines, "tiles_diagonal": side.diagonals, "tiles_l": side.l_shapes}[
+        objective.kind
+    ]
     mine = []
     for t in shape:
         ts = [tiles[i] for i in t]
@@ -1051,7 +1153,9 @@ def final_scores(data: GameData, state: CarrosselState) -> dict[str, Any]:
             o = data.objectives[oid]
             objs[str(o)] = o.vp * objective_sets(data, side, o, p.won, state.tiles, p.colour)
         standees = sum(
-            len(state.standees[i]) for i, t in enumerate(state.tiles) if t is not None and t[0] == p.colour
+            len(state.standees[i])
+            for i, t in enumerate(state.tiles)
+            if t is not None and t[0] == p.colour
         )
         rows.append(
             {
@@ -1113,9 +1217,13 @@ def check_invariants(data: GameData, state: CarrosselState) -> None:
                 raise StateError(f"cell {side.cells[i].name}: the Dragon client stands on a {t[1]}")
             if owner == NEUTRAL:
                 if c not in state.boxed:
-                    raise StateError(f"cell {side.cells[i].name}: client #{c} on a neutral tile is not out of the game")
+                    raise StateError(
+                        f"cell {side.cells[i].name}: client #{c} on a neutral tile is not out of the game"
+                    )
             elif c not in state.player(owner).won:  # type: ignore[union-attr]
-                raise StateError(f"cell {side.cells[i].name}: client #{c} stands on {owner}'s tile but {owner} has not won it")
+                raise StateError(
+                    f"cell {side.cells[i].name}: client #{c} stands on {owner}'s tile but {owner} has not won it"
+                )
     for colour, a, n in state.box_tiles:
         count[(colour, a)] += n
     for colour in data.colours:
@@ -1130,7 +1238,9 @@ def check_invariants(data: GameData, state: CarrosselState) -> None:
         if not set(p.used) <= set(p.won):
             raise StateError(f"player {p.name}: used clients that were not won")
         if sorted(p.slots + p.slots_played) != sorted(data.slot_numbers):
-            raise StateError(f"player {p.name}: slot cards in hand and discard pile are not 1-12 once each")
+            raise StateError(
+                f"player {p.name}: slot cards in hand and discard pile are not 1-12 once each"
+            )
     if set(places) != set(data.clients) or any(n != 1 for n in places.values()):
         twice = sorted(c for c, n in places.items() if n > 1)
         raise StateError(f"clients: every card must be in exactly one place (twice: {twice})")
@@ -1151,7 +1261,10 @@ def table_json(data: GameData, state: CarrosselState) -> dict[str, Any]:
     side = data.boards[state.side]
     return {
         "game": "carrossel",
-        "players": [{"name": p.name, "colour": p.colour, "won": list(p.won), "used": list(p.used)} for p in state.players],
+        "players": [
+            {"name": p.name, "colour": p.colour, "won": list(p.won), "used": list(p.used)}
+            for p in state.players
+        ],
         "neutral": state.neutral,
         "objectives": list(state.objectives),
         "board": {
@@ -1189,11 +1302,15 @@ def table_from_json(data: GameData, doc: Any, where: str = "state") -> Carrossel
         if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"].strip():
             raise err(f, "expected an object with a non-empty 'name'")
         if p.get("colour") not in data.colours:
-            raise err(f + ".colour", f"expected one of {', '.join(data.colours)}, got {p.get('colour')!r}")
+            raise err(
+                f + ".colour", f"expected one of {', '.join(data.colours)}, got {p.get('colour')!r}"
+            )
         won = p.get("won", [])
         used = p.get("used", [])
         for key, ids in (("won", won), ("used", used)):
-            if not isinstance(ids, list) or not all(isinstance(c, int) and not isinstance(c, bool) and c in data.clients for c in ids):
+            if not isinstance(ids, list) or not all(
+                isinstance(c, int) and not isinstance(c, bool) and c in data.clients for c in ids
+            ):
                 raise err(f"{f}.{key}", f"expected a list of client ids 1-{max(data.clients)}")
         if len(set(won)) != len(won):
             raise err(f + ".won", "a client card listed twice")
@@ -1202,7 +1319,16 @@ def table_from_json(data: GameData, doc: Any, where: str = "state") -> Carrossel
         if n == 2 and any(data.clients[c].two_player_removed for c in won):
             raise err(f + ".won", "a card with the two-player mark is not in a 2-player game")
         all_won.update(won)
-        pstates.append(PlayerState(p["name"], p["colour"], tiles=(0,) * len(ANIMALS), slots=data.slot_numbers, won=tuple(won), used=tuple(used)))
+        pstates.append(
+            PlayerState(
+                p["name"],
+                p["colour"],
+                tiles=(0,) * len(ANIMALS),
+                slots=data.slot_numbers,
+                won=tuple(won),
+                used=tuple(used),
+            )
+        )
     if len({p.name for p in pstates}) != n or len({p.colour for p in pstates}) != n:
         raise err("players", "names and colours must be distinct")
     twice = sorted(c for c, m in all_won.items() if m > 1)
@@ -1224,7 +1350,10 @@ def table_from_json(data: GameData, doc: Any, where: str = "state") -> Carrossel
         or len(set(objectives)) != len(objectives)
         or not all(isinstance(o, int) and o in data.objectives for o in objectives)
     ):
-        raise err("objectives", f"expected {data.objectives_in_play} distinct objective ids 1-{max(data.objectives)}")
+        raise err(
+            "objectives",
+            f"expected {data.objectives_in_play} distinct objective ids 1-{max(data.objectives)}",
+        )
     board = doc.get("board", {})
     if not isinstance(board, dict):
         raise err("board", "expected an object: cell name -> {tile, standees}")
@@ -1236,8 +1365,12 @@ def table_from_json(data: GameData, doc: Any, where: str = "state") -> Carrossel
         f = f"board.{name}"
         if name not in side.by_name:
             raise err(f, f"no such cell on the {side.name}-sector side")
-        if not isinstance(v, dict) or not isinstance(v.get("tile"), str) or len(v["tile"].split()) != 2:
-            raise err(f + ".tile", "expected \"<colour> <animal>\", e.g. \"red fish\"")
+        if (
+            not isinstance(v, dict)
+            or not isinstance(v.get("tile"), str)
+            or len(v["tile"].split()) != 2
+        ):
+            raise err(f + ".tile", 'expected "<colour> <animal>", e.g. "red fish"')
         colour, animal = v["tile"].split()
         if colour not in colour_owner and colour != neutral:
             raise err(f + ".tile", f"{colour!r} is not a colour in this game")
@@ -1249,15 +1382,23 @@ def table_from_json(data: GameData, doc: Any, where: str = "state") -> Carrossel
         if counts[(colour, animal)] > data.per_colour[animal]:
             raise err(f + ".tile", f"more than {data.per_colour[animal]} {colour} {animal} tiles")
         ids = v.get("standees", [])
-        if not isinstance(ids, list) or not all(isinstance(c, int) and c in data.clients for c in ids):
+        if not isinstance(ids, list) or not all(
+            isinstance(c, int) and c in data.clients for c in ids
+        ):
             raise err(f + ".standees", "expected a list of client ids")
         for c in ids:
             if data.clients[c].animal == "dragon" and animal != "dragon":
                 raise err(f + ".standees", "the Dragon client stands only on a Dragon tile")
             if colour != neutral and c not in colour_owner[colour].won:
-                raise err(f + ".standees", f"client #{c} stands on {colour_owner[colour].name}'s tile but is not among their won clients")
+                raise err(
+                    f + ".standees",
+                    f"client #{c} stands on {colour_owner[colour].name}'s tile but is not among their won clients",
+                )
             if colour == neutral and c in all_won:
-                raise err(f + ".standees", f"client #{c} on a neutral tile left the game; nobody can have won it")
+                raise err(
+                    f + ".standees",
+                    f"client #{c} on a neutral tile left the game; nobody can have won it",
+                )
         i = side.by_name[name]
         tiles[i] = (colour, animal)
         standees[i] = tuple(ids)
@@ -1558,7 +1699,9 @@ class CarrosselReferee:
     def __init__(self, data: str = "", turn_tolerance_deg: float = 20.0):
         self.data = load_game_data(Path(data) if data else DEFAULT_DATA)
         if not 0 < turn_tolerance_deg < 45:
-            raise ValueError(f"turn_tolerance_deg: expected 0 to 45 degrees, got {turn_tolerance_deg}")
+            raise ValueError(
+                f"turn_tolerance_deg: expected 0 to 45 degrees, got {turn_tolerance_deg}"
+            )
         self.turn_tolerance_deg = turn_tolerance_deg
 
     # -- the Referee protocol ---------------------------------------------------------
@@ -1583,9 +1726,13 @@ class CarrosselReferee:
             out["sectors"] = player_sectors(self.data, state)
             out["direction"] = _direction_word(state.direction)
             out["angle_deg"] = nominal_angle(self.data, state)
-            out["waiting_for"] = [pp.player for pp in state.pending if pp.chosen is None] if state.phase == "score" else [
-                p.name for p in state.players if p.name not in {x.player for x in state.plays}
-            ]
+            out["waiting_for"] = (
+                [pp.player for pp in state.pending if pp.chosen is None]
+                if state.phase == "score"
+                else [
+                    p.name for p in state.players if p.name not in {x.player for x in state.plays}
+                ]
+            )
         if state.phase == "over":
             out["end_reason"] = state.end_reason
         return out
@@ -1594,20 +1741,28 @@ class CarrosselReferee:
         """The table file of this state (:func:`table_json`)."""
         return table_json(self.data, state)
 
-    def apply(self, state: CarrosselState, observation: Observation) -> tuple[CarrosselState, list[Call]]:
+    def apply(
+        self, state: CarrosselState, observation: Observation
+    ) -> tuple[CarrosselState, list[Call]]:
         """Apply one observation at its time ``observation.t`` (seconds, non-decreasing)."""
         t = observation.t
         if t < state.last_t:
-            return state, [_invalid(observation, f"time went backwards: t={t} after t={state.last_t}")]
+            return state, [
+                _invalid(observation, f"time went backwards: t={t} after t={state.last_t}")
+            ]
         if isinstance(observation, Tick):
             return dataclasses.replace(state, last_t=t), []
         handler = self._handlers.get(type(observation))
         if handler is None:
-            return state, [_invalid(observation, f"{observation.type!r} is not a Carrossel observation")]
+            return state, [
+                _invalid(observation, f"{observation.type!r} is not a Carrossel observation")
+            ]
         if state.phase == "over":
             return state, [_invalid(observation, "the game is over")]
         if state.phase == "waiting" and not isinstance(observation, GameStart):
-            return state, [_invalid(observation, "no game yet: the first observation must be game_start")]
+            return state, [
+                _invalid(observation, "no game yet: the first observation must be game_start")
+            ]
         new, calls = handler(self, state, observation)
         if new is state:
             return state, calls
@@ -1615,7 +1770,9 @@ class CarrosselReferee:
 
     # -- setup --------------------------------------------------------------------------
 
-    def _game_start(self, state: CarrosselState, obs: GameStart) -> tuple[CarrosselState, list[Call]]:
+    def _game_start(
+        self, state: CarrosselState, obs: GameStart
+    ) -> tuple[CarrosselState, list[Call]]:
         data = self.data
         if state.phase != "waiting":
             return state, [_invalid(obs, "the game has already started")]
@@ -1624,13 +1781,21 @@ class CarrosselReferee:
         if not 2 <= len(names) <= 4:
             return state, [_invalid(obs, f"players: expected 2 to 4 names, got {len(names)}")]
         if len(set(names)) != len(names) or not all(n.strip() for n in names) or NEUTRAL in names:
-            return state, [_invalid(obs, "players: names must be distinct, non-empty and not 'neutral'")]
+            return state, [
+                _invalid(obs, "players: names must be distinct, non-empty and not 'neutral'")
+            ]
         n = len(names)
         colours = obs.colours if obs.colours is not None else data.colours[:n]
         if len(colours) != n or len(set(colours)) != n or not set(colours) <= set(data.colours):
-            return state, [_invalid(obs, f"colours: expected {n} distinct colours of {', '.join(data.colours)}")]
+            return state, [
+                _invalid(
+                    obs, f"colours: expected {n} distinct colours of {', '.join(data.colours)}"
+                )
+            ]
         rng = random.Random(obs.seed)
-        missing = [k for k, v in (("clients", obs.clients), ("objectives", obs.objectives)) if v is None]
+        missing = [
+            k for k, v in (("clients", obs.clients), ("objectives", obs.objectives)) if v is None
+        ]
         if n == 3 and obs.neutral is None:
             missing.append("neutral")
         if missing and obs.seed is None:
@@ -1639,7 +1804,12 @@ class CarrosselReferee:
         if obs.clients is not None:
             # The game's client cards once each (Setup 5; Rules for 2 Players: marked removed).
             if sorted(obs.clients) != sorted(cards):
-                return state, [_invalid(obs, f"clients: expected the {len(cards)} client ids of a {n}-player game once each")]
+                return state, [
+                    _invalid(
+                        obs,
+                        f"clients: expected the {len(cards)} client ids of a {n}-player game once each",
+                    )
+                ]
             deck = list(obs.clients)
         else:
             # Setup 5: shuffle without the Dragon, then put it in the middle of the deck.
@@ -1648,8 +1818,17 @@ class CarrosselReferee:
             deck.insert(len(deck) // 2, data.dragon)
         if obs.objectives is not None:
             objs = obs.objectives
-            if len(objs) != data.objectives_in_play or len(set(objs)) != len(objs) or not set(objs) <= set(data.objectives):
-                return state, [_invalid(obs, f"objectives: expected {data.objectives_in_play} distinct objective ids")]
+            if (
+                len(objs) != data.objectives_in_play
+                or len(set(objs)) != len(objs)
+                or not set(objs) <= set(data.objectives)
+            ):
+                return state, [
+                    _invalid(
+                        obs,
+                        f"objectives: expected {data.objectives_in_play} distinct objective ids",
+                    )
+                ]
         else:
             # Setup 8: 4 objective cards at random.
             objs = tuple(sorted(rng.sample(sorted(data.objectives), data.objectives_in_play)))
@@ -1666,12 +1845,22 @@ class CarrosselReferee:
             pool = [a for a in ANIMALS if a != "dragon" for _ in range(data.per_colour[a])]
             if obs.neutral is not None:
                 if len(obs.neutral) != len(open_cells) or sorted(obs.neutral) != sorted(pool):
-                    return state, [_invalid(obs, f"neutral: expected the {len(pool)} non-Dragon animals of one colour, in board order")]
+                    return state, [
+                        _invalid(
+                            obs,
+                            f"neutral: expected the {len(pool)} non-Dragon animals of one colour, in board order",
+                        )
+                    ]
                 pool = list(obs.neutral)
             else:
                 rng.shuffle(pool)
             if len(pool) != len(open_cells):
-                return state, [_invalid(obs, f"neutral: the board has {len(open_cells)} un-numbered slots for {len(pool)} tiles")]
+                return state, [
+                    _invalid(
+                        obs,
+                        f"neutral: the board has {len(open_cells)} un-numbered slots for {len(pool)} tiles",
+                    )
+                ]
             for cell, a in zip(open_cells, pool):
                 tiles[cell] = (neutral, a)
             box.append((neutral, "dragon", data.per_colour["dragon"]))
@@ -1716,35 +1905,58 @@ class CarrosselReferee:
 
     # -- Phase 1 - Play -------------------------------------------------------------------
 
-    def _start_round(self, state: CarrosselState, t: float, calls: list[Call]) -> tuple[CarrosselState, list[Call]]:
+    def _start_round(
+        self, state: CarrosselState, t: float, calls: list[Call]
+    ) -> tuple[CarrosselState, list[Call]]:
         data = self.data
         # END of the game: a player who cannot make a legal move ends the game at once.
         for p in state.players:
             if not can_play(data, state, p.name):
-                why = "has no animal tiles left" if sum(p.tiles) == 0 else "has no slot card that matches a free slot"
+                why = (
+                    "has no animal tiles left"
+                    if sum(p.tiles) == 0
+                    else "has no slot card that matches a free slot"
+                )
                 return self._end(state, t, calls, f"{p.name} cannot make a legal move ({why})")
         sectors = player_sectors(data, state)
         slots = {}
         for p in state.players:
             jump = any(data.clients[c].animal == "tiger" for c in p.usable)
             slots[p.name] = tuple(
-                s for s in sorted(set(p.slots))
+                s
+                for s in sorted(set(p.slots))
                 if _slot_allowed(data, state, s)
-                and (not isinstance(placement(data, state, p.name, s, False), str)
-                     or (jump and not isinstance(placement(data, state, p.name, s, True), str)))
+                and (
+                    not isinstance(placement(data, state, p.name, s, False), str)
+                    or (jump and not isinstance(placement(data, state, p.name, s, True), str))
+                )
             )
         state = dataclasses.replace(state, phase="play", plays=(), pending=(), score_phase=0)
         return state, calls + [RoundStarted(t=t, round=state.round, sectors=sectors, slots=slots)]
 
     def _play(self, state: CarrosselState, obs: PlayObserved) -> tuple[CarrosselState, list[Call]]:
         if state.phase != "play":
-            return state, [_invalid(obs, f"play: not now (phase {state.phase}; plays are made in Phase 1)")]
+            return state, [
+                _invalid(obs, f"play: not now (phase {state.phase}; plays are made in Phase 1)")
+            ]
         p = state.player(obs.player)
         if p is None:
-            return state, [_invalid(obs, f"player: unknown player {obs.player!r} (players: {', '.join(x.name for x in state.players)})")]
+            return state, [
+                _invalid(
+                    obs,
+                    f"player: unknown player {obs.player!r} (players: {', '.join(x.name for x in state.players)})",
+                )
+            ]
         play = Play(obs.player, obs.slot, obs.animals, obs.ability, obs.ticket)
         if any(x.player == p.name for x in state.plays):
-            return state, [IllegalPlay(t=obs.t, player=p.name, play=str(play), reason="already played this round; the reveal is simultaneous")]
+            return state, [
+                IllegalPlay(
+                    t=obs.t,
+                    player=p.name,
+                    play=str(play),
+                    reason="already played this round; the reveal is simultaneous",
+                )
+            ]
         reason = check_play(self.data, state, play)
         if reason is not None:
             return state, [IllegalPlay(t=obs.t, player=p.name, play=str(play), reason=reason)]
@@ -1756,14 +1968,25 @@ class CarrosselReferee:
             return state, calls
         return self._reveal(state, obs.t, calls)
 
-    def _reveal(self, state: CarrosselState, t: float, calls: list[Call]) -> tuple[CarrosselState, list[Call]]:
+    def _reveal(
+        self, state: CarrosselState, t: float, calls: list[Call]
+    ) -> tuple[CarrosselState, list[Call]]:
         """Phase 1 - Play, 2: everything is revealed at once, then the abilities act."""
         data = self.data
         side = data.boards[state.side]
         order = {p.name: k for k, p in enumerate(state.players)}
         plays = sorted(state.plays, key=lambda x: order[x.player])
         # Placements are decided on the board as it stood at the reveal.
-        where = {pl.player: placement(data, state, pl.player, pl.slot, pl.ability is not None and data.clients[pl.ability].animal == "tiger") for pl in plays}
+        where = {
+            pl.player: placement(
+                data,
+                state,
+                pl.player,
+                pl.slot,
+                pl.ability is not None and data.clients[pl.ability].animal == "tiger",
+            )
+            for pl in plays
+        }
         standees = list(state.standees)
         tiles = list(state.tiles)
         players = {p.name: p for p in state.players}
@@ -1772,11 +1995,23 @@ class CarrosselReferee:
         for pl in plays:
             if pl.ability is not None and data.clients[pl.ability].animal == "fish":
                 colour = players[pl.player].colour
-                removed = [side.cells[i].name for i, tl in enumerate(tiles) if tl is not None and tl[0] == colour and standees[i]]
+                removed = [
+                    side.cells[i].name
+                    for i, tl in enumerate(tiles)
+                    if tl is not None and tl[0] == colour and standees[i]
+                ]
                 for i, tl in enumerate(tiles):
                     if tl is not None and tl[0] == colour:
                         standees[i] = ()
-                more.append(AbilityUsed(t=t, player=pl.player, client=pl.ability, ability="remove_clients", detail=f"standees removed from {', '.join(removed) or 'no tile'}"))
+                more.append(
+                    AbilityUsed(
+                        t=t,
+                        player=pl.player,
+                        client=pl.ability,
+                        ability="remove_clients",
+                        detail=f"standees removed from {', '.join(removed) or 'no tile'}",
+                    )
+                )
         revealed_cells: dict[str, tuple[str, ...]] = {}
         for pl in plays:
             p = players[pl.player]
@@ -1790,21 +2025,41 @@ class CarrosselReferee:
             # Phase 1 - Play, 3: the slot card goes face up to the discard pile.
             hand = list(p.slots)
             hand.remove(pl.slot)
-            p = dataclasses.replace(p, tiles=tuple(counts), slots=tuple(hand), slots_played=p.slots_played + (pl.slot,))
+            p = dataclasses.replace(
+                p, tiles=tuple(counts), slots=tuple(hand), slots_played=p.slots_played + (pl.slot,)
+            )
             if pl.ability is not None:
                 ability = ABILITIES[data.clients[pl.ability].animal]
                 # Client Card abilities: a used card goes to the discard pile.
                 p = dataclasses.replace(p, used=p.used + (pl.ability,))
                 if ability == "jump":
                     slot_no = [side.cells[c].slot for c in cells]
-                    more.append(AbilityUsed(t=t, player=p.name, client=pl.ability, ability="jump", detail=f"slot card {pl.slot} -> slot(s) {', '.join(map(str, slot_no))}"))
+                    more.append(
+                        AbilityUsed(
+                            t=t,
+                            player=p.name,
+                            client=pl.ability,
+                            ability="jump",
+                            detail=f"slot card {pl.slot} -> slot(s) {', '.join(map(str, slot_no))}",
+                        )
+                    )
                 elif ability == "recover":
                     # Recover (Swan): every discarded card back to the hand, except the Swan and
                     # the slot card just played.
                     back_slots = tuple(s for s in p.slots_played if s != pl.slot)
                     back_clients = tuple(c for c in p.used if c != pl.ability)
-                    p = dataclasses.replace(p, slots=p.slots + back_slots, slots_played=(pl.slot,), used=(pl.ability,))
-                    more.append(AbilityUsed(t=t, player=p.name, client=pl.ability, ability="recover", detail=f"slot cards {list(back_slots)} and clients {list(back_clients)} back in hand"))
+                    p = dataclasses.replace(
+                        p, slots=p.slots + back_slots, slots_played=(pl.slot,), used=(pl.ability,)
+                    )
+                    more.append(
+                        AbilityUsed(
+                            t=t,
+                            player=p.name,
+                            client=pl.ability,
+                            ability="recover",
+                            detail=f"slot cards {list(back_slots)} and clients {list(back_clients)} back in hand",
+                        )
+                    )
             players[p.name] = p
         state = dataclasses.replace(
             state,
@@ -1813,7 +2068,11 @@ class CarrosselReferee:
             players=tuple(players[p.name] for p in state.players),
             plays=(),
         )
-        calls = calls + [Revealed(t=t, plays={pl.player: str(pl) for pl in plays}, cells=revealed_cells)] + more
+        calls = (
+            calls
+            + [Revealed(t=t, plays={pl.player: str(pl) for pl in plays}, cells=revealed_cells)]
+            + more
+        )
         # Single ticket (Horse): a matching booth client sits on the new tile at once.
         for pl in plays:
             if pl.ability is None or data.clients[pl.ability].animal != "horse":
@@ -1828,17 +2087,31 @@ class CarrosselReferee:
             standees[cell] = standees[cell] + (client,)
             booth = tuple(c for c in p.booth if c != client)
             p = dataclasses.replace(p, booth=booth, won=p.won + (client,))
-            state = dataclasses.replace(state, standees=tuple(standees), players=_replace_player(state.players, p))
-            calls.append(AbilityUsed(t=t, player=p.name, client=pl.ability, ability="single_ticket", detail=f"client #{client} ({data.clients[client].animal}) sits on {side.cells[cell].name}"))
+            state = dataclasses.replace(
+                state, standees=tuple(standees), players=_replace_player(state.players, p)
+            )
+            calls.append(
+                AbilityUsed(
+                    t=t,
+                    player=p.name,
+                    client=pl.ability,
+                    ability="single_ticket",
+                    detail=f"client #{client} ({data.clients[client].animal}) sits on {side.cells[cell].name}",
+                )
+            )
             state, refill_calls, ok = self._refill(state, t)
             calls += refill_calls
             if not ok:
-                return self._end(state, t, calls, "not enough client cards to refill the booths (Single ticket)")
+                return self._end(
+                    state, t, calls, "not enough client cards to refill the booths (Single ticket)"
+                )
         return self._start_scoring(state, t, calls, 2)
 
     # -- Phases 2 and 4 - Score -------------------------------------------------------------
 
-    def _start_scoring(self, state: CarrosselState, t: float, calls: list[Call], phase: int) -> tuple[CarrosselState, list[Call]]:
+    def _start_scoring(
+        self, state: CarrosselState, t: float, calls: list[Call], phase: int
+    ) -> tuple[CarrosselState, list[Call]]:
         data = self.data
         side = data.boards[state.side]
         sectors = player_sectors(data, state)
@@ -1848,13 +2121,22 @@ class CarrosselReferee:
         pending = []
         for p in state.players:
             # Phase 2 - Score: each player checks the sector(s) in front of them.
-            opts = scoring_options(data, side, state.tiles, state.standees, p.booth, sectors[p.name], owner)
+            opts = scoring_options(
+                data, side, state.tiles, state.standees, p.booth, sectors[p.name], owner
+            )
             if not opts:
                 continue
             # Scoring is compulsory; with one way only, there is no choice to make.
             pending.append(Pending(p.name, tuple(opts), 0 if len(opts) == 1 else None))
             if len(opts) > 1:
-                calls = calls + [SequenceOptions(t=t, player=p.name, phase=phase, options=tuple(options_text(data, state, opts)))]
+                calls = calls + [
+                    SequenceOptions(
+                        t=t,
+                        player=p.name,
+                        phase=phase,
+                        options=tuple(options_text(data, state, opts)),
+                    )
+                ]
         state = dataclasses.replace(state, phase="score", score_phase=phase, pending=tuple(pending))
         if all(pp.chosen is not None for pp in pending):
             return self._resolve_scoring(state, t, calls)
@@ -1868,9 +2150,13 @@ class CarrosselReferee:
             return state, [_invalid(obs, f"player: {obs.player!r} has no choice to make")]
         pp = state.pending[k]
         if pp.chosen is not None:
-            return state, [_invalid(obs, f"player: {obs.player} has already chosen option {pp.chosen + 1}")]
+            return state, [
+                _invalid(obs, f"player: {obs.player} has already chosen option {pp.chosen + 1}")
+            ]
         if not 1 <= obs.option <= len(pp.options):
-            return state, [_invalid(obs, f"option: expected 1 to {len(pp.options)}, got {obs.option}")]
+            return state, [
+                _invalid(obs, f"option: expected 1 to {len(pp.options)}, got {obs.option}")
+            ]
         pending = list(state.pending)
         pending[k] = dataclasses.replace(pp, chosen=obs.option - 1)
         state = dataclasses.replace(state, pending=tuple(pending))
@@ -1878,7 +2164,9 @@ class CarrosselReferee:
             return self._resolve_scoring(state, obs.t, [])
         return state, []
 
-    def _resolve_scoring(self, state: CarrosselState, t: float, calls: list[Call]) -> tuple[CarrosselState, list[Call]]:
+    def _resolve_scoring(
+        self, state: CarrosselState, t: float, calls: list[Call]
+    ) -> tuple[CarrosselState, list[Call]]:
         """Place every chosen sequence's standees at once (Two standees on one tile), give the
         cards to the tiles' owners, then refill the booths."""
         data = self.data
@@ -1901,8 +2189,18 @@ class CarrosselReferee:
                     players[owner] = dataclasses.replace(o, won=o.won + (client,))
                 awards[str(client)] = f"{side.cells[cell].name}>{owner}"
             b = players[pp.player]
-            players[pp.player] = dataclasses.replace(b, booth=tuple(c for c in b.booth if c not in dict(option.awards).values()))
-            calls.append(Scored(t=t, player=pp.player, phase=state.score_phase, cells=tuple(side.cells[i].name for i in option.cells), awards=awards))
+            players[pp.player] = dataclasses.replace(
+                b, booth=tuple(c for c in b.booth if c not in dict(option.awards).values())
+            )
+            calls.append(
+                Scored(
+                    t=t,
+                    player=pp.player,
+                    phase=state.score_phase,
+                    cells=tuple(side.cells[i].name for i in option.cells),
+                    awards=awards,
+                )
+            )
         state = dataclasses.replace(
             state,
             standees=tuple(standees),
@@ -1920,12 +2218,23 @@ class CarrosselReferee:
             step = _step_deg(data, state) * state.direction
             target = (nominal_angle(data, state) + step) % 360.0
             state = dataclasses.replace(state, phase="rotate", score_phase=0)
-            return state, calls + [TurnBoard(t=t, turn_deg=step, direction=_direction_word(state.direction) if len(state.players) != 2 else "either", target_deg=target)]
+            return state, calls + [
+                TurnBoard(
+                    t=t,
+                    turn_deg=step,
+                    direction=(
+                        _direction_word(state.direction) if len(state.players) != 2 else "either"
+                    ),
+                    target_deg=target,
+                )
+            ]
         # Phase 4 - Score done: a new round starts from Phase 1.
         state = dataclasses.replace(state, round=state.round + 1, score_phase=0)
         return self._start_round(state, t, calls)
 
-    def _refill(self, state: CarrosselState, t: float, announce: bool = True) -> tuple[CarrosselState, list[Call], bool]:
+    def _refill(
+        self, state: CarrosselState, t: float, announce: bool = True
+    ) -> tuple[CarrosselState, list[Call], bool]:
         """Refill booths (and 2-player queues) from the deck in seat order; ``ok`` is False
         when a booth cannot get back to 3 (END of the game)."""
         data = self.data
@@ -1957,12 +2266,22 @@ class CarrosselReferee:
                 changed = True
             players[k] = dataclasses.replace(p, booth=tuple(booth), queue=tuple(queue))
             if changed and announce:
-                calls.append(BoothRefilled(t=t, player=p.name, booth=tuple(booth), queue=tuple(queue)))
-        return dataclasses.replace(state, deck=tuple(deck), players=tuple(players), direction=direction), calls, True
+                calls.append(
+                    BoothRefilled(t=t, player=p.name, booth=tuple(booth), queue=tuple(queue))
+                )
+        return (
+            dataclasses.replace(
+                state, deck=tuple(deck), players=tuple(players), direction=direction
+            ),
+            calls,
+            True,
+        )
 
     # -- Phase 3 - Rotate ---------------------------------------------------------------
 
-    def _board_turned(self, state: CarrosselState, obs: BoardTurned) -> tuple[CarrosselState, list[Call]]:
+    def _board_turned(
+        self, state: CarrosselState, obs: BoardTurned
+    ) -> tuple[CarrosselState, list[Call]]:
         data = self.data
         if obs.uncertain:
             # An uncertain reading is not judged; the source reports again once it is sure.
@@ -1975,28 +2294,53 @@ class CarrosselReferee:
             if len(state.players) == 2 and verdict.verdict == "wrong_direction":
                 verdict = dataclasses.replace(verdict, verdict="done")  # 180 degrees either way
             if verdict.verdict == "done":
-                state = dataclasses.replace(state, steps=state.steps + state.direction, angle_deg=obs.angle_deg, misaligned=False)
-                calls: list[Call] = [BoardTurnedOk(t=obs.t, angle_deg=obs.angle_deg, sectors=player_sectors(data, state))]
+                state = dataclasses.replace(
+                    state,
+                    steps=state.steps + state.direction,
+                    angle_deg=obs.angle_deg,
+                    misaligned=False,
+                )
+                calls: list[Call] = [
+                    BoardTurnedOk(
+                        t=obs.t, angle_deg=obs.angle_deg, sectors=player_sectors(data, state)
+                    )
+                ]
                 # Phase 4 - Score.
                 return self._start_scoring(state, obs.t, calls, 4)
             if verdict.verdict == "not_turned":
                 return dataclasses.replace(state, angle_deg=obs.angle_deg), []
             return dataclasses.replace(state, angle_deg=obs.angle_deg, misaligned=True), [
-                WrongTurn(t=obs.t, reason=verdict.verdict, turned_deg=round(verdict.turned_deg, 1), expected_turn_deg=expected, target_deg=(start + expected) % 360.0)
+                WrongTurn(
+                    t=obs.t,
+                    reason=verdict.verdict,
+                    turned_deg=round(verdict.turned_deg, 1),
+                    expected_turn_deg=expected,
+                    target_deg=(start + expected) % 360.0,
+                )
             ]
         # Outside Phase 3 the board must stand still at its nominal angle.
         off = wrap_deg(obs.angle_deg - start)
         if abs(off) <= tol:
             if state.misaligned:
-                return dataclasses.replace(state, angle_deg=obs.angle_deg, misaligned=False), [BoardAligned(t=obs.t, angle_deg=obs.angle_deg)]
+                return dataclasses.replace(state, angle_deg=obs.angle_deg, misaligned=False), [
+                    BoardAligned(t=obs.t, angle_deg=obs.angle_deg)
+                ]
             return dataclasses.replace(state, angle_deg=obs.angle_deg), []
         return dataclasses.replace(state, angle_deg=obs.angle_deg, misaligned=True), [
-            WrongTurn(t=obs.t, reason="not_now", turned_deg=round(off, 1), expected_turn_deg=0.0, target_deg=start)
+            WrongTurn(
+                t=obs.t,
+                reason="not_now",
+                turned_deg=round(off, 1),
+                expected_turn_deg=0.0,
+                target_deg=start,
+            )
         ]
 
     # -- END of the game --------------------------------------------------------------------
 
-    def _end(self, state: CarrosselState, t: float, calls: list[Call], reason: str) -> tuple[CarrosselState, list[Call]]:
+    def _end(
+        self, state: CarrosselState, t: float, calls: list[Call], reason: str
+    ) -> tuple[CarrosselState, list[Call]]:
         state = dataclasses.replace(state, phase="over", end_reason=reason, plays=(), pending=())
         table = final_scores(self.data, state)
         return state, calls + [

@@ -92,16 +92,31 @@ class CarrosselSimulation:
                         if wrong is not None:
                             batch.append(wrong)
                     play = self._pick_play(ref, state, p.name, rng)
-                    batch.append(PlayObserved(t=0.0, player=play.player, slot=play.slot, animals=play.animals, ability=play.ability, ticket=play.ticket))
+                    batch.append(
+                        PlayObserved(
+                            t=0.0,
+                            player=play.player,
+                            slot=play.slot,
+                            animals=play.animals,
+                            ability=play.ability,
+                            ticket=play.ticket,
+                        )
+                    )
             elif state.phase == "score":
                 for pp in state.pending:
                     if pp.chosen is None:
-                        batch.append(Choose(t=0.0, player=pp.player, option=rng.randint(1, len(pp.options))))
+                        batch.append(
+                            Choose(t=0.0, player=pp.player, option=rng.randint(1, len(pp.options)))
+                        )
             elif state.phase == "rotate":
                 start = nominal_angle(data, state)
-                step = (180.0 if len(state.players) == 2 else data.boards[state.side].step_deg) * state.direction
+                step = (
+                    180.0 if len(state.players) == 2 else data.boards[state.side].step_deg
+                ) * state.direction
                 if self.uncertain_rate and rng.random() < self.uncertain_rate:
-                    batch.append(BoardTurned(t=0.0, angle_deg=(start + step / 2) % 360, uncertain=True))
+                    batch.append(
+                        BoardTurned(t=0.0, angle_deg=(start + step / 2) % 360, uncertain=True)
+                    )
                 if self.wrong_turn_rate and rng.random() < self.wrong_turn_rate:
                     wrong = -step if len(state.players) != 2 and rng.random() < 0.5 else step * 2
                     if wrong % 360 == 0:
@@ -118,7 +133,9 @@ class CarrosselSimulation:
     def _reading(self, angle: float, rng: random.Random) -> float:
         return round((angle + rng.gauss(0.0, self.angle_noise_deg)) % 360.0, 2)
 
-    def _pick_play(self, ref: CarrosselReferee, state: CarrosselState, player: str, rng: random.Random) -> Play:
+    def _pick_play(
+        self, ref: CarrosselReferee, state: CarrosselState, player: str, rng: random.Random
+    ) -> Play:
         """A random legal play: an ability now and then, a slot, tiles the player has."""
         data = ref.data
         p = state.player(player)
@@ -142,7 +159,9 @@ class CarrosselSimulation:
         assert plays, f"{player} has no legal play, yet the round started"
         return rng.choice(plays)
 
-    def _occupied_slot_play(self, ref: CarrosselReferee, state: CarrosselState, player: str, rng: random.Random) -> PlayObserved | None:
+    def _occupied_slot_play(
+        self, ref: CarrosselReferee, state: CarrosselState, player: str, rng: random.Random
+    ) -> PlayObserved | None:
         """A play on an occupied slot without Jump (an illegal play), if the player has one."""
         p = state.player(player)
         assert p is not None
@@ -151,9 +170,13 @@ class CarrosselSimulation:
         if not bad or not have:
             return None
         n = 2 if len(state.players) == 2 else 1
-        return PlayObserved(t=0.0, player=player, slot=rng.choice(bad), animals=(rng.choice(have),) * n)
+        return PlayObserved(
+            t=0.0, player=player, slot=rng.choice(bad), animals=(rng.choice(have),) * n
+        )
 
 
-def generate_game(seed: int, players: Sequence[str] = ("Ana", "Ben", "Cleo", "Dev"), **options: float) -> list[Observation]:
+def generate_game(
+    seed: int, players: Sequence[str] = ("Ana", "Ben", "Cleo", "Dev"), **options: float
+) -> list[Observation]:
     """The observations of one whole simulated game (see :class:`CarrosselSimulation`)."""
     return list(CarrosselSimulation(seed=seed, players=players, **options).observations())  # type: ignore[arg-type]
