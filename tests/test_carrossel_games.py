@@ -312,3 +312,13 @@ def test_journaled_game_replays_exactly(tmp_path):
                 journal.append(sid, "call", c)
         result = replay_session(journal, journal.session(sid))
     assert result.identical and result.calls[-1]["type"] == "game_over"
+
+
+def test_cli_bad_game_data_file_is_one_line(tmp_path, capsys):
+    """A configured data file that cannot be read is a one-line error (exit 2)."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[carrossel]\ndata = "/nonexistent/carrossel.toml"\n', encoding="utf-8")
+    events = write_game(tmp_path)
+    assert main(["--config", str(cfg), "referee", "carrossel", "--events", str(events)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("companion: error: /nonexistent/carrossel.toml: cannot read") and "Traceback" not in err

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from companion.config import ConfigError
 from companion.events import Call, InvalidObservation, Observation, Tick, Vocabulary, event_type
 
 __all__ = [
@@ -95,9 +96,10 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "calibration" / "carrossel.
 Tile = tuple[str, str]  # (colour, animal)
 
 
-class GameDataError(ValueError):
+class GameDataError(ConfigError, ValueError):
     """The game data file is unreadable or a value in it is wrong; the message names the file,
-    the key and what was expected."""
+    the key and what was expected. A :class:`~companion.config.ConfigError`, so the command
+    line reports it as one line (exit status 2)."""
 
 
 class StateError(ValueError):
