@@ -321,4 +321,29 @@ def test_cli_bad_game_data_file_is_one_line(tmp_path, capsys):
     events = write_game(tmp_path)
     assert main(["--config", str(cfg), "referee", "carrossel", "--events", str(events)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("companion: error: /nonexistent/carrossel.toml: cannot read") and "Traceback" not in err
+    assert (
+        err.startswith("companion: error: /nonexistent/carrossel.toml: cannot read")
+        and "Traceback" not in err
+    )
+
+
+def test_simulated_table_is_a_scheduled_source():
+    """The simulated table serves a whole game through start / next_time / advance on a
+    manual clock, at the stream's times shifted to the start."""
+    from companion.clock import ManualClock
+    from companion.sim.carrossel import SimulatedCarrosselTable
+
+    clock = ManualClock(origin=100.0)
+    table = SimulatedCarrosselTable(seed=4, players=NAMES[:3])
+    got = []
+    table.start(got.append, clock)
+    while (t := table.next_time()) is not None:
+        clock.set(t)
+        table.advance(clock.now())
+    expected = generate_game(4, NAMES[:3])
+    assert [o.t - 100.0 for o in got] == pytest.approx([o.t for o in expected])
+    assert [o.type for o in got] == [o.type for o in expected]
+    state, calls, _ = run_game([o for o in got])
+    assert REF.is_over(state)
+    table.stop()
+    assert table.next_time() is None

@@ -8,7 +8,9 @@ angle noise). Faults can be injected: a board turned the wrong way or by the wro
 legal play). The same seed always gives the same stream.
 
 It uses the rules engine as its oracle (what is legal, what must be chosen), so the stream is a
-legal game by construction; the service plugs it in as the simulated table's source.
+legal game by construction. :class:`SimulatedCarrosselTable` serves the stream as a source the
+service loop schedules (``start``/``stop``, ``next_time``/``advance``, as the simulated
+Carrousel table); it is not yet wired into ``companion run``.
 
 Example::
 
@@ -22,6 +24,7 @@ import dataclasses
 import random
 from collections.abc import Iterator, Sequence
 
+from companion.clock import Clock
 from companion.events import Observation
 from companion.games.carrossel import (
     ANIMALS,
@@ -38,7 +41,7 @@ from companion.games.carrossel import (
     placement,
 )
 
-__all__ = ["CarrosselSimulation", "generate_game"]
+__all__ = ["CarrosselSimulation", "SimulatedCarrosselTable", "generate_game"]
 
 
 @dataclasses.dataclass
@@ -180,3 +183,50 @@ def generate_game(
 ) -> list[Observation]:
     """The observations of one whole simulated game (see :class:`CarrosselSimulation`)."""
     return list(CarrosselSimulation(seed=seed, players=players, **options).observations())  # type: ignore[arg-type]
+
+
+class SimulatedCarrosselTable:
+    """The simulated Carrossel table as a scheduled source for the service loop.
+
+    It emits the observations of one :class:`CarrosselSimulation` game at their times, shifted
+    to start at the clock's time when started. Time is scheduled, not slept: the loop asks
+    :meth:`next_time` and calls :meth:`advance`. Resuming a journaled game on the simulated
+    table is not built: a restarted service starts a new simulated game.
+
+    Args:
+        seed, players, and the fault rates: as :class:`CarrosselSimulation`.
+    """
+
+    def __init__(
+        self,
+        seed: int = 1,
+        players: Sequence[str] = ("Ana", "Ben", "Cleo", "Dev"),
+        **options: float,
+    ):
+        self.simulation = CarrosselSimulation(seed=seed, players=players, **options)  # type: ignore[arg-type]
+        self._queue: list[Observation] = []
+        self._emit = None
+
+    def start(self, emit, clock: Clock) -> None:  # type: ignore[no-untyped-def]
+        """Begin: the game's observations go to ``emit``, the first at ``clock.now()``."""
+        origin = clock.now()
+        self._emit = emit
+        self._queue = [
+            dataclasses.replace(o, t=round(o.t + origin, 6)) for o in self.simulation.observations()
+        ]
+        self._queue.reverse()  # pop from the end
+
+    def stop(self) -> None:
+        """Stop: nothing more is emitted; safe to call twice."""
+        self._queue = []
+
+    def next_time(self) -> float | None:
+        """Session time (s) of the next observation, or None when the game is over."""
+        return self._queue[-1].t if self._queue else None
+
+    def advance(self, t: float) -> None:
+        """Emit every observation due at or before ``t`` (s), in time order."""
+        while self._queue and self._queue[-1].t <= t:
+            obs = self._queue.pop()
+            if self._emit is not None:
+                self._emit(obs)
