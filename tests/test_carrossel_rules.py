@@ -883,3 +883,19 @@ def test_state_file_that_breaks_invariants_is_an_error(doc, field):
     doc = {"objectives": [1, 2, 3, 4], **doc}
     with pytest.raises(StateError, match=re.escape(field)):
         table_from_json(DATA, doc, "end.json")
+
+
+def test_phase4_scores_in_the_new_sector_after_the_turn():
+    """Phase 4 - Score: after the turn each player checks the sector now in front of them."""
+    s = arrange(
+        start(4),
+        board={"D1": "blue tiger", "D4": "yellow fish", "D8": "green horse"},
+        booths={"Ana": (2, 15, 29), "Dev": (20, 21, 22)},
+    )
+    s, calls = play_all(s, Ana=(3, "swan"))
+    assert not of(calls, Scored) and s.phase == "rotate"
+    s, calls = REF.apply(s, BoardTurned(t=2, angle_deg=90.0))
+    scored = of(calls, Scored)
+    assert [(x.player, x.phase) for x in scored] == [("Ana", 4)]
+    assert scored[0].awards == {"2": "D1>Ben", "15": "D4>Cleo", "29": "D8>Dev"}
+    assert of(calls, RoundStarted)[0].round == 3 and s.phase == "play"
