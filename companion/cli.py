@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("companion.commands.config", "print the effective configuration"),
     "encoder": ("companion.commands.encoder", "watch the shaft encoder: live angle, speed, spins"),
     "calibrate-encoder": ("companion.commands.calibrate_encoder", "measure the encoder's counts per turn"),
+    "score": ("companion.commands.score", "final score table of a Carrossel game (objectives, tie-breaks)"),
 }
 
 

@@ -240,6 +240,21 @@ SCHEMA: dict[str, dict[str, Key]] = {
             lambda v: 0.1 <= v <= 600,
         ),
     },
+    "carrossel": {
+        "data": Key(
+            "str",
+            "",
+            "a file path, or empty for calibration/carrossel.toml",
+            "Carrossel game data: board sides, seats, client and objective cards",
+        ),
+        "turn_tolerance_deg": Key(
+            "float",
+            20.0,
+            "degrees, more than 0 and less than 45",
+            "how far a board angle may be from the expected quarter/third/half turn",
+            lambda v: 0 < v < 45,
+        ),
+    },
     "sim": {
         "seed": Key("int", 1, "an integer", "seed of the simulated table (same seed, same game)"),
         "move_time_s": Key(
