@@ -74,15 +74,16 @@ def measure(n: int, sync: str) -> list[float]:
                 break
             seat = 1 + i % 2
             player = "Ana" if seat == 1 else "Ben"
+            card = service.state.player(player).active
+            rest = tuple(c for c in ("black", "yellow", "blue", "green", "red") if c not in card)
             if i % 4 >= 2:  # every other pair of presses is a right claim: a point
-                card = service.state.player(player).active
-                rest = tuple(c for c in ("black", "yellow", "blue", "green", "red") if c not in card)
                 target = Position.from_line(card + rest, 5)
-                if service.state.position != target:
-                    seen = threading.Event()
-                    service.emit(Board(t=service.clock.now(), spaces=target.spaces))
-                    while service.state.position != target:
-                        time.sleep(0.0005)
+            else:  # a wrong claim: an order that is nobody's card
+                target = Position.from_line(rest[:2] + card, 5)
+            target = Position.from_line(target.line, 4 if service.state.position.first_space == 5 else 5)
+            service.emit(Board(t=service.clock.now(), spaces=target.spaces))
+            while service.state.position != target:
+                time.sleep(0.0005)
             time.sleep(0.005)  # let the LEDs' blink threads settle between presses
             probe.done.clear()
             pin = factory.pin(5 if seat == 1 else 6)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import machine, percentile  # noqa: E402
 
 from companion.clock import MonotonicClock  # noqa: E402
-from companion.games.carrousel import CARDS, Board, CarrouselReferee, GameStart, Move, Position  # noqa: E402
+from companion.games.carrousel import Board, CarrouselReferee, GameStart, Move, Position  # noqa: E402
 from companion.service import Service  # noqa: E402
 
 

@@ -9,7 +9,6 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from companion.announcers.console import ConsoleAnnouncer
 from companion.announcers.lights import LightsAndBuzzer
 from companion.clock import ManualClock
 from companion.config import validate

@@ -93,7 +93,6 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
     from companion.announcers.console import ConsoleAnnouncer
     from companion.announcers.lights import LightsAndBuzzer
     from companion.games import referee_from_config
-    from companion.games.carrousel import Position
     from companion.pins import make_pin_factory
     from companion.service import Service, restore
     from companion.sim.carrousel import SimulatedCarrouselTable
