@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip())
         p.formatter_class = argparse.RawDescriptionHelpFormatter
         module.configure(p)
+        # --config is accepted after the command too (``companion run --config FILE``).
+        p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help="configuration file")
         p.set_defaults(_module=module)
     return parser
 

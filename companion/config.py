@@ -370,6 +370,11 @@ def validate(data: Mapping[str, Any], where: str = "<config>") -> Config:
     """
     values: dict[str, dict[str, Any]] = {}
     for section, value in data.items():
+        if section not in SCHEMA and not isinstance(value, dict):
+            raise ConfigError(
+                f"{where}: key '{section}' outside any section (put it under its [section]; "
+                f"sections: {', '.join(sorted(SCHEMA))})"
+            )
         if section not in SCHEMA:
             raise ConfigError(
                 f"{where}: unknown section [{section}] (known: {', '.join(sorted(SCHEMA))})"
@@ -400,7 +405,22 @@ def validate(data: Mapping[str, Any], where: str = "<config>") -> Config:
                 )
             out[key] = v
         values[section] = out
+    _check_pins(values["pins"], where)
     return Config(values)
+
+
+def _check_pins(pins: Mapping[str, Any], where: str) -> None:
+    """Two parts wired to one GPIO is a mistake: name both keys."""
+    used: dict[int, str] = {}
+    for key, value in pins.items():
+        for i, gpio in enumerate(value if isinstance(value, list) else [value]):
+            name = f"{key}[{i}]" if isinstance(value, list) else key
+            if gpio in used:
+                raise ConfigError(
+                    f"{where}: [pins] {key}: GPIO {gpio} is already used by {used[gpio]} "
+                    "(expected a pin of its own)"
+                )
+            used[gpio] = name
 
 
 def load(path: str | os.PathLike[str] | None = None) -> Config:

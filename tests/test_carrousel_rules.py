@@ -1,5 +1,5 @@
 """The Carrousel rules engine, rule by rule. Each test names the rulebook section
-(shared/rules/carrousel.txt) or the DESIGN.md ruling it checks."""
+(shared/rules/carrousel.txt) or the the rulings in docs/vocabulary.md ruling it checks."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def types(calls):
 
 
 def test_components_sixty_cards_are_the_ordered_triples_of_distinct_colours():
-    """Components / DESIGN.md: 60 cards, the 60 ordered triples of the 5 horse colours."""
+    """Components / ruling (docs/vocabulary.md): 60 cards, the 60 ordered triples of the 5 horse colours."""
     assert len(CARDS) == 60 == len(set(CARDS))
     assert all(len(set(c)) == 3 and set(c) <= set(COLOURS) for c in CARDS)
 
@@ -146,7 +146,7 @@ def test_setup_impossible_positions_are_rejected_with_the_reason(spaces, message
 
 
 def test_setup_the_first_horse_has_the_empty_spaces_ahead():
-    """Setup + DESIGN.md: the carousel turns counter-clockwise (towards higher space numbers);
+    """Setup + ruling (docs/vocabulary.md): the carousel turns counter-clockwise (towards higher space numbers);
     the first horse is the one with the empty spaces just ahead of it."""
     pos = Position.from_text(".gbyrk.")
     assert pos.first_space == 5
@@ -271,7 +271,7 @@ def test_a_board_with_a_gap_is_an_invalid_observation_and_changes_nothing():
 
 
 def test_a_board_with_hidden_spaces_is_not_judged():
-    """DESIGN.md (Readers never guess): a reading with an unknown space waits for a full one."""
+    """the rulings in docs/vocabulary.md (Readers never guess): a reading with an unknown space waits for a full one."""
     ref, state, _ = start()
     hidden = ("empty", "unknown", "unknown", "yellow", "red", "black", "empty")
     new, calls = ref.apply(state, Board(t=1.0, spaces=hidden))
@@ -317,7 +317,7 @@ def test_course_of_the_game_wrong_claim_puts_a_won_card_at_the_bottom_of_the_pil
 
 
 def test_penalty_with_no_won_card_loses_nothing():
-    """DESIGN.md: a penalised player with no won card loses nothing."""
+    """ruling (docs/vocabulary.md): a penalised player with no won card loses nothing."""
     ref, state, _ = start(position=Position.from_text(".gbykr."), deck=make_deck([ANA_CARD], [BEN_CARD]))
     pile = state.draw_pile
     state, calls = ref.apply(state, Claim(t=1.0, player="Ben"))
@@ -326,7 +326,7 @@ def test_penalty_with_no_won_card_loses_nothing():
 
 
 def test_claim_is_judged_on_the_last_stable_reading():
-    """DESIGN.md: a claim is judged on the last full reading at the press; a reading with a
+    """ruling (docs/vocabulary.md): a claim is judged on the last full reading at the press; a reading with a
     hand over the board does not count."""
     ref, state, _ = start(position=Position.from_text(".gbykr."), deck=make_deck([ANA_CARD], [BEN_CARD]))
     state, _ = ref.apply(state, board(1.0, ".gbyrk."))
@@ -344,7 +344,7 @@ def test_claim_from_an_unknown_player_is_rejected():
 
 
 def test_double_press_after_a_point_is_too_late_not_a_penalty():
-    """DESIGN.md: the earliest press wins; a second press on the order just scored is late,
+    """ruling (docs/vocabulary.md): the earliest press wins; a second press on the order just scored is late,
     not wrong (a double press must not cost a point)."""
     ref, state, _ = start(position=Position.from_text(".gbykr."), deck=make_deck([ANA_CARD], [BEN_CARD]))
     state, _ = ref.apply(state, board(1.0, ".gbyrk."))
@@ -355,7 +355,7 @@ def test_double_press_after_a_point_is_too_late_not_a_penalty():
 
 
 def test_simultaneous_claims_earliest_wins_in_the_advanced_rules():
-    """DESIGN.md: simultaneous claims are resolved by the earliest time; with the advanced
+    """ruling (docs/vocabulary.md): simultaneous claims are resolved by the earliest time; with the advanced
     rules both may match, the first scores, the second is too late."""
     ref, state, _ = start(
         position=Position.from_text(".gbykr."), deck=make_deck([ANA_CARD], [BEN_CARD]), advanced=True
@@ -429,7 +429,7 @@ def test_dead_end_is_called_before_the_observation_that_comes_after_it():
 
 
 def test_dead_end_correction_is_confirmed_and_restarts_the_clock():
-    """DESIGN.md: the clock restarts after each dead-end move."""
+    """ruling (docs/vocabulary.md): the clock restarts after each dead-end move."""
     ref, state, _ = start()
     state, _ = ref.apply(state, Tick(t=20.0))
     state, calls = ref.apply(state, board(22.5, "..byrkg"))
@@ -449,7 +449,7 @@ def test_dead_end_wrong_correction_is_flagged():
 
 
 def test_dead_end_clock_restarts_at_each_point_not_at_moves():
-    """DESIGN.md: the dead-end clock restarts at the start and at each point scored; moves do
+    """ruling (docs/vocabulary.md): the dead-end clock restarts at the start and at each point scored; moves do
     not restart it."""
     ref, state, _ = start(position=Position.from_text(".gbykr."), deck=make_deck([ANA_CARD], [BEN_CARD]))
     state, _ = ref.apply(state, board(10.0, ".gbyrk."))
@@ -497,7 +497,7 @@ def test_lucky_bird_after_an_opponents_mistake():
 
 
 def test_lucky_bird_after_an_illegal_move():
-    """Special Cases (Lucky bird) + DESIGN.md: an illegal move is a mistake too."""
+    """Special Cases (Lucky bird) + ruling (docs/vocabulary.md): an illegal move is a mistake too."""
     ref, state, _ = start(deck=make_deck([("blue", "green", "red")], [("red", "yellow", "black")]))
     state, calls = ref.apply(state, board(1.0, ".gbkyr."))  # 3 horses rotated
     assert types(calls) == ["illegal_move", "lucky_bird"]
@@ -523,7 +523,7 @@ def test_advanced_rules_an_opponents_card_counts():
 
 
 def test_basic_rules_an_opponents_card_does_not_count():
-    """Basic rules (DESIGN.md): only the claimer's top face-up card counts."""
+    """Basic rules (ruling; docs/vocabulary.md): only the claimer's top face-up card counts."""
     ref, state, _ = start(
         position=Position.from_text(".gbykr."),
         deck=make_deck([("green", "yellow", "blue")], [BEN_CARD, ANA_CARD]),
@@ -561,7 +561,7 @@ def test_game_started_lists_each_active_card():
 
 
 def test_purity_apply_does_not_change_its_argument():
-    """Referees are pure (DESIGN.md): apply returns a new state and leaves the old one."""
+    """Referees are pure (ruling; docs/vocabulary.md): apply returns a new state and leaves the old one."""
     ref, state, _ = start(position=Position.from_text(".gbykr."), deck=make_deck([ANA_CARD], [BEN_CARD]))
     before = state
     copy = (state.players, state.draw_pile, state.position, state.clock_start)

@@ -104,3 +104,23 @@ def test_the_configuration_page_lists_every_key():
 
     page = (Path(__file__).resolve().parent.parent / "docs" / "configuration.md").read_text()
     assert describe_schema() in page, "regenerate docs/configuration.md from `companion config --schema`"
+
+
+def test_two_parts_on_one_gpio_is_an_error_naming_both(tmp_path):
+    p = write(tmp_path, "[pins]\nbuzzer = 5\n")
+    with pytest.raises(ConfigError, match=r"\[pins\] .*GPIO 5 is already used by"):
+        load(p)
+
+
+def test_a_key_outside_any_section_is_named_as_such(tmp_path):
+    p = write(tmp_path, "speed = 2\n")
+    with pytest.raises(ConfigError, match="key 'speed' outside any section"):
+        load(p)
+
+
+def test_config_option_is_accepted_after_the_command(tmp_path):
+    p = write(tmp_path, "[carrousel]\ndead_end_s = 9\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "companion", "config", "--config", str(p)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0 and "dead_end_s = 9.0" in proc.stdout

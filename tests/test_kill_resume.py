@@ -58,3 +58,13 @@ def test_sigkill_mid_game_then_restart_resumes_with_the_same_scores(tmp_path):
         s = journal.session(session.id)
         assert s.finished
         assert replay_session(journal, s).identical
+
+
+def test_resuming_with_other_players_is_refused_with_a_clear_message(tmp_path):
+    proc = companion(tmp_path, "--new", "--until", "5")
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    proc = companion(tmp_path, "--players", "Lu,Max")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "holds an unfinished carrousel game" in err and "--new" in err and "Traceback" not in err

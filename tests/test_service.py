@@ -113,7 +113,7 @@ def test_dead_end_is_called_at_its_due_time_by_a_tick(tmp_path):
 
 
 def test_claims_in_one_batch_are_applied_earliest_first(factory):
-    """DESIGN.md: simultaneous claims are resolved by the earliest time, whatever the order in
+    """ruling (docs/vocabulary.md): simultaneous claims are resolved by the earliest time, whatever the order in
     which the threads delivered them."""
     referee = CarrouselReferee(advanced=True)
     rec = Recorder()
@@ -176,7 +176,7 @@ def test_claim_button_press_lights_the_led_and_sounds_the_buzzer(factory):
 
 
 def test_a_failing_announcer_does_not_stop_the_referee(tmp_path):
-    """DESIGN.md (Announcers): one that fails degrades; the loop and the journal go on."""
+    """the rulings in docs/vocabulary.md (Announcers): one that fails degrades; the loop and the journal go on."""
 
     class Broken:
         def announce(self, call, summary):
@@ -259,3 +259,39 @@ class _Idle:
 
     def stop(self):
         pass
+
+
+def test_paced_clock_plays_the_same_game_at_any_speed(tmp_path):
+    """The simulated table on simulated time paced by the real clock: --speed 1000 plays
+    exactly the game the manual clock plays (same seed, same calls, same times)."""
+    from companion.clock import PacedClock
+
+    manual, rec_manual, _, _ = sim_service(tmp_path / "m", seed=8)
+    manual.run()
+    manual.close()
+    config = validate({"service": {"pin_factory": "mock"}, "sim": {"seed": 8}, "buttons": {"bounce_s": 0.001}})
+
+    class Args:
+        speed = seed = table = game = None
+        players = "Ana,Ben,Cleo,Dev"
+        journal = str(tmp_path / "p.db")
+
+    journal = Journal(tmp_path / "p.db", sync="normal")
+    paced = build_carrousel_service(config, _options(Args(), config), lambda o: PacedClock(o, 1000.0), journal,
+                                    new=True, stream=io.StringIO())
+    rec = Recorder()
+    paced.announcers.append(rec)
+    paced.run()
+    paced.close()
+    assert [c.to_json() for c in rec.calls] == [c.to_json() for c in rec_manual.calls]
+
+
+def test_until_stops_exactly_there_and_the_game_stays_resumable(tmp_path):
+    from companion.clock import PacedClock
+
+    clock = PacedClock(0.0, 1000.0)
+    referee = CarrouselReferee()
+    service = Service(referee, clock, scheduled=[])
+    service.emit(GameStart(t=0.0, players=("Ana", "Ben"), spaces=Position.from_text(".gbyrk.").spaces, seed=4))
+    service.run(until=12.5)
+    assert clock.now() == 12.5 and not referee.is_over(service.state)

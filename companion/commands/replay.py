@@ -97,26 +97,35 @@ def run(args: argparse.Namespace) -> int:
     with Journal(args.journal) as journal:
         sessions = journal.sessions()
         if args.list:
+            print("session  game        started (UTC)              state       result")
             for s in sessions:
                 state = "finished" if s.finished else "unfinished"
-                print(f"{s.id}\t{s.game}\t{s.started_at}\t{state}\t{s.result or ''}")
+                result = ""
+                if isinstance(s.result, dict):
+                    scores = s.result.get("scores") or {}
+                    winner = s.result.get("winner")
+                    result = (f"winner {winner}; " if winner else "") + ", ".join(
+                        f"{p} {v}" for p, v in scores.items()
+                    )
+                print(f"{s.id:>7}  {s.game:<10}  {s.started_at:<25}  {state:<10}  {result}")
             return 0
         if not sessions:
             raise JournalError(f"{args.journal}: the journal has no session")
-        session = journal.session(args.session) if args.session else sessions[-1]
+        session = journal.session(args.session) if args.session is not None else sessions[-1]
         result = replay_session(journal, session)
     if not args.quiet:
         for line in _lines(result):
             print(line)
     n = len(result.journaled)
+    verdict = sys.stdout if args.quiet else sys.stderr
     if result.identical:
-        print(f"replay of session {session.id}: all {n} calls reproduced exactly", file=sys.stderr)
+        print(f"replay of session {session.id}: all {n} calls reproduced exactly", file=verdict)
         return 0
     i = result.first_difference
     print(
         f"replay of session {session.id}: call {i + 1} differs\n"
         f"  journaled: {result.journaled[i] if i < n else '(none)'}\n"
         f"  replayed:  {result.calls[i] if i < len(result.calls) else '(none)'}",
-        file=sys.stderr,
+        file=verdict,
     )
     return 1

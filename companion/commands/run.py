@@ -70,7 +70,7 @@ def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
 
 
 def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, journal: Any, new: bool = False,
-                            stream: Any = None, show_moves: bool = True) -> Any:
+                            stream: Any = None, show_moves: bool = True) -> Any:  # noqa: C901
     """Assemble the Carrousel service on the simulated table: referee, buttons, lights and
     buzzer, console, simulated players; resumes the journal's unfinished game unless ``new``.
 
@@ -101,6 +101,11 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
     players = opts["players"]
     pins = config["pins"]
     referee = referee_from_config("carrousel", config)
+    unfinished = None if new else journal.unfinished("carrousel")
+    state, last_t, n = None, 0.0, 0
+    if unfinished is not None:
+        state, last_t, n = restore(referee, journal, unfinished.id)
+        players = [p.name for p in state.players] or players
     factory, is_mock = make_pin_factory(opts["service"]["pin_factory"])
     buttons = ClaimButtons(players, pins["claim_buttons"], config["buttons"]["bounce_s"], factory)
     lights = LightsAndBuzzer(players, pins["player_leds"], pins["buzzer"], factory)
@@ -114,15 +119,11 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
     sim_opts = opts["sim"]
     carrousel = config["carrousel"]
     options = {"advanced": carrousel["advanced"], "dead_end_s": carrousel["dead_end_s"]}
-    unfinished = None if new else journal.unfinished("carrousel")
-    state, last_t, n = None, 0.0, 0
     if unfinished is not None:
-        state, last_t, n = restore(referee, journal, unfinished.id)
         session = unfinished.id
-        players = [p.name for p in state.players] or players
     else:
         session = journal.start_session("carrousel", options)
-    clock = make_clock(last_t + 0.5 if unfinished is not None else 0.0)
+    clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
     sim = SimulatedCarrouselTable(
         players,
         seed=sim_opts["seed"],
@@ -157,16 +158,36 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run ``companion run`` until the game has a winner (or Ctrl-C / SIGTERM)."""
+def _check_resume(args: argparse.Namespace, journal: Any, game: str) -> None:
+    """Refuse --players/--seed that contradict the unfinished game about to be resumed."""
     from companion.cli import UsageError
-    from companion.clock import MonotonicClock
+
+    if args.new or (args.players is None and args.seed is None):
+        return
+    unfinished = journal.unfinished(game)
+    if unfinished is None:
+        return
+    raise UsageError(
+        f"{journal.path} holds an unfinished {game} game (session {unfinished.id}, started "
+        f"{unfinished.started_at}); it resumes with its own players and seed: leave out "
+        "--players/--seed to resume it, or add --new to start another game"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``companion run`` until the game has a winner (or Ctrl-C / SIGTERM / --until)."""
+    from gpiozero.exc import GPIOZeroError
+
+    from companion.cli import UsageError
+    from companion.clock import PacedClock
     from companion.config import load
     from companion.journal import Journal
     from companion.pins import PinFactoryError
 
     config = load(args.config)
     opts = _options(args, config)
+    if args.until is not None and args.until < 0:
+        raise UsageError(f"--until: expected session seconds >= 0, got {args.until}")
     level = config["service"]["log_level"].upper()
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s: %(message)s", stream=sys.stderr)
     game = opts["service"]["game"]
@@ -183,13 +204,19 @@ def run(args: argparse.Namespace) -> int:
         sync=config["service"]["journal_sync"],
         checkpoint_s=config["service"]["journal_checkpoint_s"],
     )
+    _check_resume(args, journal, game)
     speed = opts["service"]["speed"]
     try:
+        # The simulated table runs on simulated time paced by the real clock: the same seed
+        # plays the same game at any --speed.
         service = build_carrousel_service(
-            config, opts, lambda origin: MonotonicClock(origin, speed), journal, new=args.new, show_moves=not args.quiet_moves
+            config, opts, lambda origin: PacedClock(origin, speed), journal, new=args.new,
+            show_moves=not args.quiet_moves,
         )
     except PinFactoryError as exc:
         raise UsageError(str(exc)) from None
+    except GPIOZeroError as exc:
+        raise UsageError(f"GPIO: {exc} (check [pins] in the configuration)") from None
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("signal %d: stopping; the game stays resumable", signum)
@@ -203,5 +230,10 @@ def run(args: argparse.Namespace) -> int:
         service.close()
     if service.referee.is_over(state):
         journal.finish_session(service.session, service.referee.summary(state))
+    else:
+        log.info(
+            "stopped at t=%.1f s; the unfinished game stays in %s: run again to resume it (or --new)",
+            service.clock.now(), journal.path,
+        )
     journal.close()
     return 0

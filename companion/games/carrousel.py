@@ -2,7 +2,7 @@
 
 Rulebook: ``shared/rules/carrousel.txt`` (sections: Components, Setup, Course of the Game,
 Moving the Horses, Correct Order, Victory, Special Cases, Advanced Rules). Rulings where the
-rulebook leaves room: ``DESIGN.md`` (Carrousel). Vocabulary: ``docs/vocabulary.md``.
+rulebook leaves room: ``the rulings in docs/vocabulary.md`` (Carrousel). Vocabulary: ``docs/vocabulary.md``.
 
 The board has 7 spaces numbered 0-6 counter-clockwise; the 5 horses stand on consecutive
 spaces, so the 2 empty spaces are neighbours. The carousel turns counter-clockwise (towards
@@ -49,6 +49,7 @@ __all__ = [
     "Position",
     "PositionError",
     "classify",
+    "legal_moves",
     "deal",
     "target_points",
     "hand_size",
@@ -87,7 +88,7 @@ _LETTER = {"black": "k", "yellow": "y", "blue": "b", "green": "g", "red": "r", E
 _FROM_LETTER = {v: k for k, v in _LETTER.items()}
 
 Card = tuple[str, str, str]
-#: The 60 cards: every ordered triple of distinct colours (Components; DESIGN.md).
+#: The 60 cards: every ordered triple of distinct colours (Components; the rulings in docs/vocabulary.md).
 CARDS: tuple[Card, ...] = tuple(itertools.permutations(COLOURS, 3))  # type: ignore[assignment]
 
 #: Move types of the rulebook (Moving the Horses), in the rulebook's order.
@@ -354,6 +355,12 @@ def _successors(spaces: tuple[str, ...]) -> dict[tuple[str, ...], Move]:
             continue
         out.setdefault(after, move)
     return out
+
+
+def legal_moves(position: Position) -> list[Move]:
+    """Every legal move in ``position`` (Moving the Horses); the same as
+    :meth:`Position.legal_moves`."""
+    return position.legal_moves()
 
 
 def classify(before: Position, after: Position) -> Move | None:
@@ -852,7 +859,7 @@ class CarrouselReferee:
             target=target_points(len(players)),
             advanced=obs.advanced,
             dead_end_s=obs.dead_end_s,
-            # The dead-end clock starts with the game (DESIGN.md).
+            # The dead-end clock starts with the game (ruling; docs/vocabulary.md).
             clock_start=obs.t,
             last_t=obs.t,
         )
@@ -900,7 +907,7 @@ class CarrouselReferee:
             calls.append(DeadEndNotCorrected(t=t, expected=expected.spaces, seen=after.spaces))
         move = classify(before, after)
         if move is None:
-            # Anything that is not one move of the rulebook is illegal (DESIGN.md).
+            # Anything that is not one move of the rulebook is illegal (ruling; docs/vocabulary.md).
             calls.append(
                 IllegalMove(t=t, before=before.spaces, after=after.spaces, reason=_why_illegal(before, after))
             )
@@ -925,20 +932,20 @@ class CarrouselReferee:
             ]
         assert state.position is not None
         seen = state.position.first_three
-        # Judged on the last stable reading at the press (DESIGN.md).
+        # Judged on the last stable reading at the press (ruling; docs/vocabulary.md).
         owner, index = self._matching_card(state, claimer.name, seen)
         if owner is not None:
             new, call = self._score(state, claimer.name, owner, index, obs.t)
             return self._after_point(new, obs.t, [call])
         late = state.last_scored
         if late is not None and late[2] == seen and (state.advanced or late[1] == claimer.name):
-            # The earliest press wins (DESIGN.md); a later press for the same, already scored
+            # The earliest press wins (ruling; docs/vocabulary.md); a later press for the same, already scored
             # order is too late, not wrong.
             return state, [
                 ClaimTooLate(t=obs.t, player=claimer.name, card=seen, scored_by=late[0])
             ]
         # No match: the claimer puts one won card on the bottom of the draw pile
-        # (Course of the Game); with no won card nothing is lost (DESIGN.md).
+        # (Course of the Game); with no won card nothing is lost (ruling; docs/vocabulary.md).
         lost = claimer.won[-1] if claimer.won else None
         players = state.players
         pile = state.draw_pile
@@ -1009,7 +1016,7 @@ class CarrouselReferee:
         """Whose face-up card (and which) a claim by ``claimer`` scores with, or (None, -1).
 
         Basic rules: only the claimer's active card. Advanced rules: every face-up card on
-        the table, the claimer's own first (DESIGN.md).
+        the table, the claimer's own first (ruling; docs/vocabulary.md).
         """
         me = state.player(claimer)
         assert me is not None
@@ -1048,7 +1055,7 @@ class CarrouselReferee:
             state,
             players=tuple(players),
             draw_pile=pile,
-            # A point restarts the dead-end clock (DESIGN.md).
+            # A point restarts the dead-end clock (ruling; docs/vocabulary.md).
             clock_start=t,
             expected=None,
             last_scored=(scorer, owner, card),
