@@ -2,7 +2,7 @@
 
 Rulebook: ``shared/rules/carrousel.txt`` (sections: Components, Setup, Course of the Game,
 Moving the Horses, Correct Order, Victory, Special Cases, Advanced Rules). Rulings where the
-rulebook leaves room: ``the rulings in docs/vocabulary.md`` (Carrousel). Vocabulary: ``docs/vocabulary.md``.
+rulebook leaves room: the rulings in ``docs/vocabulary.md`` (Carrousel), which also lists the vocabulary.
 
 The board has 7 spaces numbered 0-6 counter-clockwise; the 5 horses stand on consecutive
 spaces, so the 2 empty spaces are neighbours. The carousel turns counter-clockwise (towards
