@@ -52,6 +52,7 @@ class Referee(Protocol):
 #: Game name -> ``module:attribute`` of a zero-argument factory returning a Referee.
 GAMES: dict[str, str] = {
     "carrousel": "companion.games.carrousel:CarrouselReferee",
+    "carnival": "companion.games.carnival:CarnivalReferee",
 }
 
 
