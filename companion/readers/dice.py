@@ -9,10 +9,10 @@ nothing on the face contradicts it.
 How it works (OpenCV only; no trained model):
 
 1. **Finding the dice** (:meth:`DiceReader.find_dice`): inside the tray's region of interest,
-   the tray floor's colour is the median pixel in CIE Lab; pixels far from it (Euclidean distance
-   in Lab) are foreground. After a morphological opening and closing, each connected component
-   of a die's size and squareness is a die; a component too large for one die (dice touching
-   each other or the tray wall) is reported as one ``unknown`` reading, never split by guesswork.
+   the floor's local colour is a wide median filter of the frame in CIE Lab; pixels far from it
+   are foreground. After a morphological opening and closing, each connected component of a
+   die's size and squareness is a die; touching dice are split by an erosion, and a region that
+   does not split into die-shaped parts is reported as one ``unknown`` reading.
 2. **Pip map** (:func:`pip_map`): the die's bounding box is resampled to ``PATCH_PX`` pixels
    square; each pixel's Lab distance from the median of its neighbourhood (a median filter wider
    than a pip) is high on pips, whatever their colour against the die's body (white on red, red
@@ -299,8 +299,10 @@ class DiceReader:
         die_px: ``(smallest, largest)`` side of a die's bounding box in pixels at this camera
             distance (default ``(22, 70)``: a 16 mm die seen from about 40 cm by a 640 px wide
             frame).
-        foreground_lab: Lab distance (OpenCV 8-bit units) from the tray floor's colour above
-            which a pixel belongs to a die.
+        foreground_lab: Lab distance (OpenCV 8-bit units) from the tray floor's local colour
+            above which a pixel belongs to a die.
+        lightness_weight: weight of the lightness difference (L*) against the colour
+            difference (a*, b*): below 1, shadows count less.
 
     Example::
 
@@ -313,16 +315,24 @@ class DiceReader:
         self,
         tray: tuple[int, int, int, int] | None = None,
         die_px: tuple[float, float] = (22.0, 70.0),
-        foreground_lab: float = 22.0,
+        foreground_lab: float = 28.0,
+        lightness_weight: float = 0.5,
     ):
         if die_px[0] <= 0 or die_px[1] <= die_px[0]:
             raise ValueError(f"die_px: expected 0 < smallest < largest, got {die_px}")
         self.tray = tray
         self.die_px = die_px
         self.foreground_lab = foreground_lab
+        self.lightness_weight = lightness_weight
 
     def find_dice(self, frame: np.ndarray) -> list[tuple[tuple[float, float, float, float], bool]]:
         """Dice-sized foreground regions of the tray.
+
+        The tray floor's colour is taken locally (a median filter much wider than a die, on a
+        quarter-size copy), so uneven light and the shading near the walls do not count as
+        dice; lightness differences weigh half (``lightness_weight``) so that shadows count
+        less than colour. Regions of several touching dice are split by an erosion; what cannot
+        be split is reported with ``single`` False.
 
         Args:
             frame: ``H x W x 3 uint8, BGR``.
@@ -341,27 +351,58 @@ class DiceReader:
         roi = frame
         if self.tray is not None:
             x0, y0, x1, y1 = self.tray
-            roi = frame[max(0, y0) : y1, max(0, x0) : x1]
-        lab = cv2.cvtColor(roi, cv2.COLOR_BGR2LAB).astype(np.float32)
-        floor = np.median(lab.reshape(-1, 3), axis=0)
-        dist = np.linalg.norm(lab - floor, axis=2)
+            x0, y0 = max(0, x0), max(0, y0)
+            roi = frame[y0:y1, x0:x1]
+        h, w = roi.shape[:2]
+        lab = cv2.cvtColor(roi, cv2.COLOR_BGR2LAB)
+        small = cv2.resize(lab, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
+        floor = cv2.resize(cv2.medianBlur(small, 31), (w, h), interpolation=cv2.INTER_LINEAR)
+        diff = lab.astype(np.float32) - floor.astype(np.float32)
+        diff[..., 0] *= self.lightness_weight
+        dist = np.linalg.norm(diff, axis=2)
         mask = (dist > self.foreground_lab).astype(np.uint8)
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-        n, _, stats, _ = cv2.connectedComponentsWithStats(mask)
         lo, hi = self.die_px
-        out = []
+        grow = int(round(lo / 2)) | 1  # odd erosion aperture, about half a die
+        out: list[tuple[tuple[float, float, float, float], bool]] = []
+        n, _, stats, _ = cv2.connectedComponentsWithStats(mask)
         for i in range(1, n):
-            x, y, w, h, area = (int(v) for v in stats[i])
-            if max(w, h) < lo or min(w, h) < lo * 0.6:
-                continue  # a speck
-            fill = area / float(w * h)
-            if max(w, h) <= hi and max(w, h) <= 1.5 * min(w, h) and fill > 0.45:
-                out.append(((float(x + x0), float(y + y0), float(x + w + x0), float(y + h + y0)), True))
-            elif max(w, h) <= 3 * hi and area <= 4 * hi * hi and fill > 0.3:
-                out.append(((float(x + x0), float(y + y0), float(x + w + x0), float(y + h + y0)), False))
-            # larger regions are not dice (a tray wall, a hand): ignored
+            x, y, bw, bh, area = (int(v) for v in stats[i])
+            kind = self._shape(bw, bh, area)
+            if kind == "die":
+                out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), True))
+            elif kind == "cluster":
+                # Touching dice: erode the bridges between them, keep the die-shaped parts.
+                part = mask[y : y + bh, x : x + bw]
+                eroded = cv2.erode(part, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
+                m, _, sub, _ = cv2.connectedComponentsWithStats(eroded)
+                pieces = []
+                g = grow // 2
+                for k in range(1, m):
+                    sx, sy, sw, sh, _ = (int(v) for v in sub[k])
+                    sw, sh = sw + 2 * g, sh + 2 * g
+                    if lo <= max(sw, sh) <= hi and max(sw, sh) <= 1.5 * min(sw, sh):
+                        pieces.append((sx - g, sy - g, sw, sh))
+                if not pieces:
+                    out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), False))
+                for sx, sy, sw, sh in pieces:
+                    bx, by = x + sx + x0, y + sy + y0
+                    out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), True))
+            # anything else is not dice (a tray wall, a hand): ignored
         return out
+
+    def _shape(self, w: int, h: int, area: int) -> str:
+        """``"die"``, ``"cluster"`` (several touching dice) or ``"other"`` for a region."""
+        lo, hi = self.die_px
+        if max(w, h) < lo or min(w, h) < lo * 0.6:
+            return "other"  # a speck
+        fill = area / float(w * h)
+        if max(w, h) <= hi and max(w, h) <= 1.5 * min(w, h) and fill > 0.45:
+            return "die"
+        if max(w, h) <= 3 * hi and area <= 4 * hi * hi and fill > 0.3:
+            return "cluster"
+        return "other"
 
     def read_die(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
         """Read the die in ``box`` (``x0, y0, x1, y1`` px) of ``frame`` (``H x W x 3 uint8``,
