@@ -1062,6 +1062,8 @@ class CarnivalReferee:
             new = handler(self, state, table, observation)
         except _Rejected as exc:
             return state, [_invalid(observation, str(exc))]
+        if new is state:  # nothing changed (a die read as unknown)
+            return state, table.calls
         return dataclasses.replace(new, last_t=t), table.calls
 
     # -- handlers -----------------------------------------------------------------------
