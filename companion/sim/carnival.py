@@ -176,7 +176,7 @@ class _Game:
                 self.discard.append(c)
             yield self.emit(Discard(t=self.tick(), player=name, cards=tuple(cards)))
         useless = [c for c in hand if c != WILD and not self.wants(name, c)]
-        if WILD in hand and len(useless) >= 3 and self.rng.random() < 0.5:
+        if WILD in hand and len(useless) >= 2 and self.rng.random() < 0.4:
             yield from self.exchange(name, useless)
         else:
             yield from self.roll(name)
