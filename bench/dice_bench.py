@@ -62,10 +62,21 @@ def main(argv=None) -> int:
     ap.add_argument("--split", choices=["train", "test"], required=True)
     ap.add_argument("--data", default="/work/shared/data/dice", help="folder with train/ and test/")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument(
+        "--tray",
+        default="0,70,640,555",
+        help="tray region x0,y0,x1,y1 in px (default: the tray of these photos, from the train "
+        "split's label extents; it leaves out the white stand below the tray)",
+    )
     args = ap.parse_args(argv)
     folder = Path(args.data) / args.split
     labels = load_labels(folder)
-    reader = DiceReader()
+    try:
+        tray = tuple(int(v) for v in args.tray.split(","))
+        assert len(tray) == 4
+    except (ValueError, AssertionError):
+        ap.error(f"--tray: expected x0,y0,x1,y1 in pixels, got {args.tray!r}")
+    reader = DiceReader(tray=tray)
     given = Counter()
     e2e = Counter()
     confusion = Counter()
@@ -102,6 +113,7 @@ def main(argv=None) -> int:
     result = {
         "split": args.split,
         "images": len(labels),
+        "tray": list(tray),
         "dice": n,
         "given_box": {k: given[k] for k in ("right", "wrong", "unknown")},
         "end_to_end": {k: e2e[k] for k in ("right", "wrong", "unknown", "missed")},
