@@ -63,6 +63,8 @@ SIGNATURE_TOL = 0.12
 BODY_KERNEL_PX = 25
 #: At most this many pip candidates are fitted; more means texture or clutter: ``unknown``.
 MAX_CANDIDATES = 12
+#: An empty pip place of the fitted face must show less than this share of the pips' evidence.
+EMPTY_PLACE_RATIO = 0.4
 
 # Pip places of each face on a 3 x 3 grid (x, y in -1, 0, 1), as on every standard die.
 _FACES: dict[int, tuple[tuple[int, int], ...]] = {
@@ -189,8 +191,8 @@ def _fits_face(points: np.ndarray, sizes: Sequence[float], width: int) -> bool:
     if np.hypot(*(centre - width / 2)) > 0.22 * width:
         return False
     # The pips of one face are of one size.
-    if max(sizes) > 1.8 * min(sizes):
-        return False
+    if max(sizes) > (1.35 if n == 2 else 1.8) * min(sizes):
+        return False  # (a two's pair is held to a tighter match: a die's corner looks like a pip)
     if n == 1:
         return True
     sig = _signature(points)
@@ -219,8 +221,12 @@ def _consistent(
     """Evidence beyond geometry: no other pip on the face, even contrast, empty places empty."""
     pts = np.array([cands[i][0] for i in subset])
     size = float(np.mean([cands[i][1] for i in subset]))
+    centre = pts.mean(0)
+    # The face: around the pattern, half a pip beyond its outer pips (a single pip: a third of
+    # the die); pips of the side faces, seen in perspective, lie outside it.
+    reach = 0.3 * width if len(subset) == 1 else float(np.hypot(*(pts - centre).T).max()) + 1.0 * size
     for i, (xy, d) in enumerate(cands):
-        if i not in subset and d >= 0.6 * size and np.hypot(*(xy - width / 2)) < 0.38 * width:
+        if i not in subset and d >= 0.6 * size and np.hypot(*(xy - centre)) < reach:
             return False  # an unexplained pip-sized blob on the face
     on = [_response(evidence, p, size * 0.25) for p in pts]
     if min(on) < 0.55 * max(on):
@@ -248,7 +254,7 @@ def _consistent(
     for j, g in enumerate(grid):
         if j in used or min(abs(g - p) for p in z) < 1.3 * abs(k):
             continue
-        if _response(evidence, (g.real, g.imag), size * 0.2) >= 0.5 * ref:
+        if _response(evidence, (g.real, g.imag), size * 0.2) >= EMPTY_PLACE_RATIO * ref:
             return False  # a place that should be empty shows a pip
     return True
 
