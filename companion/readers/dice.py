@@ -153,7 +153,7 @@ def _blob_detector():
     prm = cv2.SimpleBlobDetector_Params()
     prm.filterByColor = True
     prm.blobColor = 255
-    prm.minThreshold = 40
+    prm.minThreshold = 25
     prm.maxThreshold = 240
     prm.thresholdStep = 10
     prm.minRepeatability = 2
