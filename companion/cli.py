@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "referee": ("companion.commands.referee", "observations as JSON Lines in, calls as JSON Lines out"),
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
     "config": ("companion.commands.config", "print the effective configuration"),
+    "dice": ("companion.commands.dice", "read the dice in camera images, as JSON"),
 }
 
 

@@ -750,3 +750,55 @@ def test_summary_and_expected():
     summary = REF.summary(state)
     assert summary["player"] == "Ana" and summary["dice"] == [1, 2] and summary["step"] == "actions"
     assert REF.expected(state) == ("declare", "move_wild", "end_turn")
+
+
+def test_wild_given_in_a_trade_is_placed_by_the_receiver():
+    """Cartas Wild: a player who receives a wild places it on an established, incomplete ride."""
+    state = table(
+        midways={"Ana": {"swings": (("seats",), 1)}, "Ben": {"carousel": (("banners", "lights"), 0)}}
+    )
+    state = rolled(state, (5, 1, 2), (5, 1))
+    state, calls = play(
+        state,
+        Declare(t=2.0, player="Ana", die=5, target="Ben"),
+        Action(t=2.0, player="Ana", take="carousel:lights", give=WILD, give_ride="swings"),
+    )
+    assert any(isinstance(c, WildLoose) and c.player == "Ben" and c.rides == ("carousel",) for c in calls)
+    state, _ = play(state, MoveWild(t=3.0, player="Ben", to_ride="carousel"))
+    assert state.player("Ben").ride("carousel") == Ride(("banners",), 1)
+    assert state.player("Ana").ride("swings") == Ride(("seats",), 0)
+
+
+def test_part_arriving_where_a_wild_stood_in_frees_the_wild():
+    """Ruling 11 (docs/carnival.md): a part arriving on a full ride frees one of its wilds."""
+    state = table(
+        midways={"Ana": {"swings": (("seats", "lights", "banners"), 1)}, "Ben": {"swings": (("materials",), 0)}},
+        hands={"Ana": (3, ())},
+    )
+    state = rolled(state, (6, 1, 2), (6, 1))
+    state, calls = play(
+        state,
+        Declare(t=2.0, player="Ana", die=6, target="Ben"),
+        Action(t=2.0, player="Ana", take="swings:materials", discard="carousel:seats"),
+    )
+    me = state.player("Ana")
+    assert me.ride("swings").natural and me.ride("swings").wilds == 0 and me.loose_wilds == 1
+    assert any(isinstance(c, NaturalSet) for c in calls)
+
+
+def test_discard_draw_impossible_on_an_empty_discard_pile():
+    """Ações de Rolagem de Dados, Discard Draw: nothing to take from an empty discard pile."""
+    state = rolled(table(discard=()), (2, 1, 3), (2, 1))
+    rejected(state, Declare(t=2.0, player="Ana", die=2), "discard pile is empty")
+
+
+def test_deck_composition_options_are_checked():
+    """Preparação 1 options (``[carnival]`` section): impossible white-tip counts are refused."""
+    from companion.config import ConfigError
+
+    with pytest.raises(ConfigError, match="white_tip_copies"):
+        CarnivalReferee(copies_per_part=2, white_tip_copies=2)
+    with pytest.raises(ConfigError, match="white_tip_wilds"):
+        CarnivalReferee(wilds=6, white_tip_wilds=3)
+    ref = CarnivalReferee(copies_per_part=3, white_tip_copies=0)
+    assert ref.spec.totals(2)["carousel:seats"] == 3

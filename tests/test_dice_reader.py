@@ -4,6 +4,7 @@ nell-byler/dice_detection, BSD-3-Clause) and on images that must give ``unknown`
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import cv2
@@ -14,6 +15,7 @@ from companion.readers.dice import (
     UNKNOWN,
     DiceReader,
     DieReading,
+    RollSettler,
     read_patch,
     roll_values,
 )
@@ -123,3 +125,40 @@ def test_roll_values_needs_exactly_three_dice():
     assert roll_values([a, b, a]) == (4, UNKNOWN, 4)
     assert roll_values([a, b]) is None
     assert a.centre == (5.0, 5.0)
+
+
+def test_roll_reported_once_after_the_settle_time():
+    """A roll is reported once the same three values have been read for settle_s; a die that
+    moves a little keeps the reading; a new roll is reported again."""
+    settler = RollSettler(settle_s=0.5)
+    a, b, c = (DieReading((x, 0, x + 10, 10), v) for x, v in ((0, 3), (20, 5), (40, 5)))
+    tumbling = [DieReading((0, 0, 10, 10), UNKNOWN, "no pip seen")]
+    assert settler.update(0.0, tumbling) is None
+    assert settler.update(0.1, [a, b, c]) is None
+    assert settler.update(0.4, [b, a, c]) is None  # order changed, same dice
+    assert settler.update(0.61, [a, b, c]) == (3, 5, 5)
+    assert settler.update(0.9, [a, b, c]) is None  # reported once
+    assert settler.update(1.0, tumbling) is None
+    d = DieReading((60, 0, 70, 10), 2)
+    assert settler.update(1.2, [a, b, d]) is None
+    assert settler.update(1.7, [a, b, d]) == (3, 5, 2)
+    with pytest.raises(ValueError, match="settle_s"):
+        RollSettler(-1)
+
+
+def test_dice_command_prints_each_image_as_json(capsys, tmp_path):
+    from companion.cli import main
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[dice]\ntray = [0, 70, 640, 555]\n")
+    image = str(DATA / "IMG_20191208_112847.jpg")
+    assert main(["--config", str(cfg), "dice", image]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["image"] == image and sorted(out["roll"]) == [1, 3, 5] and len(out["dice"]) == 3
+    assert main(["--config", str(cfg), "dice", str(tmp_path / "none.jpg")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["--config", str(cfg), "dice", "--tray", "1,2,3", image]) == 2
+    assert "--tray" in capsys.readouterr().err
+    cfg.write_text("[dice]\ntray = [5, 5, 1, 1]\n")
+    assert main(["--config", str(cfg), "dice", image]) == 2
+    assert "[dice] tray" in capsys.readouterr().err

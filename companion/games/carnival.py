@@ -949,7 +949,10 @@ class CarnivalReferee:
     Args:
         copies_per_part, white_tip_copies, wilds, white_tip_wilds: the box's cards
             (:class:`DeckSpec`; defaults: the English edition and the rulings of
-            docs/carnival.md).
+            docs/carnival.md); the ``[carnival]`` section of the configuration file.
+
+    Raises:
+        companion.config.ConfigError: white-tip counts that no box can have.
 
     Observations and calls: docs/carnival.md. Bad input never raises: it gives an
     ``invalid_observation`` call and leaves the state as it was.
@@ -972,6 +975,20 @@ class CarnivalReferee:
         wilds: int = 6,
         white_tip_wilds: int = 0,
     ):
+        from companion.config import ConfigError
+
+        # Options come from the [carnival] section of the configuration file: a combination
+        # that no box can have is reported as a configuration error, in one line.
+        if not 0 <= white_tip_copies < copies_per_part:
+            raise ConfigError(
+                f"[carnival] white_tip_copies: expected 0 to copies_per_part - 1 ({copies_per_part - 1}), "
+                f"got {white_tip_copies}"
+            )
+        if not 0 <= white_tip_wilds <= wilds - 4:
+            raise ConfigError(
+                f"[carnival] white_tip_wilds: expected 0 to wilds - 4 ({wilds - 4}: every player starts "
+                f"with a wild), got {white_tip_wilds}"
+            )
         self.spec = DeckSpec(copies_per_part, white_tip_copies, wilds, white_tip_wilds)
 
     # -- the Referee protocol --------------------------------------------------------------

@@ -50,6 +50,7 @@ __all__ = [
     "pip_map",
     "read_patch",
     "roll_values",
+    "RollSettler",
 ]
 
 UNKNOWN = "unknown"
@@ -459,3 +460,50 @@ def _check_frame(frame: np.ndarray) -> None:
         shape = getattr(frame, "shape", None)
         dtype = getattr(frame, "dtype", None)
         raise ValueError(f"frame: expected an H x W x 3 uint8 BGR image, got shape {shape} dtype {dtype}")
+
+
+class RollSettler:
+    """Turns the per-frame dice readings into one roll, once the tray has settled.
+
+    The camera reads the tray many times a second while the dice tumble, stop and are nudged.
+    A roll is reported only when the same values (as a multiset, so that a die moving a little
+    does not count) have been read for ``settle_s`` seconds, and only once until the tray
+    changes again. Time comes in with each frame; nothing here reads a clock.
+
+    Args:
+        settle_s: seconds the reading must stay the same (configuration ``[dice] settle_s``).
+        dice: dice in a roll (Carnival: 3).
+
+    Example::
+
+        settler = RollSettler(0.5)
+        for t, frame in frames:
+            values = settler.update(t, reader.read(frame))
+            if values is not None:
+                emit(Roll(t=t, player=active_player, dice=values))
+    """
+
+    def __init__(self, settle_s: float = 0.5, dice: int = 3):
+        if settle_s < 0:
+            raise ValueError(f"settle_s: expected seconds >= 0, got {settle_s}")
+        self.settle_s = settle_s
+        self.dice = dice
+        self._values: tuple[int | str, ...] | None = None
+        self._key: tuple[str, ...] | None = None
+        self._since = 0.0
+        self._reported = False
+
+    def update(self, t: float, readings: Sequence[DieReading]) -> tuple[int | str, ...] | None:
+        """Feed one frame's readings at session time ``t`` (s); return the roll's values (1-6
+        or ``"unknown"``, in reading order) the first time they have been stable for
+        ``settle_s``, else None."""
+        values = roll_values(readings, self.dice)
+        key = None if values is None else tuple(sorted(str(v) for v in values))
+        if key != self._key:
+            self._key, self._values, self._since, self._reported = key, values, t, False
+            if self.settle_s > 0:
+                return None
+        if key is None or self._reported or t - self._since < self.settle_s:
+            return None
+        self._reported = True
+        return self._values
