@@ -802,3 +802,13 @@ def test_deck_composition_options_are_checked():
         CarnivalReferee(wilds=6, white_tip_wilds=3)
     ref = CarnivalReferee(copies_per_part=3, white_tip_copies=0)
     assert ref.spec.totals(2)["carousel:seats"] == 3
+
+
+def test_roll_is_a_chance_event_with_triples_one_in_thirty_six():
+    """Fluxo do Jogo 3.2: three dice; a triple (all three actions) comes 6 times in 216."""
+    from companion.games.carnival import roll_outcomes
+
+    outcomes = roll_outcomes()
+    assert len(outcomes) == 56 and abs(sum(outcomes.values()) - 1) < 1e-12
+    assert sum(p for k, p in outcomes.items() if len(set(k)) == 1) == pytest.approx(6 / 216)
+    assert outcomes[(1, 2, 3)] == pytest.approx(6 / 216)

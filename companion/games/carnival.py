@@ -61,6 +61,7 @@ __all__ = [
     "can_start_ride",
     "midway_accepts",
     "dice_actions",
+    "roll_outcomes",
     "VOCABULARY",
 ]
 
@@ -346,6 +347,15 @@ def midway_accepts(player: PlayerState, card: str, ride: str | None = None) -> s
 def dice_actions(dice: Iterable[int]) -> list[str]:
     """Die faces -> action names (the tableau)."""
     return [ACTIONS[d] for d in dice]
+
+
+def roll_outcomes() -> dict[tuple[int, int, int], float]:
+    """The roll of three fair dice as a chance event (OpenSpiel style): each outcome, as the
+    sorted faces, with its probability; the 56 outcomes sum to 1 (a given triple: 1/216)."""
+    counts: collections.Counter[tuple[int, int, int]] = collections.Counter(
+        tuple(sorted((a, b, c))) for a in range(1, 7) for b in range(1, 7) for c in range(1, 7)  # type: ignore[misc]
+    )
+    return {k: v / 216 for k, v in sorted(counts.items())}
 
 
 # ------------------------------------------------------------------------ observations
@@ -757,6 +767,8 @@ class _Table:
         self.discard = list(s.discard)
         self.ticket_discards = s.ticket_discards
         self.calls: list[Call] = []
+        self.t = 0.0  # time (s) of the observation being applied
+        self.winner: str | None = None
 
     def freeze(self, **changes: Any) -> CarnivalState:
         players = tuple(
@@ -926,9 +938,6 @@ class _Table:
                     )
                 )
                 return
-
-    t: float = 0.0
-    winner: str | None = None
 
 
 def _start_step(s: CarnivalState) -> Step:
@@ -1528,6 +1537,10 @@ class CarnivalReferee:
         """Why the action of ``die`` cannot be carried out (against ``target``), or None.
 
         With ``declared`` False, None means "possible against some target".
+
+        Raises:
+            _Rejected: with ``declared``, a target that the action cannot have (none for a
+                targeted action, one for a draw, oneself, an unknown player).
         """
         me = state.active_player
         kind = ACTIONS[die]
