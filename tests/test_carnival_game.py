@@ -130,3 +130,18 @@ def _empty_config(tmp_path):
     path = tmp_path / "config.toml"
     path.write_text("")
     return path
+
+
+def test_simulated_table_resumes_a_journaled_game():
+    """After a restart the same seed's game carries on where the journal stopped."""
+    full = list(carnival_game(9))
+    table = SimulatedCarnivalTable(seed=9)
+    got = []
+    table.start(got.append, clock=None)
+    table.resume(applied=40, t=500.0)
+    assert table.next_time() == 500.0
+    while table.next_time() is not None:
+        table.advance(table.next_time())
+    assert [o.type for o in got] == [o.type for o in full[40:]]
+    ref, state, calls = referee_game(full[:40] + got)
+    assert ref.is_over(state) and not any(isinstance(c, InvalidObservation) for c in calls)

@@ -421,7 +421,8 @@ class SimulatedCarnivalTable:
         unreadable_rate: float = 0.05,
         start_t: float = 0.0,
     ):
-        self._stream = carnival_game(seed, players, move_time_s, block_rate, unreadable_rate)
+        self._args = (seed, tuple(players), move_time_s, block_rate, unreadable_rate)
+        self._stream = carnival_game(*self._args)
         self._offset = start_t
         self._next: Observation | None = None
         self._emit: Any = None
@@ -429,6 +430,17 @@ class SimulatedCarnivalTable:
 
     def _pull(self) -> None:
         self._next = next(self._stream, None)
+
+    def resume(self, applied: int, t: float) -> None:
+        """Carry on a journaled game after a restart: the same seed gives the same game, so the
+        first ``applied`` observations (already journaled) are skipped and the next one comes
+        at session time ``t`` (s), the rest keeping their spacing."""
+        self._stream = carnival_game(*self._args)
+        for _ in range(applied):
+            next(self._stream, None)
+        self._pull()
+        if self._next is not None:
+            self._offset = t - self._next.t
 
     def start(self, emit: Any, clock: Any) -> None:
         """Begin: observations go to ``emit``; the clock is not needed (times are scheduled)."""
@@ -449,7 +461,7 @@ class SimulatedCarnivalTable:
         while self._next is not None and self._next.t + self._offset <= t:
             obs = self._next
             if self._offset:
-                obs = dataclasses.replace(obs, t=obs.t + self._offset)
+                obs = dataclasses.replace(obs, t=round(obs.t + self._offset, 6))
             if self._emit is not None:
                 self._emit(obs)
             self._pull()
