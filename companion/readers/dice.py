@@ -18,7 +18,8 @@ How it works (OpenCV only; no trained model):
    than a pip) is high on pips, whatever their colour against the die's body (white on red, red
    on black, black on yellow ...).
 3. **Pip candidates**: ``cv2.SimpleBlobDetector`` on the contrast-normalised pip map, keeping
-   round, convex blobs of a pip's size.
+   round, convex blobs of a pip's size; and on the distance from the face's own colour
+   (:func:`face_map`), which finds dense pips whole where the pip map shows rings.
 4. **Face fitting** (:func:`read_patch`): every subset of 1 to 6 candidates is tested against
    the layouts of the six faces (pairwise-distance signature within ``SIGNATURE_TOL``, pip
    spacing and size consistent with the die's size, pattern centred on the die, pips of even
@@ -48,6 +49,7 @@ __all__ = [
     "DieReading",
     "DiceReader",
     "pip_map",
+    "face_map",
     "read_patch",
     "roll_values",
     "RollSettler",
@@ -146,6 +148,24 @@ def pip_map(patch: np.ndarray) -> np.ndarray:
     lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB)
     body = cv2.medianBlur(lab, BODY_KERNEL_PX)
     return np.linalg.norm(lab.astype(np.float32) - body.astype(np.float32), axis=2)
+
+
+def face_map(patch: np.ndarray) -> np.ndarray:
+    """Distance of each pixel from the die face's colour.
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, one die centred.
+
+    Returns:
+        ``h x w float32``: CIE Lab distance (OpenCV 8-bit units) from the median colour of the
+        patch's central half (the face, pips being a minority there).
+    """
+    import cv2
+
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).astype(np.float32)
+    h, w = patch.shape[:2]
+    core = lab[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4].reshape(-1, 3)
+    return np.linalg.norm(lab - np.median(core, axis=0), axis=2)
 
 
 def _blob_detector():
@@ -273,6 +293,11 @@ def read_patch(patch: np.ndarray) -> tuple[int | None, str]:
     width = patch.shape[1]
     evidence = pip_map(patch)
     cands = _pip_candidates(evidence)
+    # Dense pips (a six) fill the median's window and show as rings on the pip map: a second
+    # map, the distance from the face's own colour, finds them whole.
+    for xy, d in _pip_candidates(face_map(patch)):
+        if all(np.hypot(*(xy - c[0])) > 0.5 * max(d, c[1]) for c in cands):
+            cands.append((xy, d))
     if not cands:
         return None, "no pip seen"
     if len(cands) > MAX_CANDIDATES:
