@@ -62,6 +62,9 @@ __all__ = [
     "midway_accepts",
     "dice_actions",
     "roll_outcomes",
+    "takeable",
+    "with_card",
+    "without_card",
     "VOCABULARY",
 ]
 
@@ -1572,22 +1575,22 @@ class CarnivalReferee:
                     reasons.append(f"{v.name} has no card in hand")
                     continue
                 return None
-            takeable = _takeable(v)
-            if not takeable:
+            cards = takeable(v)
+            if not cards:
                 reasons.append(f"{v.name}'s Midway has no card that may be taken")
                 continue
             if kind == "midway_steal":
-                if any(midway_accepts(me, c) is None for c in takeable):
+                if any(midway_accepts(me, c) is None for c in cards):
                     return None
                 reasons.append(f"every card of {v.name}'s Midway would duplicate one of {me.name}'s")
                 continue
             if any(
                 midway_accepts(me, c) is None
                 and any(
-                    g != c and midway_accepts(_without(v, c), g) is None
-                    for g in _takeable(_with(me, c))
+                    g != c and midway_accepts(without_card(v, c), g) is None
+                    for g in takeable(with_card(me, c))
                 )
-                for c in takeable
+                for c in cards
             ):
                 return None
             reasons.append(f"no trade with {v.name} leaves both Midways without a duplicate")
@@ -1604,7 +1607,7 @@ _STEP_WORDS = {
 }
 
 
-def _takeable(p: PlayerState) -> list[str]:
+def takeable(p: PlayerState) -> list[str]:
     """Cards of ``p``'s Midway that may be taken: all but natural sets (Construção de Atrações)."""
     out = []
     for name, r in zip(RIDES, p.midway):
@@ -1616,7 +1619,8 @@ def _takeable(p: PlayerState) -> list[str]:
     return out
 
 
-def _without(p: PlayerState, card: str) -> PlayerState:
+def without_card(p: PlayerState, card: str) -> PlayerState:
+    """``p`` with the parts card ``card`` gone from its ride (a wild: ``p`` unchanged)."""
     parsed = parse_card(card)
     if parsed is None:
         return p
@@ -1626,7 +1630,8 @@ def _without(p: PlayerState, card: str) -> PlayerState:
     return dataclasses.replace(p, midway=p.midway[:i] + (ride,) + p.midway[i + 1 :])
 
 
-def _with(p: PlayerState, card: str) -> PlayerState:
+def with_card(p: PlayerState, card: str) -> PlayerState:
+    """``p`` with the parts card ``card`` added to its ride (a wild: ``p`` unchanged)."""
     parsed = parse_card(card)
     if parsed is None:
         return p

@@ -21,6 +21,7 @@ for the service loop (``start``/``stop``/``next_time``/``advance``).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -48,9 +49,9 @@ from companion.games.carnival import (
     Roll,
     Ticket,
     WildExchange,
-    _takeable,
-    _with,
-    _without,
+    takeable,
+    with_card,
+    without_card,
     can_start_ride,
     card_text,
     midway_accepts,
@@ -240,7 +241,7 @@ class _Game:
             return max(with_cards, key=lambda p: p.hand_count).name if with_cards else False
         best, best_score = False, -1.0
         for v in others:
-            for c in _takeable(v):
+            for c in takeable(v):
                 if midway_accepts(me, c) is not None:
                     continue
                 if kind == "midway_trade" and not self.trade_gift(name, v, c):
@@ -253,8 +254,8 @@ class _Game:
     def trade_gift(self, name: str, victim: PlayerState, took: str) -> list[tuple[str, str | None]]:
         """Cards of ``name``'s Midway (with their ride for a wild) that ``victim`` may receive
         once ``took`` has changed hands."""
-        me_after = _with(self.me(name), took)
-        victim_after = _without(victim, took)
+        me_after = with_card(self.me(name), took)
+        victim_after = without_card(victim, took)
         gifts = []
         for ride_name, r in zip(RIDES, me_after.midway):
             if r.natural:
@@ -294,7 +295,7 @@ class _Game:
                 other.append(give)
         else:
             victim = self.me(target)  # type: ignore[arg-type]
-            options = [c for c in _takeable(victim) if midway_accepts(self.me(name), c) is None]
+            options = [c for c in takeable(victim) if midway_accepts(self.me(name), c) is None]
             if kind == "midway_trade":
                 options = [c for c in options if self.trade_gift(name, victim, c)]
             wanted = [c for c in options if self.wants(name, c)]
@@ -456,8 +457,6 @@ class SimulatedCarnivalTable:
 
     def advance(self, t: float) -> None:
         """Emit every observation due at or before ``t`` (seconds), in order."""
-        import dataclasses
-
         while self._next is not None and self._next.t + self._offset <= t:
             obs = self._next
             if self._offset:
