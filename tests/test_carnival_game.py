@@ -145,3 +145,61 @@ def test_simulated_table_resumes_a_journaled_game():
     assert [o.type for o in got] == [o.type for o in full[40:]]
     ref, state, calls = referee_game(full[:40] + got)
     assert ref.is_over(state) and not any(isinstance(c, InvalidObservation) for c in calls)
+
+
+# Bad input never raises: any observation, at any point of a game, gives calls (an
+# invalid_observation for a refusal, with the state unchanged), never an exception.
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import dataclasses  # noqa: E402
+
+from companion.games import carnival as cv  # noqa: E402
+
+_GAME = list(carnival_game(11, ("Ana", "Ben", "Caio")))
+_NAMES = st.sampled_from(["Ana", "Ben", "Caio", "Zoe", ""])
+_CARDS = st.sampled_from(list(cv.ALL_CARDS) + ["carousel:roof", "", "wild "])
+_RIDES = st.one_of(st.none(), st.sampled_from(list(cv.RIDES) + ["hand", "castle"]))
+_OBS = st.one_of(
+    st.builds(cv.RefillDiscard, t=st.just(0.0), card=_CARDS),
+    st.builds(cv.Discard, t=st.just(0.0), player=_NAMES, cards=st.lists(_CARDS, max_size=3).map(tuple)),
+    st.builds(cv.WildExchange, t=st.just(0.0), player=_NAMES, wild_from=st.sampled_from(["hand", "swings", "x"]),
+              cards=st.lists(_CARDS, max_size=3).map(tuple)),
+    st.builds(cv.Roll, t=st.just(0.0), player=_NAMES,
+              dice=st.lists(st.one_of(st.integers(-1, 8), st.just("unknown")), max_size=4).map(tuple)),
+    st.builds(cv.Assign, t=st.just(0.0), player=_NAMES, dice=st.lists(st.integers(0, 7), max_size=3).map(tuple)),
+    st.builds(cv.Declare, t=st.just(0.0), player=_NAMES, die=st.integers(0, 7), target=st.one_of(st.none(), _NAMES)),
+    st.builds(cv.Ticket, t=st.just(0.0), player=_NAMES),
+    st.builds(cv.Action, t=st.just(0.0), player=_NAMES, take=st.one_of(st.none(), _CARDS), take_ride=_RIDES,
+              give=st.one_of(st.none(), _CARDS), give_ride=_RIDES, discard=st.one_of(st.none(), _CARDS)),
+    st.builds(cv.MoveWild, t=st.just(0.0), player=_NAMES, from_ride=_RIDES, to_ride=_RIDES),
+    st.builds(cv.Build, t=st.just(0.0), player=_NAMES, ride=st.sampled_from(list(cv.RIDES) + ["x"]),
+              cards=st.lists(_CARDS, max_size=4).map(tuple)),
+    st.builds(cv.EndTurn, t=st.just(0.0), player=_NAMES),
+)
+
+
+def _states():
+    ref = CarnivalReferee()
+    state, out = ref.initial_state(), []
+    for obs in _GAME:
+        state, _ = ref.apply(state, obs)
+        out.append(state)
+    return out
+
+
+_STATES = _states()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(prefix=st.integers(0, len(_GAME) - 2), observations=st.lists(_OBS, min_size=1, max_size=4))
+def test_any_observation_at_any_point_never_raises(prefix, observations):
+    ref = CarnivalReferee()
+    state = _STATES[prefix]
+    for obs in observations:
+        obs = dataclasses.replace(obs, t=state.last_t)
+        new, calls = ref.apply(state, obs)
+        refused = [c for c in calls if isinstance(c, InvalidObservation)]
+        if refused:
+            assert new is state and len(calls) == 1 and refused[0].reason
+        state = new
