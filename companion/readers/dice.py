@@ -66,6 +66,10 @@ SIGNATURE_TOL = 0.12
 BODY_KERNEL_PX = 25
 #: At most this many pip candidates are fitted; more means texture or clutter: ``unknown``.
 MAX_CANDIDATES = 12
+#: A region whose side exceeds the frame's typical die side by this factor holds touching dice.
+TYPICAL_SIZE_RATIO = 1.35
+#: A region smaller than the typical die side by this factor is a die seen only in part.
+SMALL_SIZE_RATIO = 0.75
 #: An empty pip place of the fitted face must show less than this share of the pips' evidence.
 EMPTY_PLACE_RATIO = 0.4
 
@@ -396,17 +400,27 @@ class DiceReader:
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         lo, hi = self.die_px
-        grow = int(round(lo / 2)) | 1  # odd erosion aperture, about half a die
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
+        comps = [tuple(int(v) for v in stats[i]) for i in range(n)]
+        kinds = ["other"] + [self._shape(c[2], c[3], c[4]) for c in comps[1:]]
+        # The dice of one frame are of one size: a "die" much larger than the typical one is
+        # two dice (or a die and its neighbour's side) touching.
+        sides = sorted(max(c[2], c[3]) for c, k in zip(comps, kinds) if k == "die")
+        typical = float(sides[len(sides) // 2]) if len(sides) >= 3 else None
+        if typical is not None:
+            kinds = [
+                "cluster" if k == "die" and max(c[2], c[3]) > TYPICAL_SIZE_RATIO * typical else k
+                for c, k in zip(comps, kinds)
+            ]
+        grow = int(round(0.45 * typical if typical else lo / 2)) | 1  # odd aperture, half a die
         out: list[tuple[tuple[float, float, float, float], bool]] = []
-        n, _, stats, _ = cv2.connectedComponentsWithStats(mask)
         for i in range(1, n):
-            x, y, bw, bh, area = (int(v) for v in stats[i])
-            kind = self._shape(bw, bh, area)
-            if kind == "die":
+            x, y, bw, bh, area = comps[i]
+            if kinds[i] == "die":
                 out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), True))
-            elif kind == "cluster":
+            elif kinds[i] == "cluster":
                 # Touching dice: erode the bridges between them, keep the die-shaped parts.
-                part = mask[y : y + bh, x : x + bw]
+                part = (labels[y : y + bh, x : x + bw] == i).astype(np.uint8)
                 eroded = cv2.erode(part, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
                 m, _, sub, _ = cv2.connectedComponentsWithStats(eroded)
                 pieces = []
@@ -422,6 +436,17 @@ class DiceReader:
                     bx, by = x + sx + x0, y + sy + y0
                     out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), True))
             # anything else is not dice (a tray wall, a hand): ignored
+        if typical is not None:
+            # A die seen only in part (a white die on the light floor, a dark side face) gives a
+            # small region: its box grows to the typical die around the region's centre.
+            grown = []
+            for (bx0, by0, bx1, by1), single in out:
+                if single and max(bx1 - bx0, by1 - by0) < SMALL_SIZE_RATIO * typical:
+                    cx, cy, half = (bx0 + bx1) / 2, (by0 + by1) / 2, typical / 2
+                    grown.append(((cx - half, cy - half, cx + half, cy + half), True))
+                else:
+                    grown.append(((bx0, by0, bx1, by1), single))
+            out = grown
         return out
 
     def _shape(self, w: int, h: int, area: int) -> str:
