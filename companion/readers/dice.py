@@ -11,8 +11,11 @@ How it works (OpenCV only; no trained model):
 1. **Finding the dice** (:meth:`DiceReader.find_dice`): inside the tray's region of interest,
    the floor's local colour is a wide median filter of the frame in CIE Lab; pixels far from it
    are foreground. After a morphological opening and closing, each connected component of a
-   die's size and squareness is a die; touching dice are split by an erosion, and a region that
-   does not split into die-shaped parts is reported as one ``unknown`` reading.
+   die's size and squareness is a die. The dice of one frame are of one size: a region much
+   larger than the frame's typical die (``TYPICAL_SIZE_RATIO``) holds touching dice and is split
+   by an erosion; a region that does not split into die-shaped parts is reported as one
+   ``unknown`` reading; a region much smaller (``SMALL_SIZE_RATIO``) is a die seen in part, its
+   box grown to the typical size.
 2. **Pip map** (:func:`pip_map`): the die's bounding box is resampled to ``PATCH_PX`` pixels
    square; each pixel's Lab distance from the median of its neighbourhood (a median filter wider
    than a pip) is high on pips, whatever their colour against the die's body (white on red, red
