@@ -336,8 +336,8 @@ class DiceReader:
         tray: region of interest ``(x0, y0, x1, y1)`` in frame pixels (the tray's floor); None
             = the whole frame.
         die_px: ``(smallest, largest)`` side of a die's bounding box in pixels at this camera
-            distance (default ``(22, 70)``: a 16 mm die seen from about 40 cm by a 640 px wide
-            frame).
+            distance (default ``(22, 70)``: the dice of the reference photos measure 27-59 px in a
+            640 x 640 frame).
         foreground_lab: Lab distance (OpenCV 8-bit units) from the tray floor's local colour
             above which a pixel belongs to a die.
         lightness_weight: weight of the lightness difference (L*) against the colour
