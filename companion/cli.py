@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "encoder": ("companion.commands.encoder", "watch the shaft encoder: live angle, speed, spins"),
     "calibrate-encoder": ("companion.commands.calibrate_encoder", "measure the encoder's counts per turn"),
     "score": ("companion.commands.score", "final score table of a Carrossel game (objectives, tie-breaks)"),
+    "dice": ("companion.commands.dice", "read the dice in camera images, as JSON"),
 }
 
 

@@ -255,6 +255,44 @@ SCHEMA: dict[str, dict[str, Key]] = {
             lambda v: 0 < v < 45,
         ),
     },
+    "carnival": {
+        "copies_per_part": Key(
+            "int", 4, "an integer 1-10", "copies of each of the 20 parts cards in the box", lambda v: 1 <= v <= 10
+        ),
+        "white_tip_copies": Key(
+            "int",
+            1,
+            "an integer 0-10",
+            "copies of each parts card with a white-tip ribbon, removed for 2-3 players",
+            lambda v: 0 <= v <= 10,
+        ),
+        "wilds": Key("int", 6, "an integer 4-20", "wild cards in the box", lambda v: 4 <= v <= 20),
+        "white_tip_wilds": Key(
+            "int", 0, "an integer 0-10", "wilds with a white-tip ribbon, removed for 2-3 players", lambda v: 0 <= v <= 10
+        ),
+    },
+    "dice": {
+        "tray": Key(
+            "list[int]",
+            [],
+            "[] or [x0, y0, x1, y1] pixels with x0 < x1 and y0 < y1",
+            "the dice tray's region of interest in the camera frame ([] = the whole frame)",
+            lambda v: v == [] or (len(v) == 4 and 0 <= v[0] < v[2] and 0 <= v[1] < v[3]),
+        ),
+        "die_px_min": Key(
+            "float", 22.0, "pixels from 4 to 500", "smallest side of a die's box in the frame", lambda v: 4 <= v <= 500
+        ),
+        "die_px_max": Key(
+            "float", 70.0, "pixels from 4 to 1000", "largest side of a die's box in the frame", lambda v: 4 <= v <= 1000
+        ),
+        "settle_s": Key(
+            "float",
+            0.5,
+            "seconds from 0 to 10",
+            "a roll is reported once the dice read the same for this long",
+            lambda v: 0 <= v <= 10,
+        ),
+    },
     "sim": {
         "seed": Key("int", 1, "an integer", "seed of the simulated table (same seed, same game)"),
         "move_time_s": Key(

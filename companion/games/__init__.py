@@ -53,6 +53,7 @@ class Referee(Protocol):
 GAMES: dict[str, str] = {
     "carrousel": "companion.games.carrousel:CarrouselReferee",
     "carrossel": "companion.games.carrossel:CarrosselReferee",
+    "carnival": "companion.games.carnival:CarnivalReferee",
 }
 
 
