@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     started_at  TEXT NOT NULL,
     options     TEXT NOT NULL,
     finished    INTEGER NOT NULL DEFAULT 0,
-    result      TEXT
+    result      TEXT,
+    table_settings TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE IF NOT EXISTS entries (
     id       INTEGER PRIMARY KEY,
@@ -76,6 +77,7 @@ class Session:
         options: the referee options it was started with.
         finished: True once it ended (a winner, or stopped by the user).
         result: a JSON-able summary when finished.
+        table: the table's settings (players, simulation seed), see :meth:`Journal.set_table`.
     """
 
     id: int
@@ -84,6 +86,7 @@ class Session:
     options: dict[str, Any]
     finished: bool
     result: Any
+    table: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,9 @@ class Journal:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
+            if "table_settings" not in columns:  # a journal written by version 0.1.0
+                self._db.execute("ALTER TABLE sessions ADD COLUMN table_settings TEXT NOT NULL DEFAULT '{}'")
         except (sqlite3.Error, OSError) as exc:
             raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
         if sync == "normal" and checkpoint_s and self.path != ":memory:":
@@ -178,6 +184,11 @@ class Journal:
         )
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
+    def set_table(self, session: int, table: dict[str, Any]) -> None:
+        """Record the table's settings (players, simulation seed) of a session, so that a
+        restart resumes the same table."""
+        self._db.execute("UPDATE sessions SET table_settings = ? WHERE id = ?", (json.dumps(table), session))
+
     def finish_session(self, session: int, result: Any) -> None:
         """Mark a session as ended, with a JSON-able result."""
         self._db.execute(
@@ -188,10 +199,11 @@ class Journal:
     def sessions(self) -> list[Session]:
         """All sessions, oldest first."""
         rows = self._db.execute(
-            "SELECT id, game, started_at, options, finished, result FROM sessions ORDER BY id"
+            "SELECT id, game, started_at, options, finished, result, table_settings FROM sessions ORDER BY id"
         ).fetchall()
         return [
-            Session(r[0], r[1], r[2], json.loads(r[3]), bool(r[4]), json.loads(r[5]) if r[5] else None)
+            Session(r[0], r[1], r[2], json.loads(r[3]), bool(r[4]), json.loads(r[5]) if r[5] else None,
+                    json.loads(r[6]))
             for r in rows
         ]
 

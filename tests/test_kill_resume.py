@@ -68,3 +68,21 @@ def test_resuming_with_other_players_is_refused_with_a_clear_message(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "holds an unfinished carrousel game" in err and "--new" in err and "Traceback" not in err
+
+
+def test_carrossel_and_carnival_play_to_the_end_and_resume(tmp_path):
+    """`companion run --game carrossel|carnival`: the simulated table plays a whole game; a
+    game stopped half-way resumes from the journal and every call replays exactly."""
+    for game in ("carrossel", "carnival"):
+        first = companion(tmp_path, "--game", game, "--new", "--until", "60")
+        out, err = first.communicate(timeout=120)
+        assert first.returncode == 0, err
+        again = companion(tmp_path, "--game", game)
+        out, err = again.communicate(timeout=120)
+        assert again.returncode == 0, err
+        assert out.startswith("resumed session")
+        assert ("game over" in out) or ("winner" in out)
+        with Journal(tmp_path / "journal.db") as journal:
+            session = [s for s in journal.sessions() if s.game == game][-1]
+            assert session.finished
+            assert replay_session(journal, session).identical

@@ -55,16 +55,31 @@ _FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
+def _plain(value: Any) -> str:
+    if isinstance(value, list):
+        if all(isinstance(v, str) for v in value):
+            return "-".join(value) if 1 < len(value) <= 3 else ", ".join(value)
+        return "[" + ", ".join(_plain(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} {_plain(v)}" for k, v in value.items()) + "}"
+    if value is None:
+        return "none"
+    return str(value)
+
+
 def describe(call: Call) -> str:
-    """One human sentence for a call (falls back to its JSON for unknown types)."""
+    """One human sentence for a call: a written one for the Carrousel calls, else the call's
+    type and fields in words (``built: player Cleo; ride ferris_wheel; ...``)."""
     data = call.to_json()
     fmt = _FORMATS.get(call.TYPE)
-    if fmt is None:
-        return call.to_line()
-    try:
-        return fmt(data)
-    except (KeyError, TypeError):
-        return call.to_line()
+    if fmt is not None:
+        try:
+            return fmt(data)
+        except (KeyError, TypeError):
+            pass
+    fields = "; ".join(f"{k.replace('_', ' ')} {_plain(v)}" for k, v in data.items() if k not in ("type", "t"))
+    head = call.TYPE.replace("_", " ")
+    return f"{head}: {fields}" if fields else head
 
 
 class ConsoleAnnouncer:

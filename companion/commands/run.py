@@ -123,6 +123,7 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         session = unfinished.id
     else:
         session = journal.start_session("carrousel", options)
+        journal.set_table(session, {"players": players, "seed": sim_opts["seed"]})
     clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
     sim = SimulatedCarrouselTable(
         players,
@@ -158,6 +159,63 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
     )
 
 
+def build_stream_service(game: str, config: Any, opts: dict[str, Any], make_clock: Any, journal: Any,
+                         new: bool = False, stream: Any = None) -> Any:
+    """Assemble the service for a game whose simulated table is a seeded stream of
+    observations (Carrossel, Carnival): referee, simulated table, console; resumes the
+    journal's unfinished game (the same seed replays the same stream, so what the journal
+    holds is skipped) unless ``new``.
+
+    Args: as :func:`build_carrousel_service`.
+
+    Returns:
+        The :class:`~companion.service.Service` (not yet running).
+    """
+    from companion.announcers.console import ConsoleAnnouncer
+    from companion.games import referee_from_config
+    from companion.service import Service, restore
+
+    referee = referee_from_config(game, config)
+    unfinished = None if new else journal.unfinished(game)
+    state, last_t, n = None, 0.0, 0
+    players = list(opts["players"])
+    seed = opts["sim"]["seed"]
+    if unfinished is not None:
+        state, last_t, n = restore(referee, journal, unfinished.id)
+        session = unfinished.id
+        players = unfinished.table.get("players", players)
+        seed = unfinished.table.get("seed", seed)
+    else:
+        section = game.replace("-", "_")
+        options = dict(config[section]) if section in config.values else {}
+        session = journal.start_session(game, options)
+        # The table's own settings, to resume the same stream (not referee options).
+        journal.set_table(session, {"players": players, "seed": seed})
+    clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
+    if game == "carrossel":
+        from companion.sim.carrossel import SimulatedCarrosselTable
+
+        sim: Any = SimulatedCarrosselTable(seed=seed, players=players)
+    elif game == "carnival":
+        from companion.sim.carnival import SimulatedCarnivalTable
+
+        sim = SimulatedCarnivalTable(players, seed=seed, move_time_s=opts["sim"]["move_time_s"],
+                                     start_t=clock.now())
+    else:  # pragma: no cover - guarded by SIM_TABLES
+        raise ValueError(game)
+    console = ConsoleAnnouncer(stream=stream)
+    if unfinished is not None:
+        sim.resume(n, clock.now())
+        console.stream.write(f"resumed session {session} at t={last_t:.1f} s after {n} observations\n")
+        console.stream.flush()
+    return Service(referee, clock, journal=journal, session=session, sources=[sim], scheduled=[sim],
+                   announcers=[console], state=state, last_t=last_t)
+
+
+#: Games `companion run` can play on the simulated table.
+SIM_TABLES = ("carrousel", "carrossel", "carnival")
+
+
 def _check_resume(args: argparse.Namespace, journal: Any, game: str) -> None:
     """Refuse --players/--seed that contradict the unfinished game about to be resumed."""
     from companion.cli import UsageError
@@ -191,8 +249,8 @@ def run(args: argparse.Namespace) -> int:
     level = config["service"]["log_level"].upper()
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s: %(message)s", stream=sys.stderr)
     game = opts["service"]["game"]
-    if game != "carrousel":
-        raise UsageError(f"--game {game}: `companion run` referees carrousel in this version")
+    if game not in SIM_TABLES:
+        raise UsageError(f"--game {game}: expected one of {', '.join(SIM_TABLES)}")
     table = opts["service"]["table"]
     if table == "hardware":
         raise UsageError(
@@ -209,10 +267,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         # The simulated table runs on simulated time paced by the real clock: the same seed
         # plays the same game at any --speed.
-        service = build_carrousel_service(
-            config, opts, lambda origin: PacedClock(origin, speed), journal, new=args.new,
-            show_moves=not args.quiet_moves,
-        )
+        make_clock = lambda origin: PacedClock(origin, speed)  # noqa: E731
+        if game == "carrousel":
+            service = build_carrousel_service(
+                config, opts, make_clock, journal, new=args.new, show_moves=not args.quiet_moves
+            )
+        else:
+            service = build_stream_service(game, config, opts, make_clock, journal, new=args.new)
     except PinFactoryError as exc:
         raise UsageError(str(exc)) from None
     except GPIOZeroError as exc:

@@ -190,8 +190,8 @@ class SimulatedCarrosselTable:
 
     It emits the observations of one :class:`CarrosselSimulation` game at their times, shifted
     to start at the clock's time when started. Time is scheduled, not slept: the loop asks
-    :meth:`next_time` and calls :meth:`advance`. Resuming a journaled game on the simulated
-    table is not built: a restarted service starts a new simulated game.
+    :meth:`next_time` and calls :meth:`advance`. After a restart, :meth:`resume` skips what
+    the journal already holds and carries on the same seeded game.
 
     Args:
         seed, players, and the fault rates: as :class:`CarrosselSimulation`.
@@ -206,14 +206,23 @@ class SimulatedCarrosselTable:
         self.simulation = CarrosselSimulation(seed=seed, players=players, **options)  # type: ignore[arg-type]
         self._queue: list[Observation] = []
         self._emit = None
+        self._skip = 0
+        self._resume_at: float | None = None
+
+    def resume(self, applied: int, t: float) -> None:
+        """Carry on a journaled game after a restart: the same seed gives the same game, so
+        the first ``applied`` observations (already journaled) are skipped and the next one
+        comes at session time ``t`` (s), the rest keeping their spacing."""
+        self._skip = applied
+        self._resume_at = t
 
     def start(self, emit, clock: Clock) -> None:  # type: ignore[no-untyped-def]
         """Begin: the game's observations go to ``emit``, the first at ``clock.now()``."""
-        origin = clock.now()
+        observations = list(self.simulation.observations())[self._skip :]
+        origin = clock.now() if self._resume_at is None else self._resume_at
+        shift = origin - (observations[0].t if observations and self._resume_at is not None else 0.0)
         self._emit = emit
-        self._queue = [
-            dataclasses.replace(o, t=round(o.t + origin, 6)) for o in self.simulation.observations()
-        ]
+        self._queue = [dataclasses.replace(o, t=round(o.t + shift, 6)) for o in observations]
         self._queue.reverse()  # pop from the end
 
     def stop(self) -> None:
