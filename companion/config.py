@@ -18,6 +18,7 @@ configuration. An unknown section or key, a value of the wrong type or out of ra
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
 import os
 import tomllib
@@ -86,6 +87,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "~/.local/share/carousel-companion/journal.db",
             "a file path",
             "SQLite journal of every observation and call (created if missing)",
+            lambda v: bool(v.strip()),
         ),
         "journal_sync": Key(
             "str",
@@ -294,7 +296,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
     },
     "sim": {
-        "seed": Key("int", 1, "an integer", "seed of the simulated table (same seed, same game)"),
+        "seed": Key(
+            "int", 1, "an integer >= 0", "seed of the simulated table (same seed, same game)", lambda v: v >= 0
+        ),
         "move_time_s": Key(
             "float",
             1.5,
@@ -375,6 +379,8 @@ class Config:
 
 
 def _toml_value(value: Any) -> str:
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -384,6 +390,9 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
     return repr(value)
+
+
+_MAX_BYTES = 1_000_000
 
 
 def default_paths() -> list[Path]:
@@ -478,8 +487,14 @@ def load(path: str | os.PathLike[str] | None = None) -> Config:
             if path is not None:
                 raise ConfigError(f"{p}: configuration file not found")
             continue
+        if p.is_dir():
+            raise ConfigError(f"{p}: a folder, not a TOML configuration file")
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            with open(p, "rb") as f:
+                raw = f.read(_MAX_BYTES + 1)  # never read a device such as /dev/zero forever
+            if len(raw) > _MAX_BYTES:
+                raise ConfigError(f"{p}: more than {_MAX_BYTES} bytes; expected a small TOML file")
+            data = tomllib.loads(raw.decode("utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: not valid TOML: {exc}") from None
         except (OSError, UnicodeDecodeError) as exc:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import signal
 import sys
 from typing import Any
@@ -55,6 +56,8 @@ def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
             raise UsageError(f"--speed: expected a number from 0.1 to 1000, got {args.speed}")
         svc["speed"] = args.speed
     if args.seed is not None:
+        if args.seed < 0:
+            raise UsageError(f"--seed: expected an integer >= 0, got {args.seed}")
         sim["seed"] = args.seed
     if args.players is not None:
         players = [p.strip() for p in args.players.split(",")]
@@ -244,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = load(args.config)
     opts = _options(args, config)
-    if args.until is not None and args.until < 0:
+    if args.until is not None and not (args.until >= 0 and math.isfinite(args.until)):
         raise UsageError(f"--until: expected session seconds >= 0, got {args.until}")
     level = config["service"]["log_level"].upper()
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s: %(message)s", stream=sys.stderr)

@@ -440,8 +440,8 @@ class GameStart(Observation):
         dead_end_s: seconds without a point before the dead end (rulebook: 20).
     """
 
-    players: tuple[str, ...] = ()
-    spaces: tuple[str, ...] = ()
+    players: tuple[str, ...]
+    spaces: tuple[str, ...]
     seed: int | None = None
     deck: tuple[tuple[str, str, str], ...] | None = None
     advanced: bool = False
@@ -456,7 +456,7 @@ class Board(Observation):
     A reading with an ``"unknown"`` space is not judged: the referee waits for a full one.
     """
 
-    spaces: tuple[str, ...] = ()
+    spaces: tuple[str, ...]
 
 
 @event_type("claim")
@@ -464,7 +464,7 @@ class Board(Observation):
 class Claim(Observation):
     """A player pressed their claim button: "the first three match my card"."""
 
-    player: str = ""
+    player: str
 
 
 @event_type("card_seen")
@@ -472,8 +472,8 @@ class Claim(Observation):
 class CardSeen(Observation):
     """The camera read the card in front of a player (their active card), first to third."""
 
-    player: str = ""
-    card: tuple[str, str, str] = ("", "", "")
+    player: str
+    card: tuple[str, str, str]
 
 
 # ------------------------------------------------------------------------------------ calls
@@ -792,6 +792,7 @@ class CarrouselReferee:
                     observation,
                     f"time went backwards: t={t} after t={state.last_t} "
                     "(observations must be in time order)",
+                    at=state.last_t,
                 )
             ]
         calls: list[Call] = []
@@ -839,6 +840,8 @@ class CarrouselReferee:
             return state, [_invalid(obs, f"spaces: {exc}")]
         if (obs.seed is None) == (obs.deck is None):
             return state, [_invalid(obs, "give exactly one of 'seed' and 'deck'")]
+        if obs.seed is not None and obs.seed < 0:
+            return state, [_invalid(obs, f"seed: expected an integer >= 0, got {obs.seed}")]
         if obs.deck is not None:
             deck = tuple(_card(c) for c in obs.deck)
             # The 60 cards are the 60 ordered triples of distinct colours (Components).
@@ -1118,8 +1121,11 @@ def _replace_player(players: tuple[PlayerState, ...], new: PlayerState) -> tuple
     return tuple(new if p.name == new.name else p for p in players)
 
 
-def _invalid(obs: Observation, reason: str) -> InvalidObservation:
-    return InvalidObservation(t=obs.t, reason=reason, observation=obs.to_json())
+def _invalid(obs: Observation, reason: str, at: float | None = None) -> InvalidObservation:
+    """The call rejecting ``obs``, at its time (or ``at``, so that calls never go back)."""
+    if len(reason) > 300:
+        reason = reason[:300] + "..."
+    return InvalidObservation(t=obs.t if at is None else at, reason=reason, observation=obs.to_json())
 
 
 def _partial_problem(spaces: Sequence[str]) -> str | None:
