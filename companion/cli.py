@@ -25,6 +25,19 @@ class UsageError(Exception):
     """A user's mistake on the command line; printed as one line, exit status 2."""
 
 
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (``nan`` and ``inf`` are refused with a clear message)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
 #: name -> (module, one-line help). Order is the order of ``companion --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("companion.commands.run", "run the referee service (the simulated table when no hardware)"),
@@ -76,6 +89,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, JournalError, UsageError) as exc:
         print(f"companion: error: {exc}", file=sys.stderr)
         return 2
+    except EOFError:
+        print("companion: error: standard input ended while an answer was expected", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"companion: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if type(exc).__module__.startswith("gpiozero"):
+            print(f"companion: error: GPIO: {exc} (check [pins] and that this is a Raspberry Pi)", file=sys.stderr)
+            return 2
+        raise
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

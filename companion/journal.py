@@ -119,15 +119,25 @@ class Journal:
         path: str | os.PathLike[str],
         sync: str = "normal",
         checkpoint_s: float | None = 1.0,
+        readonly: bool = False,
+        lock: bool = False,
     ):
         self.path = str(path)
         self._checkpointer: threading.Thread | None = None
         self._closing = threading.Event()
+        self._lock_file: Any = None
+        if self.path != ":memory:":
+            self.path = str(Path(self.path).expanduser())
+        if readonly:
+            self._db = self._open_readonly()
+            return
         try:
             if self.path != ":memory:":
-                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-                self.path = str(Path(self.path).expanduser())
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if lock:
+                self._take_lock()
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._check_is_journal(allow_empty=True)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
             self._db.executescript(_SCHEMA)
@@ -135,12 +145,75 @@ class Journal:
             if "table_settings" not in columns:  # a journal written by version 0.1.0
                 self._db.execute("ALTER TABLE sessions ADD COLUMN table_settings TEXT NOT NULL DEFAULT '{}'")
         except (sqlite3.Error, OSError) as exc:
+            self._release_lock()
             raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
+        except JournalError:
+            self._release_lock()
+            raise
         if sync == "normal" and checkpoint_s and self.path != ":memory:":
             self._checkpointer = threading.Thread(
                 target=self._checkpoint_loop, args=(checkpoint_s,), name="journal-checkpoint", daemon=True
             )
             self._checkpointer.start()
+
+    def _open_readonly(self) -> sqlite3.Connection:
+        """Open an existing journal without changing anything in it."""
+        if not Path(self.path).is_file():
+            raise JournalError(f"{self.path}: no such journal file")
+        last: Exception | None = None
+        for query in ("mode=ro", "mode=ro&immutable=1"):  # immutable: a read-only folder
+            try:
+                db = sqlite3.connect(f"file:{self.path}?{query}", uri=True, isolation_level=None,
+                                     check_same_thread=False)
+                self._db = db
+                self._check_is_journal(allow_empty=False)
+                return db
+            except sqlite3.Error as exc:
+                last = exc
+        raise JournalError(f"{self.path}: cannot read the journal: {last}")
+
+    def _check_is_journal(self, allow_empty: bool) -> None:
+        """Refuse a database that is something else than a journal (and touch nothing)."""
+        try:
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{self.path}: not a journal (not an SQLite database: {exc})") from None
+        if not tables and allow_empty:
+            return
+        if not {"sessions", "entries"} <= tables:
+            raise JournalError(
+                f"{self.path}: not a journal (an SQLite database with the tables {', '.join(sorted(tables)) or 'none'})"
+            )
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(sessions)")}
+        if not {"id", "game", "started_at", "options", "finished", "result"} <= columns:
+            raise JournalError(f"{self.path}: not a journal (its sessions table has other columns)")
+
+    def _take_lock(self) -> None:
+        """One service a journal: an exclusive lock on ``PATH.lock`` (released at exit, even
+        a SIGKILL, by the kernel)."""
+        import fcntl
+
+        f = open(self.path + ".lock", "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            pid = f.read().strip() or "?"
+            f.close()
+            raise JournalError(
+                f"{self.path}: in use by another `companion run` (process {pid}); stop it first, "
+                "or give this one another --journal"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        self._lock_file = f
+
+    def _release_lock(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()
+            self._lock_file = None
 
     def _checkpoint_loop(self, every_s: float) -> None:
         """Sync the write-ahead log to disk every ``every_s`` seconds (own connection)."""
@@ -166,6 +239,7 @@ class Journal:
         except sqlite3.Error:
             pass
         self._db.close()
+        self._release_lock()
 
     def __enter__(self) -> Journal:
         return self
@@ -255,9 +329,30 @@ class Journal:
             )
 
     def entries(self, session: int) -> Iterator[Entry]:
-        """The session's messages in the order they were appended."""
+        """The session's messages in the order they were appended.
+
+        Raises:
+            JournalError: an entry whose text is not JSON (naming the entry).
+        """
         cur = self._db.execute(
             "SELECT id, kind, t, type, body FROM entries WHERE session = ? ORDER BY id", (session,)
         )
         for r in cur:
-            yield Entry(r[0], r[1], r[2], r[3], json.loads(r[4]))
+            try:
+                body = json.loads(r[4])
+            except (ValueError, RecursionError) as exc:
+                raise JournalError(f"{self.path}: entry {r[0]} of session {session} is not JSON: {exc}") from None
+            yield Entry(r[0], r[1], r[2], r[3], body)
+
+    def observation(self, entry: Entry, vocabulary: Any) -> Any:
+        """Parse a journaled observation with a game's vocabulary.
+
+        Raises:
+            JournalError: the entry is not a valid observation of that game (naming it).
+        """
+        from companion.events import EventError
+
+        try:
+            return vocabulary.observation(entry.body)
+        except EventError as exc:
+            raise JournalError(f"{self.path}: entry {entry.id} is not a valid observation: {exc}") from None

@@ -57,7 +57,7 @@ def restore(referee: Referee, journal: Journal, session: int) -> tuple[Any, floa
     for entry in journal.entries(session):
         if entry.kind != "observation":
             continue
-        obs = referee.vocabulary.observation(entry.body)
+        obs = journal.observation(entry, referee.vocabulary)
         state, _ = referee.apply(state, obs)
         last_t = max(last_t, obs.t)
         n += 1

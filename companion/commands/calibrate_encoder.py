@@ -78,15 +78,17 @@ def write_calibration(path: str | Path, counts_per_rev: float, turns: int, metho
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the options."""
+    from companion.cli import finite_float
+
     parser.add_argument("--turns", type=int, default=5, help="turns to measure (default 5)")
     parser.add_argument("--manual", action="store_true",
                         help="no index sensor: press Enter at the start and after the turns")
     parser.add_argument("--backend", choices=("auto", "pico", "gpio", "sim"),
                         help="override [encoder] backend")
     parser.add_argument("--output", help="file to write (default: [encoder] calibration)")
-    parser.add_argument("--timeout", type=float, default=300.0,
+    parser.add_argument("--timeout", type=finite_float, default=300.0,
                         help="seconds to wait for the turns (default 300)")
-    parser.add_argument("--speed", type=float, default=1.0, help="clock speed of the simulation")
+    parser.add_argument("--speed", type=finite_float, default=1.0, help="clock speed of the simulation")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.turns < 1:
         raise UsageError("--turns must be at least 1")
+    if args.timeout <= 0 or not 0 < args.speed <= 1000:
+        raise UsageError("--timeout must be > 0 seconds and --speed from above 0 to 1000")
     config = load(args.config)
     output = args.output or config["encoder"]["calibration"]
     reader = reader_from_config(config, args.backend)

@@ -19,15 +19,17 @@ import threading
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``monitor`` subcommand and its options."""
+    from companion.cli import finite_float
+
     sub = parser.add_subparsers(dest="encoder_command", metavar="ACTION")
     sub.required = True
     mon = sub.add_parser("monitor", help="live angle, speed and spins")
     mon.add_argument("--backend", choices=("auto", "pico", "gpio", "sim"),
                      help="override [encoder] backend")
-    mon.add_argument("--seconds", type=float, default=None, help="stop after this long")
-    mon.add_argument("--speed", type=float, default=1.0,
+    mon.add_argument("--seconds", type=finite_float, default=None, help="stop after this long")
+    mon.add_argument("--speed", type=finite_float, default=1.0,
                      help="clock speed of the simulated shaft (default 1 = real time)")
-    mon.add_argument("--interval", type=float, default=0.5,
+    mon.add_argument("--interval", type=finite_float, default=0.5,
                      help="seconds between status lines (default 0.5)")
     mon.add_argument("--json", action="store_true", help="JSON Lines output")
 
@@ -51,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from companion.config import load
     from companion.rotation import source_from_config
 
-    if args.speed <= 0 or (args.seconds is not None and args.seconds <= 0):
-        raise UsageError("--speed and --seconds must be > 0")
+    if not 0 < args.speed <= 1000 or (args.seconds is not None and args.seconds <= 0) or args.interval <= 0:
+        raise UsageError("--speed must be above 0 and at most 1000; --seconds and --interval above 0")
     config = load(args.config)
     import logging
 

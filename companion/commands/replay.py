@@ -74,7 +74,7 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
         if entry.kind == "call":
             journaled.append(entry.body)
             continue
-        state, new_calls = referee.apply(state, referee.vocabulary.observation(entry.body))
+        state, new_calls = referee.apply(state, journal.observation(entry, referee.vocabulary))
         calls.extend(c.to_json() for c in new_calls)
     return ReplayResult(calls, journaled)
 
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not os.path.exists(args.journal):
         raise UsageError(f"{args.journal}: no such journal file")
-    with Journal(args.journal) as journal:
+    with Journal(args.journal, readonly=True) as journal:
         sessions = journal.sessions()
         if args.list:
             print("session  game        started (UTC)              state       result")

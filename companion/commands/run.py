@@ -31,16 +31,18 @@ log = logging.getLogger("companion.run")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``companion run``; each overrides its configuration key."""
+    from companion.cli import finite_float
+
     parser.add_argument("--game", help="game to referee (default: [service] game)")
     parser.add_argument("--table", choices=["auto", "sim", "hardware"], help="'sim' = the simulated table")
-    parser.add_argument("--speed", type=float, help="simulated clock speed, 0.1-1000 (default 1)")
+    parser.add_argument("--speed", type=finite_float, help="simulated clock speed, 0.1-1000 (default 1)")
     parser.add_argument("--seed", type=int, help="seed of the simulated table")
     parser.add_argument("--players", help="comma-separated names, 2-4 (default: [players] names)")
     parser.add_argument("--journal", help="journal file (default: [service] journal)")
     parser.add_argument("--new", action="store_true", help="start a new game even if one is unfinished")
     parser.add_argument("--quiet-moves", action="store_true", help="do not print every legal move")
     parser.add_argument(
-        "--until", type=float, metavar="SECONDS", help="stop at this session time (the game stays resumable)"
+        "--until", type=finite_float, metavar="SECONDS", help="stop at this session time (the game stays resumable)"
     )
 
 
@@ -264,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
         opts["service"]["journal"],
         sync=config["service"]["journal_sync"],
         checkpoint_s=config["service"]["journal_checkpoint_s"],
+        lock=True,
     )
     _check_resume(args, journal, game)
     speed = opts["service"]["speed"]
@@ -281,6 +284,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except GPIOZeroError as exc:
         raise UsageError(f"GPIO: {exc} (check [pins] in the configuration)") from None
+
+    if service.referee.is_over(service.state):
+        # Stopped after the last call but before the session was closed: close it now.
+        summary = dict(service.referee.summary(service.state))
+        journal.finish_session(service.session, summary)
+        print(f"the game of session {service.session} was already over: {summary}")
+        journal.close()
+        return 0
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("signal %d: stopping; the game stays resumable", signum)
