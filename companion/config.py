@@ -21,6 +21,7 @@ import dataclasses
 import datetime as dt
 import math
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -175,7 +176,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
             lambda v: v in ("auto", "pico", "gpio", "sim"),
         ),
         "port": Key("str", "", "a serial device or ''", "Pico serial port; '' finds it by usb_id"),
-        "usb_id": Key("str", "2E8A:0005", "a USB id VVVV:PPPP", "USB VID:PID of the Pico"),
+        "usb_id": Key(
+            "str", "2E8A:0005", "a USB id VVVV:PPPP (hexadecimal)", "USB VID:PID of the Pico",
+            lambda v: re.fullmatch(r"[0-9A-Fa-f]{4}:[0-9A-Fa-f]{4}", v) is not None,
+        ),
         "lines_per_rev": Key(
             "int", 600, "an integer 1-100000", "encoder lines (pulses per revolution)",
             lambda v: 1 <= v <= 100000,
