@@ -186,6 +186,14 @@ def dumps_line(obj: Any) -> str:
     return text
 
 
+def _is_blank(default: Any) -> bool:
+    """An observation field whose default is blank ("" or an empty or all-blank tuple) is a
+    placeholder: the field must be given."""
+    if default == "":
+        return True
+    return isinstance(default, tuple) and all(_is_blank(x) for x in default)
+
+
 def _to_json_value(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_to_json_value(v) for v in value]
@@ -220,7 +228,7 @@ class Event:
                 conv, desc = _converter(hints[f.name])
                 required = (
                     f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-                )
+                ) or (issubclass(cls, Observation) and _is_blank(f.default))
                 cached.append((f.name, conv, desc, required))
             Event._fields_cache[cls] = cached
         return cached
