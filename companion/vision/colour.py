@@ -76,14 +76,14 @@ def linear_to_lab(linear_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
 
 
 def white_of(bgr: np.ndarray) -> np.ndarray | None:
-    """The white reference of a patch: the per-channel median of its unclipped pixels in
-    linear light (``3 float32``), or None when fewer than 10 pixels are usable.
+    """The white reference of a patch: the per-channel median of its pixels in linear light
+    (``3 float32``), or None when it has fewer than 10 pixels. Clipped pixels are kept: in
+    glare the white is at least as bright as they say, and the median stays robust.
 
     Args:
         bgr: ``N x 3 uint8`` pixels of the reference patch.
     """
     px = np.asarray(bgr, dtype=np.uint8).reshape(-1, 3)
-    px = px[(px < CLIPPED).all(axis=1)]
     if len(px) < 10:
         return None
     return np.median(srgb_to_linear(px), axis=0).astype(np.float32)
@@ -161,10 +161,14 @@ class RegionClassifier:
     """Reads a region's label from its Lab pixels, or abstains.
 
     Pixel rule: a pixel belongs to reference k when its distance (CIE76 Delta E, with L*
-    weighted by ``l_weight`` because shading changes lightness more than hue) to k is below
-    ``near`` and below ``ratio`` times the distance to the second nearest reference. Else it
-    is background when its chroma is below ``background_chroma`` and its L* is at least
-    ``background_min_l`` (the white in light or shadow). Else it is "other".
+    weighted by ``l_weight`` for chromatic references because shading changes lightness more
+    than hue; fully for achromatic ones such as black, whose only cue is lightness) to k is
+    below ``near`` and below ``ratio`` times the distance to the second nearest reference.
+    Else it is background when its L* is at least ``background_min_l`` and its chroma is below
+    ``background_chroma``, or it is tinted only along the blue-yellow axis (|a*| below
+    ``tint_a``, |b*| below ``tint_b``, L* at least ``tint_min_l``): the white in light or
+    shadow, lit by a warmer or cooler lamp. Else it is "other". Clipped pixels count as
+    background (they are at least as bright as the white).
 
     Region rule, on the readable pixels:
 
@@ -174,7 +178,10 @@ class RegionClassifier:
     * background (``background_label``): colour votes below ``max_colour_in_background`` and
       background at least ``min_background``;
     * colour k: its votes at least ``min_colour``, and the second colour's votes at most
-      ``max_second`` times k's;
+      ``max_second`` times k's. Votes for the ``shadow_like`` references (black) do not
+      compete with a chromatic colour that has enough votes: a coloured piece's own shaded
+      side is dark. A ``shadow_like`` label needs the chromatic votes at most ``max_second``
+      times its own;
     * otherwise unknown.
 
     Attributes are in the units above (Delta E, fractions 0-1).
@@ -187,6 +194,10 @@ class RegionClassifier:
     l_weight: float = 0.5
     background_chroma: float = 16.0
     background_min_l: float = 40.0
+    tint_a: float = 7.0
+    tint_b: float = 35.0
+    tint_min_l: float = 55.0
+    shadow_like: tuple[str, ...] = ("black",)
     min_pixels: int = 20
     max_other: float = 0.2
     max_cover: float = 0.8
@@ -198,15 +209,20 @@ class RegionClassifier:
     def pixel_classes(self, lab: np.ndarray) -> np.ndarray:
         """Per-pixel class of ``N x 3`` Lab: ``k >= 0`` a reference, -1 background, -2 other."""
         lab = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
-        w = np.array([self.l_weight, 1.0, 1.0], dtype=np.float32)
-        d = np.sqrt((((lab[:, None, :] - self.references.lab[None, :, :]) * w) ** 2).sum(axis=2))
+        refs = self.references.lab
+        lw = np.where(np.hypot(refs[:, 1], refs[:, 2]) < 10.0, 1.0, self.l_weight).astype(np.float32)
+        diff = lab[:, None, :] - refs[None, :, :]
+        d = np.sqrt((diff[:, :, 0] * lw) ** 2 + diff[:, :, 1] ** 2 + diff[:, :, 2] ** 2)
         order = np.argsort(d, axis=1)
         best = order[:, 0]
         d1 = d[np.arange(len(d)), best]
         d2 = d[np.arange(len(d)), order[:, 1]] if d.shape[1] > 1 else np.full(len(d), np.inf)
         cls = np.full(len(lab), -2, dtype=np.int16)
         chroma = np.hypot(lab[:, 1], lab[:, 2])
-        cls[(chroma < self.background_chroma) & (lab[:, 0] >= self.background_min_l)] = -1
+        light = lab[:, 0]
+        cls[(chroma < self.background_chroma) & (light >= self.background_min_l)] = -1
+        tinted = (np.abs(lab[:, 1]) < self.tint_a) & (np.abs(lab[:, 2]) < self.tint_b) & (light >= self.tint_min_l)
+        cls[tinted] = -1
         is_colour = (d1 < self.near) & (d1 < self.ratio * d2)
         cls[is_colour] = best[is_colour]
         return cls
@@ -216,18 +232,19 @@ class RegionClassifier:
 
         Args:
             lab: ``N x 3`` L*a*b* of the region's readable pixels.
-            clipped: how many further pixels were clipped highlights (counted against
-                readability: more clipped than readable pixels is glare).
+            clipped: how many further pixels of the region were clipped highlights (counted
+                as background).
 
         Returns:
             The :class:`RegionReading`.
         """
-        n = int(len(lab))
-        if n < self.min_pixels or clipped > n:
-            return RegionReading(UNKNOWN, 0.0, "too few readable pixels (out of frame or glare)")
-        cls = self.pixel_classes(lab)
+        n = int(len(lab)) + int(clipped)
+        if n < self.min_pixels:
+            return RegionReading(UNKNOWN, 0.0, "too few readable pixels (out of the frame)")
+        cls = self.pixel_classes(lab) if len(lab) else np.zeros(0, dtype=np.int16)
         k = len(self.references.names)
-        counts = np.bincount(cls + 2, minlength=k + 2)
+        counts = np.bincount(cls + 2, minlength=k + 2).astype(np.float64)
+        counts[1] += clipped
         other, background, colours = counts[0] / n, counts[1] / n, counts[2:] / n
         fractions = {"other": float(other), BACKGROUND: float(background)}
         fractions.update({name: float(c) for name, c in zip(self.references.names, colours)})
@@ -235,9 +252,17 @@ class RegionClassifier:
             return RegionReading(UNKNOWN, 0.0, f"uneven: {other:.0%} of the region matches nothing", fractions)
         if other + colours.sum() > self.max_cover:
             return RegionReading(UNKNOWN, 0.0, f"covered: {other + colours.sum():.0%} of the region", fractions)
-        order = np.argsort(colours)[::-1]
-        c1 = float(colours[order[0]])
-        c2 = float(colours[order[1]]) if k > 1 else 0.0
+        shadow = np.array([name in self.shadow_like for name in self.references.names])
+        chromatic = np.where(shadow, 0.0, colours)
+        if chromatic.max(initial=0.0) >= self.min_colour:
+            ranked = chromatic  # a coloured piece: its dark side does not compete
+        elif colours[shadow].sum() > 0 and chromatic.sum() > self.max_second * colours[shadow].max():
+            return RegionReading(UNKNOWN, 0.0, "dark with some colour: a shadow or a piece?", fractions)
+        else:
+            ranked = colours
+        order = np.argsort(ranked)[::-1]
+        c1 = float(ranked[order[0]])
+        c2 = float(ranked[order[1]]) if k > 1 else 0.0
         if self.background_label is not None and colours.sum() <= self.max_colour_in_background:
             if background >= self.min_background:
                 return RegionReading(self.background_label, float(background), "", fractions)

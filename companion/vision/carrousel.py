@@ -1,0 +1,542 @@
+"""The Carrousel reader: which horse (or none) stands on each of the 7 spaces, and the three
+colours on each player's card, from one camera frame.
+
+Geometry is data (``calibration/carrousel-board.json``, board millimetres): the markers, the
+7 spaces, the plain board used as white reference, and the card slots with their three discs.
+Reference colours are data too (``calibration/carrousel-colours.json``, CIE Lab against the
+white reference), captured under the table's own light by ``companion calibrate colours``.
+
+Each space is sampled on a 1.5 mm grid inside its printed outline; its white is the plain
+board just around it (its lightness) and the whole board's reference patch (its hue), so a
+shadow does not look like a black horse and a colour cast does not shift the hues. A hand over
+a space gives "other" pixels or covers too much of it, and the space reads ``unknown``. A card
+disc is read against the card's own white; a card whose white is uneven (partly covered) or
+whose discs are not clear reads ``unknown``.
+
+Rulebook: ``shared/rules/carrousel.txt`` (Components: 5 horses, 7 spaces, cards of three
+horses). Board numbering and reading order: DESIGN.md (Carrousel) and the geometry file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.vision.colour import (
+    CLIPPED,
+    UNKNOWN,
+    ColourReferences,
+    RegionClassifier,
+    RegionReading,
+    linear_to_lab,
+    load_json,
+    srgb_to_linear,
+    white_of,
+)
+from companion.vision.registration import Registrar, Registration
+
+__all__ = [
+    "CALIBRATION_DIR",
+    "CarrouselGeometry",
+    "CardSlot",
+    "CardReading",
+    "CarrouselReading",
+    "CarrouselReader",
+    "load_references",
+    "draw_overlay",
+]
+
+#: The repository's calibration folder (the defaults for our table).
+CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "calibration"
+GRID_MM = 1.5
+SEATS = ("south", "east", "north", "west")
+
+
+def _disc(radius: float, inner: float = 0.0, step: float = GRID_MM) -> np.ndarray:
+    u = np.arange(-radius, radius + 1e-9, step)
+    xx, yy = np.meshgrid(u, u)
+    p = np.stack([xx.ravel(), yy.ravel()], axis=1)
+    d = np.hypot(p[:, 0], p[:, 1])
+    return p[(d <= radius) & (d >= inner)]
+
+
+@dataclasses.dataclass(frozen=True)
+class CardSlot:
+    """Where a player's card lies, board mm.
+
+    Attributes:
+        seat: ``"south"``, ``"east"``, ``"north"`` or ``"west"`` (the table edge).
+        centre_mm: the card's centre.
+        reading_direction: unit vector (x, y) of "left to right" for the player at that seat.
+        disc_centres_mm: ``3 x 2``, the three colour discs in reading order.
+        disc_diameter_mm: the printed discs' diameter.
+    """
+
+    seat: str
+    centre_mm: np.ndarray
+    reading_direction: np.ndarray
+    disc_centres_mm: np.ndarray
+    disc_diameter_mm: float
+
+    @property
+    def outward(self) -> np.ndarray:
+        """Unit vector from the board towards the player at this seat."""
+        r = self.reading_direction
+        return np.array([r[1], -r[0]])
+
+
+@dataclasses.dataclass(frozen=True)
+class CarrouselGeometry:
+    """The Carrousel table in board millimetres (origin at the mat centre, x right, y up).
+
+    Attributes:
+        markers: marker id -> ``4 x 2`` corners (TL, TR, BR, BL).
+        dictionary: the markers' ArUco dictionary name.
+        space_centres_mm: ``7 x 2``, spaces 0-6 counter-clockwise.
+        space_diameter_mm: the printed spaces' diameter.
+        white_reference: (centre (x, y), inner radius, outer radius) of the plain-board annulus.
+        cards: the card slots, one per seat.
+        source: the file it came from.
+    """
+
+    markers: Mapping[int, np.ndarray]
+    dictionary: str
+    space_centres_mm: np.ndarray
+    space_diameter_mm: float
+    white_reference: tuple[tuple[float, float], float, float]
+    cards: tuple[CardSlot, ...]
+    source: str = ""
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> CarrouselGeometry:
+        """Read the geometry file (default ``calibration/carrousel-board.json``).
+
+        Raises:
+            ValueError: a missing file, bad JSON or a missing/ill-shaped field, naming the file
+                and the field.
+        """
+        p = Path(path) if path is not None else CALIBRATION_DIR / "carrousel-board.json"
+        d = load_json(p)
+
+        def field(obj: Any, key: str, where: str) -> Any:
+            if not isinstance(obj, dict) or key not in obj:
+                raise ValueError(f"{p}: {where}{key}: missing")
+            return obj[key]
+
+        def arr(v: Any, shape: tuple[int, ...], where: str) -> np.ndarray:
+            try:
+                a = np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError):
+                a = np.zeros(0)
+            if a.shape != shape:
+                raise ValueError(f"{p}: {where}: expected numbers of shape {shape}, got {v!r}")
+            return a
+
+        markers = {}
+        for k, m in field(d, "markers", "").items():
+            if not str(k).isdigit():
+                raise ValueError(f"{p}: markers: {k!r} is not a marker id")
+            markers[int(k)] = arr(field(m, "corners_mm", f"markers.{k}."), (4, 2), f"markers.{k}.corners_mm")
+        spaces = field(d, "spaces", "")
+        if not isinstance(spaces, list) or len(spaces) != 7:
+            raise ValueError(f"{p}: spaces: expected a list of 7 spaces")
+        centres = np.stack([arr(field(s, "centre_mm", f"spaces[{i}]."), (2,), f"spaces[{i}].centre_mm")
+                            for i, s in enumerate(spaces)])
+        diam = float(field(spaces[0], "diameter_mm", "spaces[0]."))
+        wr = field(d, "white_reference", "")
+        white = (tuple(arr(field(wr, "centre_mm", "white_reference."), (2,), "white_reference.centre_mm")),
+                 float(field(wr, "inner_radius_mm", "white_reference.")),
+                 float(field(wr, "outer_radius_mm", "white_reference.")))
+        cards = []
+        for i, c in enumerate(field(d, "cards", "")):
+            seat = field(c, "seat", f"cards[{i}].")
+            if seat not in SEATS:
+                raise ValueError(f"{p}: cards[{i}].seat: expected one of {', '.join(SEATS)}, got {seat!r}")
+            cards.append(CardSlot(
+                seat=seat,
+                centre_mm=arr(field(c, "centre_mm", f"cards[{i}]."), (2,), f"cards[{i}].centre_mm"),
+                reading_direction=arr(field(c, "reading_direction", f"cards[{i}]."), (2,), f"cards[{i}].reading_direction"),
+                disc_centres_mm=arr(field(c, "disc_centres_mm", f"cards[{i}]."), (3, 2), f"cards[{i}].disc_centres_mm"),
+                disc_diameter_mm=float(field(c, "disc_diameter_mm", f"cards[{i}].")),
+            ))
+        return cls(markers=markers, dictionary=str(field(d, "marker_dictionary", "")),
+                   space_centres_mm=centres, space_diameter_mm=diam, white_reference=white,  # type: ignore[arg-type]
+                   cards=tuple(cards), source=str(p))
+
+
+def load_references(path: str | Path | None = None) -> tuple[ColourReferences, ColourReferences]:
+    """Read the reference colours file (default ``calibration/carrousel-colours.json``).
+
+    Returns:
+        (horse references, card disc references), CIE Lab against the white reference.
+
+    Raises:
+        ValueError: a missing file, bad JSON or a bad value, naming the file and the field.
+    """
+    p = Path(path) if path is not None else CALIBRATION_DIR / "carrousel-colours.json"
+    d = load_json(p)
+    for key in ("horses", "cards"):
+        if not isinstance(d, dict) or not isinstance(d.get(key), dict):
+            raise ValueError(f"{p}: {key}: missing (expected {{colour: [L, a, b]}})")
+    return (ColourReferences.from_dict(d["horses"], f"{p}: horses"),
+            ColourReferences.from_dict(d["cards"], f"{p}: cards"))
+
+
+@dataclasses.dataclass(frozen=True)
+class CardReading:
+    """One player's card: the three discs in reading order and the triple when all are read.
+
+    Attributes:
+        seat: the table edge.
+        discs: three :class:`RegionReading`.
+        triple: the three colours, or None when any disc is ``unknown``.
+        reason: why the card is unknown as a whole ("" otherwise).
+    """
+
+    seat: str
+    discs: tuple[RegionReading, ...]
+    triple: tuple[str, str, str] | None
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        d: dict[str, Any] = {"triple": list(self.triple) if self.triple else UNKNOWN,
+                             "discs": [r.to_json() for r in self.discs]}
+        if self.reason:
+            d["reason"] = self.reason
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class CarrouselReading:
+    """Everything read from one frame.
+
+    Attributes:
+        status: ``"ok"`` or why nothing was read (``"board not visible: ..."``).
+        spaces: 7 :class:`RegionReading`, spaces 0-6 (labels: a colour, ``"empty"``,
+            ``"unknown"``); empty tuple when the board is not visible.
+        cards: seat -> :class:`CardReading`.
+        registration: the registration used, or None.
+    """
+
+    status: str
+    spaces: tuple[RegionReading, ...] = ()
+    cards: Mapping[str, CardReading] = dataclasses.field(default_factory=dict)
+    registration: Registration | None = None
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The 7 space labels (all ``"unknown"`` when the board is not visible)."""
+        return tuple(r.label for r in self.spaces) if self.spaces else (UNKNOWN,) * 7
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: status, spaces (labels), details, cards, markers used."""
+        d: dict[str, Any] = {"status": self.status, "spaces": list(self.labels)}
+        if self.spaces:
+            d["space_details"] = [r.to_json() for r in self.spaces]
+            d["cards"] = {seat: c.to_json() for seat, c in self.cards.items()}
+        if self.registration is not None:
+            d["markers"] = list(self.registration.marker_ids)
+            d["residual_px"] = round(self.registration.residual_px, 2)
+        return d
+
+
+class CarrouselReader:
+    """Reads the Carrousel table from frames.
+
+    Args:
+        geometry: the table (default: ``calibration/carrousel-board.json``).
+        references: (horse, card) reference colours (default: ``calibration/carrousel-colours.json``).
+        registrar: the :class:`Registrar` to use (default: one for the geometry's markers).
+        space_classifier, card_classifier: override the abstention thresholds.
+
+    Raises:
+        ValueError: a bad calibration file (naming it).
+    """
+
+    #: lightness of a space's surroundings relative to the board's reference patch outside
+    #: which the space is unknown (deep shadow or glare).
+    LIGHT_RANGE = (0.3, 2.0)
+    #: share of a space's printed outline that must be seen for "empty" and for a colour: a
+    #: hand hides the outline; a horse leaning out of its space hides a little of it.
+    OUTLINE_FOR_EMPTY = 0.85
+    OUTLINE_FOR_COLOUR = 0.5
+    #: the outline is seen at an angle when it is at most this fraction of the lightness
+    #: just inside and just outside it.
+    OUTLINE_CONTRAST = 0.65
+
+    def __init__(self, geometry: CarrouselGeometry | None = None,
+                 references: tuple[ColourReferences, ColourReferences] | None = None,
+                 registrar: Registrar | None = None,
+                 space_classifier: RegionClassifier | None = None,
+                 card_classifier: RegionClassifier | None = None):
+        self.geometry = geometry if geometry is not None else CarrouselGeometry.load()
+        horses, cards = references if references is not None else load_references()
+        self.registrar = registrar if registrar is not None else Registrar(
+            self.geometry.markers, self.geometry.dictionary)
+        self.space_classifier = space_classifier or RegionClassifier(horses, background_label="empty")
+        self.card_classifier = card_classifier or RegionClassifier(
+            cards, background_label=None, near=30.0, max_other=0.15, max_cover=1.01,
+            min_colour=0.6, max_second=0.1, background_chroma=12.0)
+        g = self.geometry
+        r = g.space_diameter_mm / 2
+        self._space_disc = _disc(r - 5.0)  # inside the printed outline
+        self._space_ring = _disc(r + 10.0, inner=r + 5.0)
+        ang = np.linspace(0.0, 2 * np.pi, 48, endpoint=False)
+        unit = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+        ro = r - 1.5  # the printed outline's middle (3 mm wide, inside the space's diameter)
+        self._outline = [unit * rr for rr in (ro - 1.0, ro, ro + 1.0)]
+        self._outline_in = unit * (ro - 4.5)
+        self._outline_out = unit * (ro + 5.0)
+        (cx, cy), r0, r1 = g.white_reference
+        self._white_patch = _disc(r1, inner=r0) + np.array([cx, cy])
+        self._card_disc = _disc(max(g.cards[0].disc_diameter_mm / 2 - 3.5, 2.0), step=1.0) if g.cards else None
+        self._card_white = {}
+        for slot in g.cards:
+            o, rd = slot.outward, slot.reading_direction
+            pts = [slot.centre_mm + o * a + rd * b for a in np.arange(-24, -13, 1.5) for b in np.arange(-36, 37, 2.0)]
+            self._card_white[slot.seat] = np.array(pts)
+
+    # ------------------------------------------------------------------ sampling
+    @staticmethod
+    def _sample(frame: np.ndarray, reg: Registration, pts_mm: np.ndarray) -> np.ndarray:
+        p = np.rint(reg.to_image(pts_mm)).astype(np.int64)
+        h, w = frame.shape[:2]
+        ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+        return frame[p[ok, 1], p[ok, 0]]
+
+    @staticmethod
+    def _split_clipped(px: np.ndarray) -> tuple[np.ndarray, int]:
+        ok = (px < CLIPPED).all(axis=1)
+        return px[ok], int((~ok).sum())
+
+    # ------------------------------------------------------------------ reading
+    def read(self, frame: np.ndarray, registration: Registration | None = None,
+             stream: bool = False) -> CarrouselReading:
+        """Read one frame.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR.
+            registration: use this registration instead of registering the frame.
+            stream: frames of one video stream: keep the registration between frames and
+                re-detect only when needed (:meth:`Registrar.update`); else detect every time.
+
+        Returns:
+            The :class:`CarrouselReading` (status "board not visible: ..." when it cannot
+            register, with every space unknown).
+
+        Raises:
+            ValueError: a frame that is not ``H x W x 3 uint8``.
+        """
+        if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8):
+            raise ValueError(f"expected an H x W x 3 uint8 BGR frame, got "
+                             f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}")
+        reg = registration
+        if reg is None:
+            reg = self.registrar.update(frame) if stream else self.registrar.register(frame)
+        if reg is None:
+            return CarrouselReading(self.registrar.status or "board not visible")
+        g = self.geometry
+        board_white = white_of(self._sample(frame, reg, np.concatenate(
+            [self._white_patch] + [self._space_ring + c for c in g.space_centres_mm])))
+        if board_white is None:
+            return CarrouselReading("board not visible: the board's reference patch is out of the frame",
+                                    registration=reg)
+        board_y = _luminance(board_white)
+        spaces = tuple(self._read_space(frame, reg, c, board_white, board_y) for c in g.space_centres_mm)
+        cards = {slot.seat: self._read_card(frame, reg, slot, board_white) for slot in g.cards}
+        return CarrouselReading("ok", spaces, cards, reg)
+
+    def _read_space(self, frame: np.ndarray, reg: Registration, centre: np.ndarray,
+                    board_white: np.ndarray, board_y: float) -> RegionReading:
+        ring = self._sample(frame, reg, self._space_ring + centre)
+        local = white_of(ring)
+        if local is None or len(ring) < 0.5 * len(self._space_ring):
+            return RegionReading(UNKNOWN, 0.0, "the space's surroundings are out of the frame or in glare")
+        gain = _luminance(local) / board_y
+        lo, hi = self.LIGHT_RANGE
+        if not lo <= gain <= hi:
+            return RegionReading(UNKNOWN, 0.0, f"light {gain:.2f}x the board's: too dark or too bright")
+        px, clipped = self._split_clipped(self._sample(frame, reg, self._space_disc + centre))
+        if len(px) + clipped < 0.8 * len(self._space_disc):
+            return RegionReading(UNKNOWN, 0.0, "the space is partly out of the frame")
+        lab = linear_to_lab(srgb_to_linear(px), board_white * gain)
+        reading = self.space_classifier.read(lab, clipped)
+        if reading.label == UNKNOWN:
+            return reading
+        seen = self.outline_seen(frame, reg, centre)
+        need = self.OUTLINE_FOR_EMPTY if reading.label == self.space_classifier.background_label else self.OUTLINE_FOR_COLOUR
+        if seen < need:
+            return RegionReading(UNKNOWN, 0.0, f"covered: {seen:.0%} of the space's outline seen", reading.fractions)
+        return reading
+
+    def outline_seen(self, frame: np.ndarray, reg: Registration, centre: np.ndarray) -> float:
+        """Share (0-1) of the space's printed outline that is visible: at each of 48 angles,
+        the darkest of three samples across the outline must be at most
+        :attr:`OUTLINE_CONTRAST` times the lightness just inside and just outside it."""
+        grey = frame if frame.ndim == 2 else None
+
+        def lum(pts: np.ndarray) -> np.ndarray:
+            p = np.rint(reg.to_image(pts + centre)).astype(np.int64)
+            h, w = frame.shape[:2]
+            p[:, 0] = np.clip(p[:, 0], 0, w - 1)
+            p[:, 1] = np.clip(p[:, 1], 0, h - 1)
+            px = frame[p[:, 1], p[:, 0]] if grey is None else grey[p[:, 1], p[:, 0]]
+            return srgb_to_linear(px) @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)
+
+        line = np.min(np.stack([lum(o) for o in self._outline]), axis=0)
+        around = np.minimum(lum(self._outline_in), lum(self._outline_out))
+        return float(np.mean(line <= self.OUTLINE_CONTRAST * around))
+
+    def _read_card(self, frame: np.ndarray, reg: Registration, slot: CardSlot,
+                   board_white: np.ndarray) -> CardReading:
+        blank = (RegionReading(UNKNOWN, 0.0),) * 3
+        patch = self._sample(frame, reg, self._card_white[slot.seat])
+        white = white_of(patch)
+        if white is None or len(patch) < 0.9 * len(self._card_white[slot.seat]):
+            return CardReading(slot.seat, blank, None, "the card is out of the frame or in glare")
+        lab_patch = linear_to_lab(srgb_to_linear(patch), white)
+        uneven = float(np.mean(np.hypot(np.hypot(lab_patch[:, 0] - 100.0, lab_patch[:, 1]), lab_patch[:, 2]) > 15.0))
+        if uneven > 0.1:
+            return CardReading(slot.seat, blank, None, f"the card's white is uneven ({uneven:.0%}): covered")
+        ratio = _luminance(white) / _luminance(board_white)
+        if not 0.5 <= ratio <= 2.5:
+            return CardReading(slot.seat, blank, None, f"the card is {ratio:.2f}x as bright as the board: not a card")
+        discs = []
+        for c in slot.disc_centres_mm:
+            px, clipped = self._split_clipped(self._sample(frame, reg, self._card_disc + c))
+            discs.append(self.card_classifier.read(linear_to_lab(srgb_to_linear(px), white), clipped))
+        labels = tuple(d.label for d in discs)
+        if UNKNOWN in labels:
+            return CardReading(slot.seat, tuple(discs), None, "a disc is unclear")
+        if len(set(labels)) != 3:
+            return CardReading(slot.seat, tuple(discs), None, "a card shows three different horses")
+        return CardReading(slot.seat, tuple(discs), labels)  # type: ignore[arg-type]
+
+
+def _luminance(linear_bgr: np.ndarray) -> float:
+    b, g, r = (float(x) for x in linear_bgr)
+    return max(0.0722 * b + 0.7152 * g + 0.2126 * r, 1e-6)
+
+
+# ---------------------------------------------------------------------- overlay
+_BGR = {"black": (40, 40, 40), "yellow": (0, 220, 255), "blue": (255, 90, 0), "green": (60, 180, 60),
+        "red": (40, 40, 230), "empty": (235, 235, 235), UNKNOWN: (255, 0, 255)}
+
+
+def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: CarrouselGeometry) -> np.ndarray:
+    """The frame annotated for people: markers used, each space's outline with its label and
+    confidence, each card disc and the card's triple, and the status line.
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR (not modified).
+        reading: what :meth:`CarrouselReader.read` returned for it.
+        geometry: the table.
+
+    Returns:
+        A new ``H x W x 3 uint8`` BGR image.
+    """
+    out = frame.copy()
+    reg = reading.registration
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    ok_colour = (80, 220, 80) if reading.status == "ok" else (60, 60, 255)
+    cv2.rectangle(out, (0, 0), (out.shape[1], 18), (0, 0, 0), -1)
+    cv2.putText(out, reading.status[:90], (4, 13), font, 0.42, ok_colour, 1, cv2.LINE_AA)
+    if reg is None:
+        return out
+    for mid, corners in reg.image_corners.items():
+        cv2.polylines(out, [np.rint(corners).astype(np.int32)], True, (0, 255, 0), 2, cv2.LINE_AA)
+        c = corners.mean(axis=0)
+        cv2.putText(out, str(mid), (int(c[0]) - 4, int(c[1]) + 4), font, 0.45, (0, 255, 0), 1, cv2.LINE_AA)
+    angles = np.linspace(0, 2 * np.pi, 40, endpoint=False)
+    r = geometry.space_diameter_mm / 2
+    for k, (centre, rd) in enumerate(zip(geometry.space_centres_mm, reading.spaces)):
+        ring = reg.to_image(centre + r * np.stack([np.cos(angles), np.sin(angles)], axis=1))
+        colour = _BGR.get(rd.label, (255, 0, 255))
+        cv2.polylines(out, [np.rint(ring).astype(np.int32)], True, colour, 2, cv2.LINE_AA)
+        p = reg.to_image(centre.reshape(1, 2))[0]
+        text = f"{k}:{rd.label}" + (f" {rd.confidence:.2f}" if rd.label != UNKNOWN else "")
+        _label(out, text, (int(p[0]) - 30, int(p[1]) + 4), colour)
+    for slot in geometry.cards:
+        card = reading.cards.get(slot.seat)
+        if card is None:
+            continue
+        for c, d in zip(slot.disc_centres_mm, card.discs):
+            ring = reg.to_image(c + (slot.disc_diameter_mm / 2) * np.stack([np.cos(angles), np.sin(angles)], axis=1))
+            cv2.polylines(out, [np.rint(ring).astype(np.int32)], True, _BGR.get(d.label, (255, 0, 255)), 1, cv2.LINE_AA)
+        p = reg.to_image((slot.centre_mm - slot.outward * 24).reshape(1, 2))[0]
+        text = f"{slot.seat}: " + ("-".join(card.triple) if card.triple else UNKNOWN)
+        _label(out, text, (int(p[0]) - 40, int(p[1])), (255, 255, 255) if card.triple else (255, 0, 255))
+    return out
+
+
+def _label(img: np.ndarray, text: str, org: tuple[int, int], colour: tuple[int, int, int]) -> None:
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    (w, h), _ = cv2.getTextSize(text, font, 0.36, 1)
+    x, y = org
+    cv2.rectangle(img, (x - 1, y - h - 2), (x + w + 1, y + 3), (0, 0, 0), -1)
+    cv2.putText(img, text, (x, y), font, 0.36, colour, 1, cv2.LINE_AA)
+
+
+def reference_colours_from(frames: Sequence[np.ndarray], truths: Sequence[Mapping[str, Any]],
+                           reader: CarrouselReader) -> dict[str, dict[str, list[float]]]:
+    """Capture the reference colours from photos of the table whose contents are known.
+
+    Args:
+        frames: ``H x W x 3 uint8`` BGR photos of the table under its own light.
+        truths: per photo, ``{"spaces": [7 labels], "cards": {seat: [3 colours]}}``; spaces
+            that a hand hides are given as ``"unknown"`` and skipped.
+        reader: a reader with the table's geometry (its reference colours are not used).
+
+    Returns:
+        ``{"horses": {colour: [L, a, b]}, "cards": {colour: [L, a, b]}}``: the median Lab of
+        each colour's foreground pixels (the horse's own pixels: chroma at least 16 or L* below
+        40; every pixel of a card disc).
+
+    Raises:
+        ValueError: a photo where the board is not visible, or a colour never seen.
+    """
+    horse_px: dict[str, list[np.ndarray]] = {}
+    card_px: dict[str, list[np.ndarray]] = {}
+    g = reader.geometry
+    for i, (frame, truth) in enumerate(zip(frames, truths)):
+        reg = reader.registrar.register(frame)
+        if reg is None:
+            raise ValueError(f"photo {i + 1}: {reader.registrar.status}")
+        board_white = white_of(reader._sample(frame, reg, np.concatenate(
+            [reader._white_patch] + [reader._space_ring + c for c in g.space_centres_mm])))
+        if board_white is None:
+            raise ValueError(f"photo {i + 1}: the board's reference patch is out of the frame")
+        board_y = _luminance(board_white)
+        for label, centre in zip(truth["spaces"], g.space_centres_mm):
+            if label in ("empty", UNKNOWN):
+                continue
+            local = white_of(reader._sample(frame, reg, reader._space_ring + centre))
+            px, _ = reader._split_clipped(reader._sample(frame, reg, reader._space_disc + centre))
+            if local is None or not len(px):
+                continue
+            lab = linear_to_lab(srgb_to_linear(px), board_white * (_luminance(local) / board_y))
+            fg = (np.hypot(lab[:, 1], lab[:, 2]) >= 16.0) | (lab[:, 0] < 40.0)
+            horse_px.setdefault(label, []).append(lab[fg])
+        for slot in g.cards:
+            triple = truth.get("cards", {}).get(slot.seat)
+            if not triple:
+                continue
+            white = white_of(reader._sample(frame, reg, reader._card_white[slot.seat]))
+            if white is None:
+                continue
+            for colour, c in zip(triple, slot.disc_centres_mm):
+                px, _ = reader._split_clipped(reader._sample(frame, reg, reader._card_disc + c))
+                card_px.setdefault(colour, []).append(linear_to_lab(srgb_to_linear(px), white))
+    out: dict[str, dict[str, list[float]]] = {"horses": {}, "cards": {}}
+    for key, store in (("horses", horse_px), ("cards", card_px)):
+        for colour, chunks in sorted(store.items()):
+            allpx = np.concatenate(chunks)
+            if len(allpx):
+                out[key][colour] = [round(float(v), 1) for v in np.median(allpx, axis=0)]
+    return out
