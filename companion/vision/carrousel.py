@@ -312,7 +312,7 @@ class CarrouselReader:
 
     @staticmethod
     def _split_clipped(px: np.ndarray) -> tuple[np.ndarray, int]:
-        ok = (px < CLIPPED).all(axis=1)
+        ok = px.min(axis=1) < CLIPPED
         return px[ok], int((~ok).sum())
 
     # ------------------------------------------------------------------ reading

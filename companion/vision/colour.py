@@ -44,8 +44,9 @@ __all__ = [
 
 UNKNOWN = "unknown"
 BACKGROUND = "background"
-#: A channel at or above this (8-bit) is clipped: its colour is not known.
-CLIPPED = 250
+#: A pixel whose every channel is at or above this (8-bit) is clipped white (glare): its
+#: colour is not known, only that it is at least as bright as the white.
+CLIPPED = 245
 
 _LUT = np.array(
     [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in np.arange(256) / 255.0],
@@ -70,6 +71,8 @@ def linear_to_lab(linear_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
         ``N x 3 float32``: L* (0-100 for surfaces no brighter than the white), a*, b*.
     """
     w = np.maximum(np.asarray(white, dtype=np.float32).reshape(1, 3), 1e-4)
+    if np.asarray(linear_bgr).size == 0:
+        return np.zeros((0, 3), dtype=np.float32)
     rel = np.clip(np.asarray(linear_bgr, dtype=np.float32).reshape(-1, 3) / w, 0.0, 1.0)
     enc = np.where(rel <= 0.0031308, 12.92 * rel, 1.055 * np.power(rel, 1 / 2.4) - 0.055)
     return cv2.cvtColor(enc.astype(np.float32).reshape(-1, 1, 3), cv2.COLOR_BGR2Lab).reshape(-1, 3)
