@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "referee": ("companion.commands.referee", "observations as JSON Lines in, calls as JSON Lines out"),
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
     "config": ("companion.commands.config", "print the effective configuration"),
+    "read": ("companion.commands.read", "read a game's table from photographs and print it as JSON"),
 }
 
 

@@ -425,7 +425,7 @@ def _luminance(linear_bgr: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------------- overlay
-_BGR = {"black": (40, 40, 40), "yellow": (0, 220, 255), "blue": (255, 90, 0), "green": (60, 180, 60),
+_BGR = {"black": (90, 90, 90), "yellow": (0, 220, 255), "blue": (255, 90, 0), "green": (60, 180, 60),
         "red": (40, 40, 230), "empty": (235, 235, 235), UNKNOWN: (255, 0, 255)}
 
 
@@ -446,7 +446,11 @@ def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: Carrous
     font = cv2.FONT_HERSHEY_SIMPLEX
     ok_colour = (80, 220, 80) if reading.status == "ok" else (60, 60, 255)
     cv2.rectangle(out, (0, 0), (out.shape[1], 18), (0, 0, 0), -1)
-    cv2.putText(out, reading.status[:90], (4, 13), font, 0.42, ok_colour, 1, cv2.LINE_AA)
+    status = reading.status
+    if reg is not None and status == "ok":
+        status = (f"ok: markers {','.join(map(str, reg.marker_ids))}, residual {reg.residual_px:.2f} px; "
+                  f"spaces {' '.join(reading.labels)}")
+    cv2.putText(out, status[:100], (4, 13), font, 0.4, ok_colour, 1, cv2.LINE_AA)
     if reg is None:
         return out
     for mid, corners in reg.image_corners.items():
@@ -479,8 +483,9 @@ def _label(img: np.ndarray, text: str, org: tuple[int, int], colour: tuple[int, 
     font = cv2.FONT_HERSHEY_SIMPLEX
     (w, h), _ = cv2.getTextSize(text, font, 0.36, 1)
     x, y = org
-    cv2.rectangle(img, (x - 1, y - h - 2), (x + w + 1, y + 3), (0, 0, 0), -1)
-    cv2.putText(img, text, (x, y), font, 0.36, colour, 1, cv2.LINE_AA)
+    cv2.rectangle(img, (x - 2, y - h - 3), (x + w + 2, y + 4), (0, 0, 0), -1)
+    cv2.rectangle(img, (x - 2, y - h - 3), (x + w + 2, y + 4), colour, 1)
+    cv2.putText(img, text, (x, y), font, 0.36, (255, 255, 255), 1, cv2.LINE_AA)
 
 
 def reference_colours_from(frames: Sequence[np.ndarray], truths: Sequence[Mapping[str, Any]],
