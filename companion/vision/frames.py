@@ -7,8 +7,8 @@ and raises :class:`CameraLost` when a live camera stops delivering (unplugged, h
 its restarts). ``close()`` releases the device and is safe to call twice.
 
 Choose one with a text spec (:func:`open_frame_source`), as in ``companion run --camera``:
-``picamera2``, ``opencv:0`` (device index), ``opencv:PATH_OR_URL``, ``folder:PATH``, ``sim``
-or ``sim:SEED``.
+``picamera2``, ``opencv:0`` (device index), ``opencv:PATH_OR_URL``, ``folder:PATH`` (each
+image once; ``folder:PATH?repeat=N``: each image N times), ``sim`` or ``sim:SEED``.
 
 Sources: Picamera2 manual (Raspberry Pi Ltd, 2023), sections 5.1 (controls: ``AeEnable``,
 ``AwbEnable``, ``ExposureTime``, ``AnalogueGain``, ``ColourGains``) and 6.1 (``capture_array``,
@@ -302,6 +302,8 @@ class FolderSource:
     Args:
         path: the folder.
         loop: start again after the last image instead of ending.
+        repeat: deliver each image this many times (a still table held before the camera, so
+            that a reading can settle).
         clock: seconds for timestamps (default ``time.monotonic``).
 
     An image that cannot be decoded is skipped with a warning (listed in :attr:`skipped`).
@@ -310,7 +312,8 @@ class FolderSource:
         FrameSourceError: the folder does not exist or holds no image.
     """
 
-    def __init__(self, path: str | Path, loop: bool = False, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, path: str | Path, loop: bool = False, repeat: int = 1,
+                 clock: Callable[[], float] = time.monotonic):
         self.path = Path(path)
         self.name = f"folder:{self.path}"
         if not self.path.is_dir():
@@ -319,6 +322,9 @@ class FolderSource:
         if not self.files:
             raise FrameSourceError(f"{self.path}: no images ({', '.join(IMAGE_SUFFIXES)})")
         self.loop, self.clock = loop, clock
+        self.repeat = max(1, int(repeat))
+        self._held: Frame | None = None
+        self._held_left = 0
         self.skipped: list[str] = []
         self._next = 0
         self._index = 0
@@ -327,6 +333,11 @@ class FolderSource:
         """The next decodable image, or None after the last one (unless looping)."""
         import cv2
 
+        if self._held is not None and self._held_left > 0:
+            self._held_left -= 1
+            frame = dataclasses.replace(self._held, t=self.clock(), index=self._index)
+            self._index += 1
+            return frame
         tried = 0
         while tried < len(self.files):
             if self._next >= len(self.files):
@@ -343,6 +354,7 @@ class FolderSource:
                     self.skipped.append(str(path))
                 continue
             frame = Frame(image, self.clock(), self._index, name=path.name)
+            self._held, self._held_left = frame, self.repeat - 1
             self._index += 1
             return frame
         return None
@@ -369,7 +381,11 @@ def open_frame_source(spec: str, **kwargs: Any) -> FrameSource:
     if kind == "opencv" and arg:
         return OpenCVSource(int(arg) if arg.isdigit() else arg, **kwargs)
     if kind == "folder" and arg:
-        return FolderSource(arg, **kwargs)
+        path, _, rep = arg.partition("?repeat=")
+        if rep and not rep.isdigit():
+            raise ValueError(f"camera {spec!r}: expected folder:PATH or folder:PATH?repeat=N")
+        repeat = kwargs.pop("repeat", 1)
+        return FolderSource(path, repeat=int(rep) if rep else repeat, **kwargs)
     if kind == "sim":
         if arg and not arg.lstrip("-").isdigit():
             raise ValueError(f"camera {spec!r}: expected sim or sim:SEED (an integer)")

@@ -274,14 +274,15 @@ class TableRenderer:
 
     # ---------------------------------------------------------------- render
     def render(self, spaces: Sequence[str], cards: dict[str, tuple[str, str, str]], cond: Conditions,
-               rng: np.random.Generator) -> tuple[np.ndarray, Truth]:
+               rng: np.random.Generator, layout_seed: int = 0) -> tuple[np.ndarray, Truth]:
         """One frame (``H x W x 3 uint8`` BGR) and its :class:`Truth`.
 
         Args:
             spaces: 7 labels (colour or ``"empty"``).
             cards: seat -> three colours.
             cond: the frame's conditions.
-            rng: the generator for the remaining random choices (pose jitter, yaw of horses).
+            rng: the generator for the remaining random choices (pose jitter, light, noise).
+            layout_seed: where exactly each horse stands on its space and its heading.
         """
         w, h = self.size
         R, t = self.pose(cond, rng)
@@ -300,8 +301,10 @@ class TableRenderer:
         for k in order:
             if spaces[k] == "empty":
                 continue
-            c = g.space_centres_mm[k] + rng.normal(0, 1.0, 2)
-            yaw = rng.uniform(0, 2 * np.pi)
+            # a horse keeps its place and heading while it stays on its space
+            still = np.random.default_rng([layout_seed, k, COLOURS.index(spaces[k])])
+            c = g.space_centres_mm[k] + still.normal(0, 1.0, 2)
+            yaw = still.uniform(0, 2 * np.pi)
             foot = self._ellipse(c, yaw, 16, 7)
             sh = np.vstack([np.column_stack([foot, np.zeros(len(foot))]),
                             np.column_stack([foot + light_dir * 36, np.zeros(len(foot))])])
@@ -448,7 +451,8 @@ class SimulatedCamera:
             self.conditions = random_conditions(self.rng, self.kind)
             self._pose_seed = int(self.rng.integers(1 << 31))
         pose_rng = np.random.default_rng(self._pose_seed)  # a still camera keeps its pose
-        image, truth = self.renderer.render(self.spaces, self.cards, self.conditions, _Split(pose_rng, self.rng))
+        image, truth = self.renderer.render(self.spaces, self.cards, self.conditions, _Split(pose_rng, self.rng),
+                                            layout_seed=self._pose_seed)
         frame = Frame(image, self.clock(), self._index, name=self.name, truth=truth)
         self._index += 1
         return frame
