@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
     "config": ("companion.commands.config", "print the effective configuration"),
     "read": ("companion.commands.read", "read a game's table from photographs and print it as JSON"),
+    "calibrate": ("companion.commands.calibrate", "calibrate the camera reader (markers, intrinsics, geometry, colours)"),
 }
 
 
