@@ -177,3 +177,28 @@ def test_camera_lost_is_reported_and_the_thread_ends():
 def test_more_players_than_seats_is_an_error():
     with pytest.raises(ValueError, match="seats"):
         CarrouselCameraSource(ListFrames([]), players=("a", "b", "c"), seats=("south", "north"))
+
+
+def test_built_from_the_camera_configuration(tmp_path):
+    from companion.config import load
+    from companion.sources.carrousel_camera import camera_source_from_config
+
+    shutil.copy(ROOT / "images" / "carrousel_027.jpg", tmp_path / "a.jpg")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[camera]\nsource = "folder:{tmp_path}?repeat=4"\nsettle_s = 0.2\nseats = ["north", "south"]\n')
+    src = camera_source_from_config(load(str(cfg)), players=("Ana", "Ben"))
+    assert src.seats == ("north", "south")
+    seen = run_steps(src, ManualClock(), 6, 0.1)
+    truth = json.loads((ROOT / "truth" / "carrousel_027.json").read_text())
+    north = next(c["triple"] for c in truth["cards"] if c["position"] == "north")
+    assert [o.spaces for o in seen if isinstance(o, Board)] == [tuple(truth["space_list"])]
+    assert ("Ana", tuple(north)) in {(o.player, o.card) for o in seen if isinstance(o, CardSeen)}
+
+
+def test_bad_camera_setting_names_the_key(tmp_path):
+    from companion.config import ConfigError, load
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[camera]\nsource = "webcam"\n')
+    with pytest.raises(ConfigError, match="camera.*source"):
+        load(str(cfg))

@@ -31,7 +31,7 @@ from companion.sources import Emit
 from companion.vision.colour import UNKNOWN, Stabiliser
 from companion.vision.frames import CameraLost, FrameSource, FrameSourceError, open_frame_source
 
-__all__ = ["CarrouselCameraSource", "default_seats"]
+__all__ = ["CarrouselCameraSource", "default_seats", "camera_source_from_config"]
 
 log = logging.getLogger(__name__)
 
@@ -172,3 +172,42 @@ class CarrouselCameraSource:
         """Wait for the reading thread to end (end of frames, camera lost or stop)."""
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+def camera_source_from_config(config: Any, players: Sequence[str], spec: str | None = None,
+                              on_status: Callable[[str], None] | None = None,
+                              clock: Callable[[], float] | None = None) -> CarrouselCameraSource:
+    """Build the camera source from the ``[camera]`` configuration section.
+
+    Args:
+        config: the loaded configuration (``config["camera"]`` is read).
+        players: player names in seat order.
+        spec: overrides ``[camera] source`` (``companion run --camera ...``).
+        on_status: see :class:`CarrouselCameraSource`.
+        clock: timestamps of the frames (default ``time.monotonic``).
+
+    Raises:
+        ValueError: a bad spec or calibration file (naming it).
+        FrameSourceError: the camera cannot be opened.
+    """
+    import time
+
+    from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, load_references
+    from companion.vision.frames import open_frame_source
+    from companion.vision.registration import Registrar
+
+    cam = config["camera"]
+    geometry = CarrouselGeometry.load(cam["geometry"] or None)
+    reader = CarrouselReader(geometry, load_references(cam["colours"] or None),
+                             Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"]))
+    spec = spec or cam["source"]
+    kwargs: dict[str, Any] = {"clock": clock or time.monotonic}
+    if spec == "picamera2":
+        kwargs.update(size=(cam["width"], cam["height"]), warmup_s=cam["warmup_s"])
+    elif spec.startswith("opencv:") and not spec[7:].isdigit():
+        pass
+    elif spec.startswith("opencv:"):
+        kwargs.update(size=(cam["width"], cam["height"]))
+    frames = open_frame_source(spec, **kwargs)
+    return CarrouselCameraSource(frames, players=players, seats=cam["seats"] or None, reader=reader,
+                                 settle_s=cam["settle_s"], frame_period_s=cam["frame_period_s"], on_status=on_status)
