@@ -286,7 +286,7 @@ class CarrouselReader:
         g = self.geometry
         r = g.space_diameter_mm / 2
         self._space_disc = _disc(r - 5.0)  # inside the printed outline
-        self._space_ring = _disc(r + 10.0, inner=r + 5.0)
+        self._space_ring = _disc(r + 10.0, inner=r + 5.0, step=2.5)
         ang = np.linspace(0.0, 2 * np.pi, 48, endpoint=False)
         unit = np.stack([np.cos(ang), np.sin(ang)], axis=1)
         ro = r - 1.5  # the printed outline's middle (3 mm wide, inside the space's diameter)
@@ -294,26 +294,14 @@ class CarrouselReader:
         self._outline_in = unit * (ro - 4.5)
         self._outline_out = unit * (ro + 5.0)
         (cx, cy), r0, r1 = g.white_reference
-        self._white_patch = _disc(r1, inner=r0) + np.array([cx, cy])
+        self._white_patch = _disc(r1, inner=r0, step=3.0) + np.array([cx, cy])
         self._card_disc = _disc(max(g.cards[0].disc_diameter_mm / 2 - 3.5, 2.0), step=1.0) if g.cards else None
         self._card_white = {}
         for slot in g.cards:
             o, rd = slot.outward, slot.reading_direction
             pts = [slot.centre_mm + o * a + rd * b for a in np.arange(-24, -13, 1.5) for b in np.arange(-36, 37, 2.0)]
             self._card_white[slot.seat] = np.array(pts)
-
-    # ------------------------------------------------------------------ sampling
-    @staticmethod
-    def _sample(frame: np.ndarray, reg: Registration, pts_mm: np.ndarray) -> np.ndarray:
-        p = np.rint(reg.to_image(pts_mm)).astype(np.int64)
-        h, w = frame.shape[:2]
-        ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
-        return frame[p[ok, 1], p[ok, 0]]
-
-    @staticmethod
-    def _split_clipped(px: np.ndarray) -> tuple[np.ndarray, int]:
-        ok = px.min(axis=1) < CLIPPED
-        return px[ok], int((~ok).sum())
+        self._plan: _Plan | None = None
 
     # ------------------------------------------------------------------ reading
     def read(self, frame: np.ndarray, registration: Registration | None = None,
@@ -341,82 +329,174 @@ class CarrouselReader:
             reg = self.registrar.update(frame) if stream else self.registrar.register(frame)
         if reg is None:
             return CarrouselReading(self.registrar.status or "board not visible")
-        g = self.geometry
-        board_white = white_of(self._sample(frame, reg, np.concatenate(
-            [self._white_patch] + [self._space_ring + c for c in g.space_centres_mm])))
+        plan = self._plan
+        if plan is None or plan.reg is not reg or plan.shape != frame.shape:
+            plan = self._plan = _Plan(self, reg, frame.shape)
+        flat = frame.reshape(-1, 3)
+        board_white = white_of(flat[plan.board]) if len(plan.board) >= 0.3 * plan.board_planned else None
         if board_white is None:
             return CarrouselReading("board not visible: the board's reference patch is out of the frame",
                                     registration=reg)
-        board_y = _luminance(board_white)
-        spaces = tuple(self._read_space(frame, reg, c, board_white, board_y) for c in g.space_centres_mm)
-        cards = {slot.seat: self._read_card(frame, reg, slot, board_white) for slot in g.cards}
+        spaces = self._read_spaces(flat, plan, board_white)
+        cards = self._read_cards(flat, plan, board_white)
         return CarrouselReading("ok", spaces, cards, reg)
 
-    def _read_space(self, frame: np.ndarray, reg: Registration, centre: np.ndarray,
-                    board_white: np.ndarray, board_y: float) -> RegionReading:
-        ring = self._sample(frame, reg, self._space_ring + centre)
-        local = white_of(ring)
-        if local is None or len(ring) < 0.5 * len(self._space_ring):
-            return RegionReading(UNKNOWN, 0.0, "the space's surroundings are out of the frame or in glare")
-        gain = _luminance(local) / board_y
+    def _read_spaces(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> tuple[RegionReading, ...]:
+        board_y = _luminance(board_white)
+        n = len(plan.rings)
+        gains = np.ones(n, dtype=np.float32)
+        early: dict[int, RegionReading] = {}
         lo, hi = self.LIGHT_RANGE
-        if not lo <= gain <= hi:
-            return RegionReading(UNKNOWN, 0.0, f"light {gain:.2f}x the board's: too dark or too bright")
-        px, clipped = self._split_clipped(self._sample(frame, reg, self._space_disc + centre))
-        if len(px) + clipped < 0.8 * len(self._space_disc):
-            return RegionReading(UNKNOWN, 0.0, "the space is partly out of the frame")
-        lab = linear_to_lab(srgb_to_linear(px), board_white * gain)
-        reading = self.space_classifier.read(lab, clipped)
-        if reading.label == UNKNOWN:
-            return reading
-        seen = self.outline_seen(frame, reg, centre)
-        need = self.OUTLINE_FOR_EMPTY if reading.label == self.space_classifier.background_label else self.OUTLINE_FOR_COLOUR
-        if seen < need:
-            return RegionReading(UNKNOWN, 0.0, f"covered: {seen:.0%} of the space's outline seen", reading.fractions)
-        return reading
+        for k, ring_idx in enumerate(plan.rings):
+            local = white_of(flat[ring_idx]) if len(ring_idx) >= 0.5 * plan.ring_planned else None
+            if local is None:
+                early[k] = RegionReading(UNKNOWN, 0.0, "the space's surroundings are out of the frame")
+                continue
+            gains[k] = _luminance(local) / board_y
+            if not lo <= gains[k] <= hi:
+                early[k] = RegionReading(UNKNOWN, 0.0, f"light {gains[k]:.2f}x the board's: too dark or too bright")
+        px = flat[plan.discs]
+        clipped = px.min(axis=1) >= CLIPPED
+        lab = linear_to_lab(srgb_to_linear(px), board_white[None, :] * gains[plan.disc_seg, None])
+        classifier = self.space_classifier
+        cls = classifier.pixel_classes(lab)
+        cls[clipped] = -1
+        width = len(classifier.references.names) + 2
+        counts = np.bincount(plan.disc_seg * width + cls + 2, minlength=n * width).reshape(n, width)
+        sampled = np.bincount(plan.disc_seg, minlength=n)
+        seen = self._outline_seen(flat, plan)
+        out = []
+        for k in range(n):
+            if k in early:
+                out.append(early[k])
+                continue
+            if sampled[k] < 0.8 * plan.disc_planned:
+                out.append(RegionReading(UNKNOWN, 0.0, "the space is partly out of the frame"))
+                continue
+            reading = classifier.decide(counts[k])
+            if reading.label != UNKNOWN:
+                need = self.OUTLINE_FOR_EMPTY if reading.label == classifier.background_label else self.OUTLINE_FOR_COLOUR
+                if seen[k] < need:
+                    reading = RegionReading(UNKNOWN, 0.0, f"covered: {seen[k]:.0%} of the space's outline seen",
+                                            reading.fractions)
+            out.append(reading)
+        return tuple(out)
 
-    def outline_seen(self, frame: np.ndarray, reg: Registration, centre: np.ndarray) -> float:
-        """Share (0-1) of the space's printed outline that is visible: at each of 48 angles,
+    def _outline_seen(self, flat: np.ndarray, plan: _Plan) -> np.ndarray:
+        """Share (0-1) of each space's printed outline that is visible: at each of 48 angles,
         the darkest of three samples across the outline must be at most
         :attr:`OUTLINE_CONTRAST` times the lightness just inside and just outside it."""
-        grey = frame if frame.ndim == 2 else None
+        lum = srgb_to_linear(flat[plan.outline]) @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)
+        line = lum[:, :3, :].min(axis=1)
+        around = np.minimum(lum[:, 3, :], lum[:, 4, :])
+        return (line <= self.OUTLINE_CONTRAST * around).mean(axis=1)
 
-        def lum(pts: np.ndarray) -> np.ndarray:
-            p = np.rint(reg.to_image(pts + centre)).astype(np.int64)
-            h, w = frame.shape[:2]
-            p[:, 0] = np.clip(p[:, 0], 0, w - 1)
-            p[:, 1] = np.clip(p[:, 1], 0, h - 1)
-            px = frame[p[:, 1], p[:, 0]] if grey is None else grey[p[:, 1], p[:, 0]]
-            return srgb_to_linear(px) @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)
+    def outline_seen(self, frame: np.ndarray, reg: Registration, k: int) -> float:
+        """Share (0-1) of space ``k``'s printed outline visible in ``frame`` (see
+        :meth:`_outline_seen`)."""
+        return float(self._outline_seen(frame.reshape(-1, 3), _Plan(self, reg, frame.shape))[k])
 
-        line = np.min(np.stack([lum(o) for o in self._outline]), axis=0)
-        around = np.minimum(lum(self._outline_in), lum(self._outline_out))
-        return float(np.mean(line <= self.OUTLINE_CONTRAST * around))
-
-    def _read_card(self, frame: np.ndarray, reg: Registration, slot: CardSlot,
-                   board_white: np.ndarray) -> CardReading:
+    def _read_cards(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> dict[str, CardReading]:
+        g = self.geometry
+        if not g.cards:
+            return {}
+        whites = np.empty((len(g.cards), 3), dtype=np.float32)
+        problem: dict[int, str] = {}
+        patches = [flat[idx] for idx in plan.card_white]
+        for i, patch in enumerate(patches):
+            white = white_of(patch)
+            if white is None or len(patch) < 0.9 * plan.card_white_planned[i]:
+                problem[i] = "the card is out of the frame"
+                whites[i] = board_white
+            else:
+                whites[i] = white
+        # the card's white must be even: every patch pixel within Delta E 15 of the card's white
+        seg = np.repeat(np.arange(len(patches)), [len(p) for p in patches])
+        lab_patch = linear_to_lab(srgb_to_linear(np.concatenate(patches)), whites[seg])
+        dev = np.sqrt((lab_patch[:, 0] - 100.0) ** 2 + lab_patch[:, 1] ** 2 + lab_patch[:, 2] ** 2) > 15.0
+        uneven = np.bincount(seg, weights=dev, minlength=len(patches)) / np.maximum(
+            np.bincount(seg, minlength=len(patches)), 1)
+        board_y = _luminance(board_white)
+        for i in range(len(patches)):
+            if i in problem:
+                continue
+            ratio = _luminance(whites[i]) / board_y
+            if uneven[i] > 0.1:
+                problem[i] = f"the card's white is uneven ({uneven[i]:.0%}): covered"
+            elif not 0.5 <= ratio <= 2.5:
+                problem[i] = f"the card is {ratio:.2f}x as bright as the board: not a card"
+        px = flat[plan.card_discs]
+        clipped = px.min(axis=1) >= CLIPPED
+        lab = linear_to_lab(srgb_to_linear(px), whites[plan.card_disc_seg // 3])
+        classifier = self.card_classifier
+        cls = classifier.pixel_classes(lab)
+        cls[clipped] = -1
+        width = len(classifier.references.names) + 2
+        ndisc = 3 * len(g.cards)
+        counts = np.bincount(plan.card_disc_seg * width + cls + 2, minlength=ndisc * width).reshape(ndisc, width)
         blank = (RegionReading(UNKNOWN, 0.0),) * 3
-        patch = self._sample(frame, reg, self._card_white[slot.seat])
-        white = white_of(patch)
-        if white is None or len(patch) < 0.9 * len(self._card_white[slot.seat]):
-            return CardReading(slot.seat, blank, None, "the card is out of the frame or in glare")
-        lab_patch = linear_to_lab(srgb_to_linear(patch), white)
-        uneven = float(np.mean(np.hypot(np.hypot(lab_patch[:, 0] - 100.0, lab_patch[:, 1]), lab_patch[:, 2]) > 15.0))
-        if uneven > 0.1:
-            return CardReading(slot.seat, blank, None, f"the card's white is uneven ({uneven:.0%}): covered")
-        ratio = _luminance(white) / _luminance(board_white)
-        if not 0.5 <= ratio <= 2.5:
-            return CardReading(slot.seat, blank, None, f"the card is {ratio:.2f}x as bright as the board: not a card")
-        discs = []
-        for c in slot.disc_centres_mm:
-            px, clipped = self._split_clipped(self._sample(frame, reg, self._card_disc + c))
-            discs.append(self.card_classifier.read(linear_to_lab(srgb_to_linear(px), white), clipped))
-        labels = tuple(d.label for d in discs)
-        if UNKNOWN in labels:
-            return CardReading(slot.seat, tuple(discs), None, "a disc is unclear")
-        if len(set(labels)) != 3:
-            return CardReading(slot.seat, tuple(discs), None, "a card shows three different horses")
-        return CardReading(slot.seat, tuple(discs), labels)  # type: ignore[arg-type]
+        out = {}
+        for i, slot in enumerate(g.cards):
+            if i in problem:
+                out[slot.seat] = CardReading(slot.seat, blank, None, problem[i])
+                continue
+            discs = tuple(classifier.decide(counts[3 * i + j]) for j in range(3))
+            labels = tuple(d.label for d in discs)
+            if UNKNOWN in labels:
+                out[slot.seat] = CardReading(slot.seat, discs, None, "a disc is unclear")
+            elif len(set(labels)) != 3:
+                out[slot.seat] = CardReading(slot.seat, discs, None, "a card shows three different horses")
+            else:
+                out[slot.seat] = CardReading(slot.seat, discs, labels)  # type: ignore[arg-type]
+        return out
+
+    # kept for calibration: sample one set of board points
+    @staticmethod
+    def _sample(frame: np.ndarray, reg: Registration, pts_mm: np.ndarray) -> np.ndarray:
+        p = np.rint(reg.to_image(pts_mm)).astype(np.int64)
+        h, w = frame.shape[:2]
+        ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+        return frame[p[ok, 1], p[ok, 0]]
+
+    @staticmethod
+    def _split_clipped(px: np.ndarray) -> tuple[np.ndarray, int]:
+        ok = px.min(axis=1) < CLIPPED
+        return px[ok], int((~ok).sum())
+
+
+class _Plan:
+    """Where every sample point of the reader falls in the image, for one registration:
+    flat pixel indices computed once, so that reading a frame is a few array operations."""
+
+    def __init__(self, reader: CarrouselReader, reg: Registration, shape: tuple[int, ...]):
+        self.reg, self.shape = reg, shape
+        h, w = shape[:2]
+        g = reader.geometry
+
+        def index(pts: np.ndarray, clip: bool = False) -> np.ndarray:
+            p = np.rint(reg.to_image(pts)).astype(np.int64)
+            if clip:
+                p[:, 0] = np.clip(p[:, 0], 0, w - 1)
+                p[:, 1] = np.clip(p[:, 1], 0, h - 1)
+                return p[:, 1] * w + p[:, 0]
+            ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+            return p[ok, 1] * w + p[ok, 0]
+
+        board_pts = np.concatenate([reader._white_patch] + [reader._space_ring + c for c in g.space_centres_mm])
+        self.board, self.board_planned = index(board_pts), len(board_pts)
+        self.rings = [index(reader._space_ring + c) for c in g.space_centres_mm]
+        self.ring_planned = len(reader._space_ring)
+        discs = [index(reader._space_disc + c) for c in g.space_centres_mm]
+        self.discs = np.concatenate(discs)
+        self.disc_seg = np.repeat(np.arange(len(discs)), [len(d) for d in discs])
+        self.disc_planned = len(reader._space_disc)
+        rings = reader._outline + [reader._outline_in, reader._outline_out]
+        self.outline = np.stack([np.stack([index(r + c, clip=True) for r in rings]) for c in g.space_centres_mm])
+        self.card_white = [index(reader._card_white[slot.seat]) for slot in g.cards]
+        self.card_white_planned = [len(reader._card_white[slot.seat]) for slot in g.cards]
+        cd = [index(reader._card_disc + c) for slot in g.cards for c in slot.disc_centres_mm] if g.cards else []
+        self.card_discs = np.concatenate(cd) if cd else np.zeros(0, np.int64)
+        self.card_disc_seg = np.repeat(np.arange(len(cd)), [len(d) for d in cd]) if cd else np.zeros(0, np.int64)
 
 
 def _luminance(linear_bgr: np.ndarray) -> float:

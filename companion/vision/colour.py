@@ -64,13 +64,13 @@ def linear_to_lab(linear_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
 
     Args:
         linear_bgr: ``N x 3 float32`` linear light (see :func:`srgb_to_linear`).
-        white: ``3`` linear BGR of the reference white under the current light; it maps to
-            L* = 100, a* = b* = 0 (von Kries adaptation).
+        white: ``3`` linear BGR of the reference white under the current light (or ``N x 3``,
+            one white per pixel); it maps to L* = 100, a* = b* = 0 (von Kries adaptation).
 
     Returns:
         ``N x 3 float32``: L* (0-100 for surfaces no brighter than the white), a*, b*.
     """
-    w = np.maximum(np.asarray(white, dtype=np.float32).reshape(1, 3), 1e-4)
+    w = np.maximum(np.asarray(white, dtype=np.float32).reshape(-1, 3), 1e-4)
     if np.asarray(linear_bgr).size == 0:
         return np.zeros((0, 3), dtype=np.float32)
     rel = np.clip(np.asarray(linear_bgr, dtype=np.float32).reshape(-1, 3) / w, 0.0, 1.0)
@@ -216,10 +216,14 @@ class RegionClassifier:
         lw = np.where(np.hypot(refs[:, 1], refs[:, 2]) < 10.0, 1.0, self.l_weight).astype(np.float32)
         diff = lab[:, None, :] - refs[None, :, :]
         d = np.sqrt((diff[:, :, 0] * lw) ** 2 + diff[:, :, 1] ** 2 + diff[:, :, 2] ** 2)
-        order = np.argsort(d, axis=1)
-        best = order[:, 0]
-        d1 = d[np.arange(len(d)), best]
-        d2 = d[np.arange(len(d)), order[:, 1]] if d.shape[1] > 1 else np.full(len(d), np.inf)
+        rows = np.arange(len(d))
+        best = d.argmin(axis=1)
+        d1 = d[rows, best]
+        if d.shape[1] > 1:
+            d[rows, best] = np.inf
+            d2 = d.min(axis=1)
+        else:
+            d2 = np.full(len(d), np.inf, dtype=d.dtype)
         cls = np.full(len(lab), -2, dtype=np.int16)
         chroma = np.hypot(lab[:, 1], lab[:, 2])
         light = lab[:, 0]
@@ -241,44 +245,55 @@ class RegionClassifier:
         Returns:
             The :class:`RegionReading`.
         """
-        n = int(len(lab)) + int(clipped)
-        if n < self.min_pixels:
-            return RegionReading(UNKNOWN, 0.0, "too few readable pixels (out of the frame)")
         cls = self.pixel_classes(lab) if len(lab) else np.zeros(0, dtype=np.int16)
         k = len(self.references.names)
         counts = np.bincount(cls + 2, minlength=k + 2).astype(np.float64)
         counts[1] += clipped
-        other, background, colours = counts[0] / n, counts[1] / n, counts[2:] / n
-        fractions = {"other": float(other), BACKGROUND: float(background)}
-        fractions.update({name: float(c) for name, c in zip(self.references.names, colours)})
+        return self.decide(counts)
+
+    def decide(self, counts: np.ndarray) -> RegionReading:
+        """The region rule on vote counts.
+
+        Args:
+            counts: ``K + 2`` pixel counts: other, background (clipped included), then one per
+                reference in :attr:`references` order.
+        """
+        c = [float(v) for v in counts]  # a handful of numbers: plain Python is fastest
+        n = sum(c)
+        if n < self.min_pixels:
+            return RegionReading(UNKNOWN, 0.0, "too few readable pixels (out of the frame)")
+        names = self.references.names
+        other, background = c[0] / n, c[1] / n
+        colours = [v / n for v in c[2:]]
+        fractions = {"other": other, BACKGROUND: background, **dict(zip(names, colours))}
+        total = sum(colours)
         if other > self.max_other:
             return RegionReading(UNKNOWN, 0.0, f"uneven: {other:.0%} of the region matches nothing", fractions)
-        if other + colours.sum() > self.max_cover:
-            return RegionReading(UNKNOWN, 0.0, f"covered: {other + colours.sum():.0%} of the region", fractions)
-        shadow = np.array([name in self.shadow_like for name in self.references.names])
-        chromatic = np.where(shadow, 0.0, colours)
-        if chromatic.max(initial=0.0) >= self.min_colour:
+        if other + total > self.max_cover:
+            return RegionReading(UNKNOWN, 0.0, f"covered: {other + total:.0%} of the region", fractions)
+        shadow = [name in self.shadow_like for name in names]
+        chromatic = [0.0 if s else v for s, v in zip(shadow, colours)]
+        dark = [v for s, v in zip(shadow, colours) if s]
+        if max(chromatic, default=0.0) >= self.min_colour:
             ranked = chromatic  # a coloured piece: its dark side does not compete
-        elif colours[shadow].sum() > 0 and chromatic.sum() > self.max_second * colours[shadow].max():
+        elif sum(dark) > 0 and sum(chromatic) > self.max_second * max(dark):
             return RegionReading(UNKNOWN, 0.0, "dark with some colour: a shadow or a piece?", fractions)
         else:
             ranked = colours
-        order = np.argsort(ranked)[::-1]
-        c1 = float(ranked[order[0]])
-        c2 = float(ranked[order[1]]) if k > 1 else 0.0
-        if self.background_label is not None and colours.sum() <= self.max_colour_in_background:
+        order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
+        c1 = ranked[order[0]]
+        c2 = ranked[order[1]] if len(order) > 1 else 0.0
+        if self.background_label is not None and total <= self.max_colour_in_background:
             if background >= self.min_background:
-                return RegionReading(self.background_label, float(background), "", fractions)
+                return RegionReading(self.background_label, background, "", fractions)
             return RegionReading(UNKNOWN, 0.0, "neither a piece nor the plain background", fractions)
         if c1 < self.min_colour:
             return RegionReading(UNKNOWN, 0.0, f"too little colour ({c1:.0%})", fractions)
         if c2 > self.max_second * c1:
             return RegionReading(
-                UNKNOWN, 0.0,
-                f"two colours: {self.references.names[order[0]]} {c1:.0%} and "
-                f"{self.references.names[order[1]]} {c2:.0%}", fractions)
-        confidence = (c1 / max(colours.sum(), 1e-9)) * (1.0 - c2 / c1)
-        return RegionReading(self.references.names[order[0]], float(confidence), "", fractions)
+                UNKNOWN, 0.0, f"two colours: {names[order[0]]} {c1:.0%} and {names[order[1]]} {c2:.0%}", fractions)
+        confidence = (c1 / max(total, 1e-9)) * (1.0 - c2 / c1)
+        return RegionReading(names[order[0]], confidence, "", fractions)
 
 
 T = TypeVar("T")
