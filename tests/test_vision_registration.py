@@ -146,3 +146,25 @@ def test_path_traced_table_registration_matches_truth():
         assert reg is not None and sorted(reg.marker_ids) == truth["markers"]["visible"]
         got = reg.to_image(np.array([s["centre_mm"] for s in geo["spaces"]]))
         np.testing.assert_allclose(got, truth["projections_px"]["space_centres_board_top"], atol=1.5)
+
+
+def test_big_camera_move_falls_back_to_detecting_in_the_whole_frame():
+    img, H, layout = _synthetic_board(size=(600, 800))
+    r = Registrar(layout, redetect_every=100)
+    r.update(img)
+    moved = np.zeros_like(img)
+    moved[:, :] = 200
+    moved[60:, 80:] = img[:-60, :-80]  # 100 px: beyond the windows around the last places
+    reg = r.update(moved)
+    assert reg is not None
+    truth = cv2.perspectiveTransform(np.array([[[0.0, 0.0]]]), H).reshape(2) + [80, 60]
+    np.testing.assert_allclose(reg.to_image(np.array([[0.0, 0.0]]))[0], truth, atol=1.0)
+    assert r.detections == 3, "first the windows, then the whole frame"
+
+
+def test_two_markers_on_one_edge_do_not_register_the_board():
+    """They fit their own corners and extrapolate badly to the far side: board not visible."""
+    img, _, layout = _synthetic_board(cover=(2, 3))
+    r = Registrar(layout)
+    assert r.register(img) is None
+    assert "one edge" in r.status

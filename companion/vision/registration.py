@@ -18,7 +18,7 @@ A. Zisserman, Multiple View Geometry, 2nd ed., section 4.1 (the DLT homography).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -159,6 +159,8 @@ class Registrar:
         redetect_every: detect again after this many frames even when nothing moved.
         max_cell_mismatch: fraction (0-1) of marker cells that may differ from the
             registration frame before the markers are detected again.
+        min_spread: the markers used must span this fraction (0-1) of the layout's extent in
+            x and in y (two markers on the same edge are not enough; two diagonal ones are).
 
     Raises:
         RegistrationError: an unknown dictionary, or a layout that is not 4 x 2 per marker.
@@ -166,7 +168,7 @@ class Registrar:
 
     def __init__(self, marker_corners_mm: Mapping[int, np.ndarray], dictionary_name: str = "DICT_4X4_50",
                  min_markers: int = 2, max_residual_px: float = 3.0, redetect_every: int = 30,
-                 max_cell_mismatch: float = 0.2):
+                 max_cell_mismatch: float = 0.2, min_spread: float = 0.6):
         self.layout: dict[int, np.ndarray] = {}
         for mid, corners in marker_corners_mm.items():
             arr = np.asarray(corners, dtype=np.float64)
@@ -181,6 +183,7 @@ class Registrar:
         self.max_residual_px = float(max_residual_px)
         self.redetect_every = max(1, int(redetect_every))
         self.max_cell_mismatch = float(max_cell_mismatch)
+        self.min_spread = float(min_spread)
         self.current: Registration | None = None
         #: why the last frame could not be registered ("" when it was).
         self.status = "not yet registered"
@@ -211,14 +214,22 @@ class Registrar:
             return None
         reg = self._fit(known)
         if reg is None or reg.residual_px > self.max_residual_px:
-            self.status = "board not visible: the markers do not agree with the board layout" + (
-                f" (residual {reg.residual_px:.1f} px)" if reg is not None else "")
+            self.status = ("board not visible: the markers found do not agree with the board layout "
+                           "or lie along one edge only") + (f" (residual {reg.residual_px:.1f} px)" if reg is not None else "")
             self.current = None
             return None
         self.status = ""
         self.current = reg
         self._remember_cells(grey, reg)
         return reg
+
+    def _spread_ok(self, ids: Sequence[int]) -> bool:
+        """The markers used must span at least ``min_spread`` of the layout in x and in y: two
+        markers on one edge fit their own corners well and the far side of the board badly."""
+        used = np.concatenate([self.layout[i] for i in ids])
+        every = np.concatenate(list(self.layout.values()))
+        span = np.ptp(used, axis=0) / np.maximum(np.ptp(every, axis=0), 1e-9)
+        return bool(np.all(span >= self.min_spread))
 
     def _fit(self, known: Mapping[int, np.ndarray]) -> Registration | None:
         ids = sorted(known)
@@ -233,6 +244,8 @@ class Registrar:
                     return None
                 board = np.concatenate([self.layout[i] for i in ids])
                 image = np.concatenate([known[i] for i in ids]).astype(np.float64)
+        if not self._spread_ok(ids):
+            return None
         h, _ = cv2.findHomography(board, image, 0)
         if h is None or not np.all(np.isfinite(h)) or abs(np.linalg.det(h)) < 1e-12:
             return None
@@ -293,7 +306,46 @@ class Registrar:
         """
         self._frames += 1
         cur = self.current
-        if (cur is not None and self._frames - cur.frame_index < self.redetect_every
-                and self.cell_mismatch(frame) <= self.max_cell_mismatch):
+        if cur is None:
+            return self.register(frame)
+        if self._frames - cur.frame_index < self.redetect_every and self.cell_mismatch(frame) <= self.max_cell_mismatch:
             return cur
-        return self.register(frame)
+        near = self.register_near(frame, cur)
+        return near if near is not None else self.register(frame)
+
+    def register_near(self, frame: np.ndarray, previous: Registration, margin_px: int = 40) -> Registration | None:
+        """Detect the markers only in windows around where ``previous`` puts them (a few small
+        crops instead of the whole frame); the full detection is the fallback.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR.
+            previous: the last registration.
+            margin_px: how far (pixels) a marker may have moved.
+
+        Returns:
+            The new registration, or None when too few markers were found near their places
+            (the caller then detects in the whole frame); :attr:`current` is updated on success.
+        """
+        grey = _grey(frame)
+        h, w = grey.shape
+        found: dict[int, np.ndarray] = {}
+        for mid, corners_mm in self.layout.items():
+            c = previous.to_image(corners_mm)
+            x0, y0 = np.floor(c.min(axis=0)).astype(int) - margin_px
+            x1, y1 = np.ceil(c.max(axis=0)).astype(int) + margin_px
+            x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+            if x1 - x0 < 16 or y1 - y0 < 16:
+                continue
+            for i, corners in detect_markers(grey[y0:y1, x0:x1], detector=self._detector).items():
+                if i == mid:
+                    found[i] = corners + np.array([x0, y0], dtype=np.float32)
+        self.detections += 1
+        if len(found) < self.min_markers:
+            return None
+        reg = self._fit(found)
+        if reg is None or reg.residual_px > self.max_residual_px:
+            return None
+        self.status = ""
+        self.current = reg
+        self._remember_cells(grey, reg)
+        return reg
