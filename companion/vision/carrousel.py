@@ -302,6 +302,40 @@ class CarrouselReader:
             pts = [slot.centre_mm + o * a + rd * b for a in np.arange(-24, -13, 1.5) for b in np.arange(-36, 37, 2.0)]
             self._card_white[slot.seat] = np.array(pts)
         self._plan: _Plan | None = None
+        self._points: tuple[np.ndarray, dict[str, list[tuple[int, int]]]] | None = None
+
+    def _all_points(self) -> tuple[np.ndarray, dict[str, list[tuple[int, int]]]]:
+        """Every sample point (board mm, ``N x 2``) and, per kind, the (start, end) of each
+        region in it."""
+        if self._points is None:
+            g = self.geometry
+            chunks: list[np.ndarray] = []
+            segs: dict[str, list[tuple[int, int]]] = {}
+            n = 0
+
+            def add(name: str, pts: np.ndarray) -> None:
+                nonlocal n
+                chunks.append(pts)
+                segs.setdefault(name, []).append((n, n + len(pts)))
+                n += len(pts)
+
+            add("board", np.concatenate([self._white_patch] + [self._space_ring + c for c in g.space_centres_mm]))
+            for c in g.space_centres_mm:
+                add("rings", self._space_ring + c)
+            for c in g.space_centres_mm:
+                add("discs", self._space_disc + c)
+            for c in g.space_centres_mm:
+                for r in self._outline + [self._outline_in, self._outline_out]:
+                    add("outline", r + c)
+            for slot in g.cards:
+                add("card_white", self._card_white[slot.seat])
+            for slot in g.cards:
+                for c in slot.disc_centres_mm:
+                    add("card_discs", self._card_disc + c)
+            segs.setdefault("card_white", [])
+            segs.setdefault("card_discs", [])
+            self._points = (np.concatenate(chunks), segs)
+        return self._points
 
     # ------------------------------------------------------------------ reading
     def read(self, frame: np.ndarray, registration: Registration | None = None,
@@ -466,35 +500,36 @@ class CarrouselReader:
 
 class _Plan:
     """Where every sample point of the reader falls in the image, for one registration:
-    flat pixel indices computed once, so that reading a frame is a few array operations."""
+    flat pixel indices computed once (one projection of all points), so that reading a frame
+    is a few array operations."""
 
     def __init__(self, reader: CarrouselReader, reg: Registration, shape: tuple[int, ...]):
         self.reg, self.shape = reg, shape
         h, w = shape[:2]
-        g = reader.geometry
+        pts, segs = reader._all_points()
+        p = np.rint(reg.to_image(pts)).astype(np.int64)
+        inside = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+        flat = np.clip(p[:, 1], 0, h - 1) * w + np.clip(p[:, 0], 0, w - 1)
 
-        def index(pts: np.ndarray, clip: bool = False) -> np.ndarray:
-            p = np.rint(reg.to_image(pts)).astype(np.int64)
-            if clip:
-                p[:, 0] = np.clip(p[:, 0], 0, w - 1)
-                p[:, 1] = np.clip(p[:, 1], 0, h - 1)
-                return p[:, 1] * w + p[:, 0]
-            ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
-            return p[ok, 1] * w + p[ok, 0]
+        def part(name: str, clip: bool = False) -> list[np.ndarray]:
+            out = []
+            for a, b in segs[name]:
+                out.append(flat[a:b] if clip else flat[a:b][inside[a:b]])
+            return out
 
-        board_pts = np.concatenate([reader._white_patch] + [reader._space_ring + c for c in g.space_centres_mm])
-        self.board, self.board_planned = index(board_pts), len(board_pts)
-        self.rings = [index(reader._space_ring + c) for c in g.space_centres_mm]
+        (self.board,) = part("board")
+        self.board_planned = segs["board"][0][1] - segs["board"][0][0]
+        self.rings = part("rings")
         self.ring_planned = len(reader._space_ring)
-        discs = [index(reader._space_disc + c) for c in g.space_centres_mm]
+        discs = part("discs")
         self.discs = np.concatenate(discs)
         self.disc_seg = np.repeat(np.arange(len(discs)), [len(d) for d in discs])
         self.disc_planned = len(reader._space_disc)
-        rings = reader._outline + [reader._outline_in, reader._outline_out]
-        self.outline = np.stack([np.stack([index(r + c, clip=True) for r in rings]) for c in g.space_centres_mm])
-        self.card_white = [index(reader._card_white[slot.seat]) for slot in g.cards]
-        self.card_white_planned = [len(reader._card_white[slot.seat]) for slot in g.cards]
-        cd = [index(reader._card_disc + c) for slot in g.cards for c in slot.disc_centres_mm] if g.cards else []
+        n = len(reader.geometry.space_centres_mm)
+        self.outline = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
+        self.card_white = part("card_white")
+        self.card_white_planned = [b - a for a, b in segs["card_white"]]
+        cd = part("card_discs")
         self.card_discs = np.concatenate(cd) if cd else np.zeros(0, np.int64)
         self.card_disc_seg = np.repeat(np.arange(len(cd)), [len(d) for d in cd]) if cd else np.zeros(0, np.int64)
 
