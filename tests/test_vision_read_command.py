@@ -52,3 +52,23 @@ def test_bad_calibration_file_is_one_line_error(tmp_path, capsys):
     assert main(["read", "carrousel", str(PHOTO), "--geometry", str(geo)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("companion: error:") and "g.json" in err and len(err.strip().splitlines()) == 1
+
+
+def test_read_a_rendered_frame_and_a_real_photo_without_our_markers(tmp_path, capsys):
+    import numpy as np
+
+    from companion.vision.sim import Conditions, TableRenderer
+
+    spaces = ("red", "empty", "empty", "black", "yellow", "blue", "green")
+    cards = {"east": ("green", "red", "black")}
+    image, _truth = TableRenderer().render(spaces, cards, Conditions(tilt_deg=25, azimuth_deg=200, kelvin=2900),
+                                           np.random.default_rng(8))
+    frame = tmp_path / "rendered.png"
+    cv2.imwrite(str(frame), image)
+    real = Path(__file__).parent / "data" / "aruco" / "singlemarkersoriginal.jpg"
+    assert main(["read", "carrousel", str(frame), str(real), "--overlay", str(tmp_path / "o")]) == 0
+    rendered, photo = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
+    assert rendered["spaces"] == list(spaces)
+    assert rendered["cards"]["east"]["triple"] == list(cards["east"])
+    assert photo["status"].startswith("board not visible") and photo["spaces"] == ["unknown"] * 7
+    assert (tmp_path / "o" / "singlemarkersoriginal_overlay.png").is_file()
