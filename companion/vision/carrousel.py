@@ -29,6 +29,7 @@ import numpy as np
 
 from companion.vision.colour import (
     CLIPPED,
+    OFFSET,
     UNKNOWN,
     ColourReferences,
     RegionClassifier,
@@ -282,7 +283,7 @@ class CarrouselReader:
         self.space_classifier = space_classifier or RegionClassifier(horses, background_label="empty")
         self.card_classifier = card_classifier or RegionClassifier(
             cards, background_label=None, near=30.0, max_other=0.15, max_cover=1.01,
-            min_colour=0.6, max_second=0.1, background_chroma=12.0)
+            min_colour=0.6, max_second=0.1, background_chroma=12.0, near_achromatic=30.0, achromatic_chroma=15.0)
         g = self.geometry
         r = g.space_diameter_mm / 2
         self._space_disc = _disc(r - 5.0)  # inside the printed outline
@@ -395,8 +396,8 @@ class CarrouselReader:
         classifier = self.space_classifier
         cls = classifier.pixel_classes(lab)
         cls[clipped] = -1
-        width = len(classifier.references.names) + 2
-        counts = np.bincount(plan.disc_seg * width + cls + 2, minlength=n * width).reshape(n, width)
+        width = len(classifier.references.names) + OFFSET
+        counts = np.bincount(plan.disc_seg * width + cls + OFFSET, minlength=n * width).reshape(n, width)
         sampled = np.bincount(plan.disc_seg, minlength=n)
         seen = self._outline_seen(flat, plan)
         out = []
@@ -465,9 +466,9 @@ class CarrouselReader:
         classifier = self.card_classifier
         cls = classifier.pixel_classes(lab)
         cls[clipped] = -1
-        width = len(classifier.references.names) + 2
+        width = len(classifier.references.names) + OFFSET
         ndisc = 3 * len(g.cards)
-        counts = np.bincount(plan.card_disc_seg * width + cls + 2, minlength=ndisc * width).reshape(ndisc, width)
+        counts = np.bincount(plan.card_disc_seg * width + cls + OFFSET, minlength=ndisc * width).reshape(ndisc, width)
         blank = (RegionReading(UNKNOWN, 0.0),) * 3
         out = {}
         for i, slot in enumerate(g.cards):

@@ -33,6 +33,7 @@ import numpy as np
 __all__ = [
     "UNKNOWN",
     "BACKGROUND",
+    "OFFSET",
     "srgb_to_linear",
     "linear_to_lab",
     "white_of",
@@ -44,6 +45,10 @@ __all__ = [
 
 UNKNOWN = "unknown"
 BACKGROUND = "background"
+#: pixel classes: -3 dark shade, -2 other, -1 background, k >= 0 reference k; add OFFSET to
+#: count them with ``np.bincount``
+OFFSET = 3
+BACKGROUND_CLASS = -1
 #: A pixel whose every channel is at or above this (8-bit) is clipped white (glare): its
 #: colour is not known, only that it is at least as bright as the white.
 CLIPPED = 245
@@ -166,7 +171,9 @@ class RegionClassifier:
     Pixel rule: a pixel belongs to reference k when its distance (CIE76 Delta E, with L*
     weighted by ``l_weight`` for chromatic references because shading changes lightness more
     than hue; fully for achromatic ones such as black, whose only cue is lightness) to k is
-    below ``near`` and below ``ratio`` times the distance to the second nearest reference.
+    below ``near`` and below ``ratio`` times the distance to the second nearest reference; an
+    achromatic reference also needs the distance below ``near_achromatic`` and the pixel's
+    chroma below ``achromatic_chroma``.
     Else it is background when its L* is at least ``background_min_l`` and its chroma is below
     ``background_chroma``, or it is tinted only along the blue-yellow axis (|a*| below
     ``tint_a``, |b*| below ``tint_b``, L* at least ``tint_min_l``): the white in light or
@@ -176,8 +183,8 @@ class RegionClassifier:
     Region rule, on the readable pixels:
 
     * unreadable: fewer than ``min_pixels``;
-    * too uneven: "other" above ``max_other``, or foreground (colours + other) above
-      ``max_cover`` (no piece covers that much of its region);
+    * too uneven: "other" above ``max_other``, or foreground (colours, dark shade and other)
+      above ``max_cover`` (no piece covers that much of its region);
     * background (``background_label``): colour votes below ``max_colour_in_background`` and
       background at least ``min_background``;
     * colour k: its votes at least ``min_colour``, and the second colour's votes at most
@@ -201,6 +208,8 @@ class RegionClassifier:
     tint_b: float = 35.0
     tint_min_l: float = 55.0
     shadow_like: tuple[str, ...] = ("black",)
+    near_achromatic: float = 18.0
+    achromatic_chroma: float = 12.0
     min_pixels: int = 20
     max_other: float = 0.2
     max_cover: float = 0.8
@@ -210,7 +219,9 @@ class RegionClassifier:
     max_second: float = 0.25
 
     def pixel_classes(self, lab: np.ndarray) -> np.ndarray:
-        """Per-pixel class of ``N x 3`` Lab: ``k >= 0`` a reference, -1 background, -2 other."""
+        """Per-pixel class of ``N x 3`` Lab: ``k >= 0`` a reference, -1 background, -2 other,
+        -3 dark shade (darker than ``background_min_l`` and no reference: the shaded side of a
+        piece, a shadow; it neither votes nor counts as the hand's "other")."""
         lab = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
         refs = self.references.lab
         lw = np.where(np.hypot(refs[:, 1], refs[:, 2]) < 10.0, 1.0, self.l_weight).astype(np.float32)
@@ -224,13 +235,17 @@ class RegionClassifier:
             d2 = d.min(axis=1)
         else:
             d2 = np.full(len(d), np.inf, dtype=d.dtype)
-        cls = np.full(len(lab), -2, dtype=np.int16)
         chroma = np.hypot(lab[:, 1], lab[:, 2])
         light = lab[:, 0]
+        cls = np.where(light < self.background_min_l, -3, -2).astype(np.int16)
         cls[(chroma < self.background_chroma) & (light >= self.background_min_l)] = -1
         tinted = (np.abs(lab[:, 1]) < self.tint_a) & (np.abs(lab[:, 2]) < self.tint_b) & (light >= self.tint_min_l)
         cls[tinted] = -1
         is_colour = (d1 < self.near) & (d1 < self.ratio * d2)
+        # an achromatic reference (black) takes only pixels without colour: a coloured horse
+        # in a deep shadow, or a dark sleeve, is dark but still has a hue
+        achromatic = lw[best] == 1.0
+        is_colour &= ~achromatic | ((d1 < self.near_achromatic) & (chroma < self.achromatic_chroma))
         cls[is_colour] = best[is_colour]
         return cls
 
@@ -247,30 +262,31 @@ class RegionClassifier:
         """
         cls = self.pixel_classes(lab) if len(lab) else np.zeros(0, dtype=np.int16)
         k = len(self.references.names)
-        counts = np.bincount(cls + 2, minlength=k + 2).astype(np.float64)
-        counts[1] += clipped
+        counts = np.bincount(cls + OFFSET, minlength=k + OFFSET).astype(np.float64)
+        counts[OFFSET + BACKGROUND_CLASS] += clipped
         return self.decide(counts)
 
     def decide(self, counts: np.ndarray) -> RegionReading:
         """The region rule on vote counts.
 
         Args:
-            counts: ``K + 2`` pixel counts: other, background (clipped included), then one per
-                reference in :attr:`references` order.
+            counts: ``K + 3`` pixel counts: dark shade, other, background (clipped
+                included), then one per reference in :attr:`references` order (that is,
+                ``np.bincount(pixel_classes(lab) + OFFSET)``).
         """
         c = [float(v) for v in counts]  # a handful of numbers: plain Python is fastest
         n = sum(c)
         if n < self.min_pixels:
             return RegionReading(UNKNOWN, 0.0, "too few readable pixels (out of the frame)")
         names = self.references.names
-        other, background = c[0] / n, c[1] / n
-        colours = [v / n for v in c[2:]]
-        fractions = {"other": other, BACKGROUND: background, **dict(zip(names, colours))}
+        dark, other, background = c[0] / n, c[1] / n, c[2] / n
+        colours = [v / n for v in c[3:]]
+        fractions = {"dark": dark, "other": other, BACKGROUND: background, **dict(zip(names, colours))}
         total = sum(colours)
         if other > self.max_other:
             return RegionReading(UNKNOWN, 0.0, f"uneven: {other:.0%} of the region matches nothing", fractions)
-        if other + total > self.max_cover:
-            return RegionReading(UNKNOWN, 0.0, f"covered: {other + total:.0%} of the region", fractions)
+        if dark + other + total > self.max_cover:
+            return RegionReading(UNKNOWN, 0.0, f"covered: {dark + other + total:.0%} of the region", fractions)
         shadow = [name in self.shadow_like for name in names]
         chromatic = [0.0 if s else v for s, v in zip(shadow, colours)]
         dark = [v for s, v in zip(shadow, colours) if s]
