@@ -66,10 +66,14 @@ def _grey(image: np.ndarray) -> np.ndarray:
     raise ValueError(f"expected an H x W x 3 uint8 BGR or H x W grey image, got shape {image.shape}")
 
 
-def _detector(name: str) -> cv2.aruco.ArucoDetector:
+def _detector(name: str, window: bool = False) -> cv2.aruco.ArucoDetector:
     params = cv2.aruco.DetectorParameters()
     # Sub-pixel corners: the homography is only as good as its corners.
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    if window:
+        # a window around one marker's last place: the marker is large in it, so small
+        # candidates (noise, texture) are not even considered
+        params.minMarkerPerimeterRate = 0.5
     return cv2.aruco.ArucoDetector(dictionary(name), params)
 
 
@@ -179,6 +183,7 @@ class Registrar:
             raise RegistrationError("the marker layout is empty")
         self.dictionary_name = dictionary_name
         self._detector = _detector(dictionary_name)
+        self._window_detector = _detector(dictionary_name, window=True)
         self.min_markers = max(1, int(min_markers))
         self.max_residual_px = float(max_residual_px)
         self.redetect_every = max(1, int(redetect_every))
@@ -336,7 +341,8 @@ class Registrar:
             x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
             if x1 - x0 < 16 or y1 - y0 < 16:
                 continue
-            for i, corners in detect_markers(grey[y0:y1, x0:x1], detector=self._detector).items():
+            crop = np.ascontiguousarray(grey[y0:y1, x0:x1])
+            for i, corners in detect_markers(crop, detector=self._window_detector).items():
                 if i == mid:
                     found[i] = corners + np.array([x0, y0], dtype=np.float32)
         self.detections += 1
