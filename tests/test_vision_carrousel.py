@@ -124,3 +124,15 @@ def test_geometry_file_errors_name_the_field(tmp_path):
         CarrouselGeometry.load(p)
     with pytest.raises(ValueError, match="no such file"):
         load_references(tmp_path / "missing.json")
+
+
+def test_calibration_file_of_another_board_says_board_not_visible(tmp_path):
+    """Markers 10-13 expected, 0-3 on the table: a clear status naming the ids seen."""
+    doc = json.loads((Path(__file__).parents[1] / "calibration" / "carrousel-board.json").read_text())
+    doc["markers"] = {str(int(k) + 10): v for k, v in doc["markers"].items()}
+    p = tmp_path / "other-board.json"
+    p.write_text(json.dumps(doc))
+    reader = CarrouselReader(CarrouselGeometry.load(p))
+    reading = reader.read(cv2.imread(str(ROOT / "images" / "carrousel_027.jpg")))
+    assert reading.status.startswith("board not visible")
+    assert "not on this board" in reading.status and reading.labels == ("unknown",) * 7
