@@ -226,6 +226,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "geometry": Key("str", "", "a file path or empty", "board geometry file (empty = calibration/carrousel-board.json)"),
         "colours": Key("str", "", "a file path or empty", "reference colours file (empty = calibration/carrousel-colours.json)"),
+        "intrinsics": Key("str", "", "a file path or empty", "camera intrinsics from companion calibrate intrinsics (empty = lens treated as distortion-free)"),
         "redetect_every": Key(
             "int", 30, "frames from 1 to 1000", "detect the markers again after this many frames even when nothing moved",
             lambda v: 1 <= v <= 1000,

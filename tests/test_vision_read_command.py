@@ -72,3 +72,13 @@ def test_read_a_rendered_frame_and_a_real_photo_without_our_markers(tmp_path, ca
     assert rendered["cards"]["east"]["triple"] == list(cards["east"])
     assert photo["status"].startswith("board not visible") and photo["spaces"] == ["unknown"] * 7
     assert (tmp_path / "o" / "singlemarkersoriginal_overlay.png").is_file()
+
+
+def test_intrinsics_option_is_used_and_a_missing_file_is_one_line(tmp_path, capsys):
+    cam = tmp_path / "camera.json"
+    K = [[554.26, 0, 319.5], [0, 554.26, 239.5], [0, 0, 1]]  # the photos' pinhole camera, no distortion
+    cam.write_text(json.dumps({"camera_matrix": K, "dist_coeffs": [0, 0, 0, 0, 0], "image_size": [640, 480]}))
+    assert main(["read", "carrousel", str(PHOTO), "--intrinsics", str(cam)]) == 0
+    assert json.loads(capsys.readouterr().out)["spaces"] == json.loads(TRUTH.read_text())["space_list"]
+    assert main(["read", "carrousel", str(PHOTO), "--intrinsics", str(tmp_path / "none.json")]) == 2
+    assert "none.json: no such file" in capsys.readouterr().err

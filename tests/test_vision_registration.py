@@ -168,3 +168,24 @@ def test_two_markers_on_one_edge_do_not_register_the_board():
     r = Registrar(layout)
     assert r.register(img) is None
     assert "one edge" in r.status
+
+
+def test_a_calibrated_lens_distortion_is_taken_into_account():
+    """Corners seen through a barrel-distorting lens: with the intrinsics the board points
+    land where the lens puts them; without, they are off by pixels."""
+    from companion.vision.registration import distort
+
+    _img, H, layout = _synthetic_board()
+    K = np.array([[550.0, 0, 319.5], [0, 550.0, 239.5], [0, 0, 1]])
+    dist = np.array([-0.25, 0.08, 0.0, 0.0, 0.0])
+    corners = {i: distort(cv2.perspectiveTransform(c.reshape(-1, 1, 2), H).reshape(-1, 2), K, dist)
+               for i, c in layout.items()}
+    pts = np.array([[0.0, 100.0], [-97.5, -22.3], [140.0, 0.0]])
+    truth = distort(cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(-1, 2), K, dist)
+    with_lens = Registrar(layout, lens=(K, dist))._fit(corners)
+    np.testing.assert_allclose(with_lens.to_image(pts), truth, atol=0.05)
+    np.testing.assert_allclose(with_lens.to_board(truth), pts, atol=0.1)
+    assert with_lens.residual_px < 0.01
+    np.testing.assert_allclose(with_lens.image_corners[0], corners[0])
+    without = Registrar(layout)._fit(corners)
+    assert without.residual_px > 1.0 or np.abs(without.to_image(pts) - truth).max() > 1.0

@@ -33,6 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "for one image, a folder for several (NAME_overlay.png)")
     parser.add_argument("--geometry", metavar="FILE", help="board geometry (default calibration/carrousel-board.json)")
     parser.add_argument("--colours", metavar="FILE", help="reference colours (default calibration/carrousel-colours.json)")
+    parser.add_argument("--intrinsics", metavar="FILE",
+                        help="camera intrinsics from `companion calibrate intrinsics` (default: none, "
+                             "the lens is treated as distortion-free)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,11 +43,15 @@ def run(args: argparse.Namespace) -> int:
     import cv2
 
     from companion.cli import UsageError
+    from companion.vision.calibration import load_lens
     from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, draw_overlay, load_references
+    from companion.vision.registration import Registrar
 
     try:
         geometry = CarrouselGeometry.load(args.geometry)
-        reader = CarrouselReader(geometry, load_references(args.colours))
+        lens = load_lens(args.intrinsics) if args.intrinsics else None
+        reader = CarrouselReader(geometry, load_references(args.colours),
+                                 Registrar(geometry.markers, geometry.dictionary, lens=lens))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     overlay_dir = None

@@ -196,10 +196,14 @@ def camera_source_from_config(config: Any, players: Sequence[str], spec: str | N
     from companion.vision.frames import open_frame_source
     from companion.vision.registration import Registrar
 
+    from companion.vision.calibration import load_lens
+
     cam = config["camera"]
     geometry = CarrouselGeometry.load(cam["geometry"] or None)
+    lens = load_lens(cam["intrinsics"]) if cam["intrinsics"] else None
     reader = CarrouselReader(geometry, load_references(cam["colours"] or None),
-                             Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"]))
+                             Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"],
+                                       lens=lens))
     spec = spec or cam["source"]
     kwargs: dict[str, Any] = {"clock": clock or time.monotonic}
     if spec == "picamera2":

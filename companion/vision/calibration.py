@@ -32,6 +32,7 @@ __all__ = [
     "marker_sheet_pdf",
     "marker_sheet_png",
     "fit_space_centres",
+    "load_lens",
 ]
 
 SUBPIX_CRITERIA = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.001)
@@ -81,10 +82,28 @@ class Intrinsics:
             dist = np.asarray(d["dist_coeffs"], float)
             size = tuple(int(v) for v in d["image_size"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: expected camera_matrix, dist_coeffs and image_size ({exc})") from None
+            raise ValueError(f"{where}: expected camera_matrix, dist_coeffs and image_size ({exc!r})") from None
         if k.shape != (3, 3) or len(size) != 2:
             raise ValueError(f"{where}: camera_matrix must be 3 x 3 and image_size [width, height]")
         return cls(k, dist, size, float(d.get("rms_px", 0.0)), tuple(d.get("views", ())))  # type: ignore[arg-type]
+
+
+def load_lens(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """(camera matrix, distortion coefficients) from a ``camera.json`` written by
+    ``companion calibrate intrinsics``.
+
+    Raises:
+        ValueError: a missing or malformed file, naming it.
+    """
+    p = Path(path)
+    try:
+        d = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{p}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{p}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    intr = Intrinsics.from_json(d, str(p))
+    return intr.camera_matrix, intr.dist_coeffs
 
 
 def find_chessboard(image: np.ndarray, pattern: tuple[int, int]) -> np.ndarray | None:

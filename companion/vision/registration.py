@@ -31,6 +31,8 @@ __all__ = [
     "detect_markers",
     "dictionary",
     "project",
+    "distort",
+    "undistort",
 ]
 
 #: Marker dictionaries by their OpenCV names.
@@ -113,6 +115,22 @@ def project(homography: np.ndarray, points: np.ndarray) -> np.ndarray:
     return xy[:, :2] / xy[:, 2:3]
 
 
+def undistort(points_px: np.ndarray, camera_matrix: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Remove the lens distortion from ``N x 2`` pixel points (result in pixels of the ideal
+    pinhole camera with the same camera matrix), ``N x 2 float64``."""
+    pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 1, 2)
+    return cv2.undistortPoints(pts, camera_matrix, dist, P=camera_matrix).reshape(-1, 2)
+
+
+def distort(points_px: np.ndarray, camera_matrix: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Apply the lens distortion to ideal pinhole pixel points (``N x 2``), ``N x 2 float64``."""
+    pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 2)
+    k = np.asarray(camera_matrix, dtype=np.float64)
+    norm = np.column_stack([(pts[:, 0] - k[0, 2]) / k[0, 0], (pts[:, 1] - k[1, 2]) / k[1, 1], np.ones(len(pts))])
+    out, _ = cv2.projectPoints(norm.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), k, np.asarray(dist, np.float64))
+    return out.reshape(-1, 2)
+
+
 @dataclasses.dataclass(frozen=True)
 class Registration:
     """Where the board is in one frame.
@@ -125,6 +143,10 @@ class Registration:
             projected through ``board_to_image``.
         image_corners: marker id -> detected ``4 x 2`` pixel corners (those used).
         frame_index: the frame (counted by the :class:`Registrar`) where it was detected.
+        lens: (camera matrix ``3 x 3``, distortion coefficients) when the camera's intrinsics
+            are known: the homography then lives in undistorted pixels and :meth:`to_image` /
+            :meth:`to_board` apply and remove the lens distortion (Brown-Conrady, OpenCV's
+            model); None for a lens treated as distortion-free.
     """
 
     board_to_image: np.ndarray
@@ -133,14 +155,19 @@ class Registration:
     residual_px: float
     image_corners: Mapping[int, np.ndarray]
     frame_index: int = 0
+    lens: tuple[np.ndarray, np.ndarray] | None = None
 
     def to_image(self, points_mm: np.ndarray) -> np.ndarray:
         """Board mm (``N x 2``) to image pixels (``N x 2 float64``)."""
-        return project(self.board_to_image, points_mm)
+        und = project(self.board_to_image, points_mm)
+        return und if self.lens is None else distort(und, *self.lens)
 
     def to_board(self, points_px: np.ndarray) -> np.ndarray:
         """Image pixels (``N x 2``) to board mm (``N x 2 float64``)."""
-        return project(self.image_to_board, points_px)
+        pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 2)
+        if self.lens is not None:
+            pts = undistort(pts, *self.lens)
+        return project(self.image_to_board, pts)
 
     def mm_per_px(self, at_mm: tuple[float, float] = (0.0, 0.0)) -> float:
         """The board's scale near ``at_mm``: millimetres per image pixel (geometric mean)."""
@@ -165,6 +192,8 @@ class Registrar:
             registration frame before the markers are detected again.
         min_spread: the markers used must span this fraction (0-1) of the layout's extent in
             x and in y (two markers on the same edge are not enough; two diagonal ones are).
+        lens: (camera matrix, distortion coefficients) from ``companion calibrate intrinsics``,
+            or None to treat the lens as distortion-free.
 
     Raises:
         RegistrationError: an unknown dictionary, or a layout that is not 4 x 2 per marker.
@@ -172,7 +201,8 @@ class Registrar:
 
     def __init__(self, marker_corners_mm: Mapping[int, np.ndarray], dictionary_name: str = "DICT_4X4_50",
                  min_markers: int = 2, max_residual_px: float = 3.0, redetect_every: int = 30,
-                 max_cell_mismatch: float = 0.2, min_spread: float = 0.6):
+                 max_cell_mismatch: float = 0.2, min_spread: float = 0.6,
+                 lens: tuple[np.ndarray, np.ndarray] | None = None):
         self.layout: dict[int, np.ndarray] = {}
         for mid, corners in marker_corners_mm.items():
             arr = np.asarray(corners, dtype=np.float64)
@@ -189,6 +219,7 @@ class Registrar:
         self.redetect_every = max(1, int(redetect_every))
         self.max_cell_mismatch = float(max_cell_mismatch)
         self.min_spread = float(min_spread)
+        self.lens = None if lens is None else (np.asarray(lens[0], np.float64), np.asarray(lens[1], np.float64))
         self.current: Registration | None = None
         #: why the last frame could not be registered ("" when it was).
         self.status = "not yet registered"
@@ -238,6 +269,9 @@ class Registrar:
 
     def _fit(self, known: Mapping[int, np.ndarray]) -> Registration | None:
         ids = sorted(known)
+        detected = known
+        if self.lens is not None:
+            known = {i: undistort(c, *self.lens) for i, c in known.items()}
         board = np.concatenate([self.layout[i] for i in ids]).astype(np.float64)
         image = np.concatenate([known[i] for i in ids]).astype(np.float64)
         if len(ids) >= 3:
@@ -257,7 +291,8 @@ class Registrar:
         residual = float(np.sqrt(np.mean(np.sum((project(h, board) - image) ** 2, axis=1))))
         return Registration(
             board_to_image=h, image_to_board=np.linalg.inv(h), marker_ids=tuple(ids),
-            residual_px=residual, image_corners={i: known[i] for i in ids}, frame_index=self._frames,
+            residual_px=residual, image_corners={i: detected[i] for i in ids}, frame_index=self._frames,
+            lens=self.lens,
         )
 
     # ------------------------------------------------------------------ tracking
