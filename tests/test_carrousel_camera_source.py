@@ -202,3 +202,27 @@ def test_bad_camera_setting_names_the_key(tmp_path):
     cfg.write_text('[camera]\nsource = "webcam"\n')
     with pytest.raises(ConfigError, match="camera.*source"):
         load(str(cfg))
+
+
+def test_a_lasting_change_of_light_relocks_the_exposure():
+    """A lamp switched on: the board gets 2.5x brighter; after the settle time the camera is
+    asked to lock its exposure again (and flush), once."""
+    import cv2
+
+    photo = cv2.imread(str(ROOT / "images" / "carrousel_027.jpg"))
+    bright = np.clip(photo.astype(np.float32) * 2.0, 0, 255).astype(np.uint8)
+
+    class Lockable(ListFrames):
+        def __init__(self, images):
+            super().__init__(images)
+            self.relocked = 0
+
+        def relock(self):
+            self.relocked += 1
+
+    frames = Lockable([photo] * 3 + [bright] * 6)
+    statuses = []
+    src = CarrouselCameraSource(frames, settle_s=0.2, on_status=statuses.append)
+    run_steps(src, ManualClock(), 20, 0.1)
+    assert frames.relocked == 1
+    assert "light changed: exposure locked again" in statuses

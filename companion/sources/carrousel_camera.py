@@ -13,6 +13,12 @@ Problems are reported through ``on_status(text)``, once per change: ``"camera lo
 ``"board not visible: ..."``, ``"camera: end of frames"`` and ``"board visible"`` when it comes
 back. The service loop passes them on to the announcers. Nothing here raises once started.
 
+Light: a camera with exposure locked (picamera2) sees the board darker or brighter when the
+room's light changes. When the board's white stays more than ``relight_ratio`` times brighter
+or darker than when the exposure was locked for ``settle_s``, the source asks the camera to
+lock again (``frames.relock()``: automatic exposure, lock, flush the stale frames) and reports
+``"light changed: exposure locked again"``.
+
 Seats: player 1 sits at the first seat of ``seats``, player 2 at the second, and so on
 (default for 2 players: south, north; 3: south, east, north; 4: south, east, north, west).
 """
@@ -56,6 +62,8 @@ class CarrouselCameraSource:
         frame_period_s: at most one frame per this many seconds (0 = as fast as frames come).
         on_status: called with a short text when the camera's state changes.
         emit_partial: also report stable board readings with unknown spaces.
+        relight_ratio: light change (ratio of the board's white) that makes a camera with a
+            ``relock()`` method lock its exposure again.
 
     Raises:
         ValueError: a bad spec or seat, or a bad calibration file (naming it).
@@ -65,7 +73,7 @@ class CarrouselCameraSource:
     def __init__(self, frames: FrameSource | str, players: Sequence[str] = (),
                  seats: Sequence[str] | None = None, reader: Any = None, settle_s: float = 0.5,
                  frame_period_s: float = 0.0, on_status: Callable[[str], None] | None = None,
-                 emit_partial: bool = False):
+                 emit_partial: bool = False, relight_ratio: float = 1.6):
         from companion.vision.carrousel import SEATS, CarrouselReader
 
         self.players = tuple(players)
@@ -85,6 +93,10 @@ class CarrouselCameraSource:
         self._cards = {p: Stabiliser[tuple[str, ...]](settle_s) for p in self.players}
         self.status = ""
         self.frames_read = 0
+        self.relight_ratio = relight_ratio
+        self.relocks = 0
+        self._light_ref: float | None = None
+        self._light_off_since: float | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -113,8 +125,10 @@ class CarrouselCameraSource:
         if reading.status != "ok":
             self._set_status(reading.status)
             return out
-        if self.status.startswith("board not visible") or not self.status:
+        if self.status.startswith(("board not visible", "light changed")) or not self.status:
             self._set_status("board visible")
+        if self._light_changed(t, reading.white_level):
+            return out
         labels = reading.labels
         settled = self._board.update(t, labels)
         if settled is not None and (self.emit_partial or UNKNOWN not in settled):
@@ -128,6 +142,29 @@ class CarrouselCameraSource:
             if done is not None:
                 out.append(CardSeen(t=t, player=player, card=done))  # type: ignore[arg-type]
         return out
+
+    def _light_changed(self, t: float, level: float) -> bool:
+        """Track the board's white; relock the camera's exposure after a lasting change."""
+        relock = getattr(self.frames, "relock", None)
+        if relock is None or level <= 0:
+            return False
+        if self._light_ref is None:
+            self._light_ref = level
+            return False
+        ratio = level / self._light_ref
+        if 1 / self.relight_ratio <= ratio <= self.relight_ratio:
+            self._light_off_since = None
+            return False
+        if self._light_off_since is None:
+            self._light_off_since = t
+        if t - self._light_off_since < self.settle_s:
+            return False
+        relock()  # automatic exposure, lock again, flush the frames taken before
+        self.relocks += 1
+        self._light_ref = None
+        self._light_off_since = None
+        self._set_status("light changed: exposure locked again")
+        return True
 
     # ------------------------------------------------------------------ Source protocol
     def start(self, emit: Emit, clock: Clock) -> None:

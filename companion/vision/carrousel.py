@@ -223,12 +223,15 @@ class CarrouselReading:
             ``"unknown"``); empty tuple when the board is not visible.
         cards: seat -> :class:`CardReading`.
         registration: the registration used, or None.
+        white_level: luminance (linear, 0-1) of the board's reference patch: how much light
+            the camera gets; 0 when the board is not visible.
     """
 
     status: str
     spaces: tuple[RegionReading, ...] = ()
     cards: Mapping[str, CardReading] = dataclasses.field(default_factory=dict)
     registration: Registration | None = None
+    white_level: float = 0.0
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -374,7 +377,7 @@ class CarrouselReader:
                                     registration=reg)
         spaces = self._read_spaces(flat, plan, board_white)
         cards = self._read_cards(flat, plan, board_white)
-        return CarrouselReading("ok", spaces, cards, reg)
+        return CarrouselReading("ok", spaces, cards, reg, _luminance(board_white))
 
     def _read_spaces(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> tuple[RegionReading, ...]:
         board_y = _luminance(board_white)
