@@ -19,10 +19,11 @@ long-lived object), 426 and 847 (frames already queued keep the old settings: fl
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import importlib
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -103,8 +104,9 @@ class Watchdog:
         timeout_s: seconds a capture may take.
         max_restarts: consecutive restarts after which the camera is declared lost.
 
-    ``call()`` returns the capture's result or raises :class:`CameraLost`. A hung capture is
-    left to finish on its own thread; a fresh thread serves the next call.
+    ``call()`` returns the capture's result or raises :class:`CameraLost`. Captures run on a
+    daemon worker thread; a hung one is abandoned (it cannot keep the service from exiting) and
+    a fresh worker serves the next call.
     """
 
     def __init__(self, capture: Callable[[], Any], restart: Callable[[], None],
@@ -112,36 +114,48 @@ class Watchdog:
         self.capture, self.restart = capture, restart
         self.timeout_s, self.max_restarts = float(timeout_s), int(max_restarts)
         self.restarts = 0
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture")
+        self._start_worker()
+
+    def _start_worker(self) -> None:
+        self._requests: queue.Queue[bool] = queue.Queue()
+        self._results: queue.Queue[tuple[bool, Any]] = queue.Queue()
+        threading.Thread(target=self._work, args=(self._requests, self._results),
+                         name="capture", daemon=True).start()
+
+    def _work(self, requests: queue.Queue[bool], results: queue.Queue[tuple[bool, Any]]) -> None:
+        while requests.get():
+            try:
+                results.put((True, self.capture()))
+            except Exception as exc:  # handed to the caller
+                results.put((False, exc))
 
     def call(self) -> Any:
         """One capture within the time limit (restarting up to ``max_restarts`` times)."""
         failures = 0
         while True:
-            future = self._pool.submit(self.capture)
+            self._requests.put(True)
             try:
-                result = future.result(timeout=self.timeout_s)
-                return result
-            except concurrent.futures.TimeoutError:
+                ok, value = self._results.get(timeout=self.timeout_s)
+            except queue.Empty:
                 failures += 1
                 self.restarts += 1
                 log.warning("capture hung for %.1f s; restarting the camera (%d)", self.timeout_s, failures)
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture")
+                self._requests.put(False)  # the hung worker ends if its capture ever returns
+                self._start_worker()
                 if failures > self.max_restarts:
                     raise CameraLost(f"camera lost: no frame after {failures} restarts") from None
                 try:
                     self.restart()
                 except Exception as exc:  # the camera itself is gone
                     raise CameraLost(f"camera lost: restart failed: {exc}") from exc
-            except CameraLost:
-                raise
-            except Exception as exc:
-                raise CameraLost(f"camera lost: {exc}") from exc
+                continue
+            if ok:
+                return value
+            raise CameraLost(f"camera lost: {value}") from value
 
     def close(self) -> None:
         """Stop the worker thread (a hung capture is abandoned)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._requests.put(False)
 
 
 class Picamera2Source:
