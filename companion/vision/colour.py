@@ -79,8 +79,8 @@ def linear_to_lab(linear_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
     if np.asarray(linear_bgr).size == 0:
         return np.zeros((0, 3), dtype=np.float32)
     rel = np.clip(np.asarray(linear_bgr, dtype=np.float32).reshape(-1, 3) / w, 0.0, 1.0)
-    enc = np.where(rel <= 0.0031308, 12.92 * rel, 1.055 * np.power(rel, 1 / 2.4) - 0.055)
-    return cv2.cvtColor(enc.astype(np.float32).reshape(-1, 1, 3), cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    # OpenCV's linear-BGR conversion (COLOR_LBGR2Lab): no sRGB encoding round trip
+    return cv2.cvtColor(rel.reshape(-1, 1, 3), cv2.COLOR_LBGR2Lab).reshape(-1, 3)
 
 
 def white_of(bgr: np.ndarray) -> np.ndarray | None:
@@ -225,8 +225,12 @@ class RegionClassifier:
         lab = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
         refs = self.references.lab
         lw = np.where(np.hypot(refs[:, 1], refs[:, 2]) < 10.0, 1.0, self.l_weight).astype(np.float32)
-        diff = lab[:, None, :] - refs[None, :, :]
-        d = np.sqrt((diff[:, :, 0] * lw) ** 2 + diff[:, :, 1] ** 2 + diff[:, :, 2] ** 2)
+        # squared weighted distances by expansion, sum_c w^2 (x - r)^2 = x^2.w^2 - 2 x.(w^2 r) + r^2.w^2:
+        # three small matrix products instead of an N x K x 3 array; no square roots needed
+        w2 = np.ones_like(refs)
+        w2[:, 0] = lw * lw
+        d = (lab * lab) @ w2.T - 2.0 * (lab @ (w2 * refs).T) + (w2 * refs * refs).sum(axis=1)
+        np.maximum(d, 0.0, out=d)
         rows = np.arange(len(d))
         best = d.argmin(axis=1)
         d1 = d[rows, best]
@@ -241,11 +245,11 @@ class RegionClassifier:
         cls[(chroma < self.background_chroma) & (light >= self.background_min_l)] = -1
         tinted = (np.abs(lab[:, 1]) < self.tint_a) & (np.abs(lab[:, 2]) < self.tint_b) & (light >= self.tint_min_l)
         cls[tinted] = -1
-        is_colour = (d1 < self.near) & (d1 < self.ratio * d2)
+        is_colour = (d1 < self.near ** 2) & (d1 < self.ratio ** 2 * d2)
         # an achromatic reference (black) takes only pixels without colour: a coloured horse
         # in a deep shadow, or a dark sleeve, is dark but still has a hue
         achromatic = lw[best] == 1.0
-        is_colour &= ~achromatic | ((d1 < self.near_achromatic) & (chroma < self.achromatic_chroma))
+        is_colour &= ~achromatic | ((d1 < self.near_achromatic ** 2) & (chroma < self.achromatic_chroma))
         cls[is_colour] = best[is_colour]
         return cls
 
