@@ -48,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "calibrate-encoder": ("companion.commands.calibrate_encoder", "measure the encoder's counts per turn"),
     "score": ("companion.commands.score", "final score table of a Carrossel game (objectives, tie-breaks)"),
     "dice": ("companion.commands.dice", "read the dice in camera images, as JSON"),
+    "read": ("companion.commands.read", "read a game's table from photographs and print it as JSON"),
+    "calibrate": ("companion.commands.calibrate", "calibrate the camera reader (markers, intrinsics, geometry, colours)"),
 }
 
 

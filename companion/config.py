@@ -324,6 +324,43 @@ SCHEMA: dict[str, dict[str, Key]] = {
             _rate,
         ),
     },
+    "camera": {
+        "source": Key(
+            "str",
+            "sim",
+            "picamera2, opencv:INDEX, opencv:PATH_OR_URL, folder:PATH or sim[:SEED]",
+            "where frames come from (companion run --camera overrides it)",
+            lambda v: v == "picamera2" or v.startswith(("opencv:", "folder:", "sim")),
+        ),
+        "settle_s": Key(
+            "float", 0.5, "seconds from 0 to 10", "a reading must stay the same this long before it is reported",
+            lambda v: 0.0 <= v <= 10.0,
+        ),
+        "frame_period_s": Key(
+            "float", 0.1, "seconds from 0 to 10", "read at most one frame per this many seconds (0 = every frame)",
+            lambda v: 0.0 <= v <= 10.0,
+        ),
+        "width": Key("int", 640, "pixels from 160 to 4096", "frame width asked of the camera", lambda v: 160 <= v <= 4096),
+        "height": Key("int", 480, "pixels from 120 to 3072", "frame height asked of the camera", lambda v: 120 <= v <= 3072),
+        "seats": Key(
+            "list[str]",
+            [],
+            "seats among south, east, north, west",
+            "seat of each player in order (empty = south, north for 2; south, east, north for 3; all four for 4)",
+            lambda v: all(x in ("south", "east", "north", "west") for x in v) and len(set(v)) == len(v),
+        ),
+        "geometry": Key("str", "", "a file path or empty", "board geometry file (empty = calibration/carrousel-board.json)"),
+        "colours": Key("str", "", "a file path or empty", "reference colours file (empty = calibration/carrousel-colours.json)"),
+        "intrinsics": Key("str", "", "a file path or empty", "camera intrinsics from companion calibrate intrinsics (empty = lens treated as distortion-free)"),
+        "redetect_every": Key(
+            "int", 30, "frames from 1 to 1000", "detect the markers again after this many frames even when nothing moved",
+            lambda v: 1 <= v <= 1000,
+        ),
+        "warmup_s": Key(
+            "float", 1.0, "seconds from 0 to 30", "picamera2: automatic exposure time before exposure and white balance are locked",
+            lambda v: 0.0 <= v <= 30.0,
+        ),
+    },
 }
 
 
