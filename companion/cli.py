@@ -45,11 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
     "config": ("companion.commands.config", "print the effective configuration"),
     "encoder": ("companion.commands.encoder", "watch the shaft encoder: live angle, speed, spins"),
-    "calibrate-encoder": ("companion.commands.calibrate_encoder", "measure the encoder's counts per turn"),
     "score": ("companion.commands.score", "final score table of a Carrossel game (objectives, tie-breaks)"),
     "dice": ("companion.commands.dice", "read the dice in camera images, as JSON"),
     "read": ("companion.commands.read", "read a game's table from photographs and print it as JSON"),
-    "calibrate": ("companion.commands.calibrate", "calibrate the camera reader (markers, intrinsics, geometry, colours)"),
+    "calibrate": ("companion.commands.calibrate", "calibration: camera (markers, intrinsics, geometry, colours) and encoder"),
 }
 
 

@@ -191,7 +191,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "str",
             "calibration/encoder.toml",
             "a file path",
-            "measured counts per turn (written by `companion calibrate-encoder`; used when present)",
+            "measured counts per turn (written by `companion calibrate encoder`; used when present)",
         ),
         "direction": Key(
             "str", "ccw", "'ccw' or 'cw'",

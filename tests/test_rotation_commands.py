@@ -1,4 +1,4 @@
-"""`companion encoder monitor` and `companion calibrate-encoder` on the simulated shaft."""
+"""`companion encoder monitor` and `companion calibrate encoder` on the simulated shaft."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_counts_per_rev_from_index_pulses():
 
 def test_calibrate_encoder_on_the_simulated_shaft(tmp_path, capsys):
     out = tmp_path / "encoder.toml"
-    rc = cli.main(["calibrate-encoder", "--backend", "sim", "--turns", "3", "--speed", "200",
+    rc = cli.main(["calibrate", "encoder", "--backend", "sim", "--turns", "3", "--speed", "200",
                    "--timeout", "30", "--output", str(out)])
     assert rc == 0, capsys.readouterr()
     assert calibrated_counts_per_rev(out) == pytest.approx(2400.0, abs=1.0)

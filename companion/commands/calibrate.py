@@ -53,6 +53,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                    help="a card in every photo, e.g. south=red,blue,green (repeatable)")
     c.add_argument("--geometry", metavar="FILE")
     c.add_argument("--out", default=str(DEFAULT_DIR / "carrousel-colours.json"), help="default %(default)s")
+    from companion.commands import calibrate_encoder
+
+    e = sub.add_parser("encoder", help="measure the shaft encoder's counts per revolution (turn it N times)",
+                       description=(calibrate_encoder.__doc__ or "").strip(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    calibrate_encoder.configure(e)
 
 
 def _say(text: str) -> None:
@@ -63,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
     """Run one calibration step; prints progress on standard error and the file written."""
     from companion.cli import UsageError
 
+    if args.what == "encoder":
+        from companion.commands import calibrate_encoder
+
+        return calibrate_encoder.run(args)
     try:
         return {"markers": _markers, "intrinsics": _intrinsics, "geometry": _geometry, "colours": _colours}[args.what](args)
     except ValueError as exc:

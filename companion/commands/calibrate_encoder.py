@@ -1,8 +1,8 @@
 """Measure the encoder's counts per turn of the rotating part and save it.
 
-    companion calibrate-encoder                  # 5 turns, timed by the index pulse
-    companion calibrate-encoder --turns 10 --output calibration/encoder.toml
-    companion calibrate-encoder --manual         # no index sensor: turn N times, press Enter
+    companion calibrate encoder                  # 5 turns, timed by the index pulse
+    companion calibrate encoder --turns 10 --output calibration/encoder.toml
+    companion calibrate encoder --manual         # no index sensor: turn N times, press Enter
 
 With an index sensor, turn the part slowly in one direction: the count at each index pulse is
 recorded, and counts per turn = (last - first) / turns; turns that disagree by more than 0.5 %
@@ -65,7 +65,7 @@ def write_calibration(path: str | Path, counts_per_rev: float, turns: int, metho
     p.parent.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     p.write_text(
-        f"# written by `companion calibrate-encoder` on {now}\n"
+        f"# written by `companion calibrate encoder` on {now}\n"
         "[encoder]\n"
         f"counts_per_rev = {counts_per_rev:.3f}\n"
         f"turns = {turns}\n"

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 def calibrated_counts_per_rev(path: str | Path) -> float | None:
     """Counts per turn of the rotating part from a calibration file written by
-    ``companion calibrate-encoder``, or None when the file does not exist.
+    ``companion calibrate encoder``, or None when the file does not exist.
 
     Raises:
         ConfigError: the file exists but is not valid or lacks ``counts_per_rev > 0``.

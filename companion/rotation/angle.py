@@ -4,7 +4,7 @@ Pure: no clock, no I/O. Counts come in unwrapped (the readers undo the 32-bit wr
 
 * ``counts_per_rev``: counts for one full turn of the *rotating part* (encoder counts per
   revolution of its own shaft times the coupling ratio), measured by
-  ``companion calibrate-encoder``.
+  ``companion calibrate encoder``.
 * ``direction``: +1 when a rising count turns the part counter-clockwise seen from above,
   -1 otherwise (depends on which way the encoder is mounted and wired).
 * Absolute zero: the index pulse (a magnet on the rotating part passing a hall sensor) fires at
