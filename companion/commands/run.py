@@ -18,6 +18,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import math
 import signal
@@ -43,6 +44,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet-moves", action="store_true", help="do not print every legal move")
     parser.add_argument(
         "--until", type=finite_float, metavar="SECONDS", help="stop at this session time (the game stays resumable)"
+    )
+    parser.add_argument(
+        "--camera",
+        metavar="SPEC",
+        help="Carrousel read by a camera: picamera2, opencv:0, opencv:FILE_OR_URL, folder:PATH "
+        "(a real table), or sim (the simulated table seen through the simulated camera)",
     )
 
 
@@ -75,7 +82,7 @@ def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
 
 
 def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, journal: Any, new: bool = False,
-                            stream: Any = None, show_moves: bool = True) -> Any:  # noqa: C901
+                            stream: Any = None, show_moves: bool = True, camera: str | None = None) -> Any:  # noqa: C901
     """Assemble the Carrousel service on the simulated table: referee, buttons, lights and
     buzzer, console, simulated players; resumes the journal's unfinished game unless ``new``.
 
@@ -88,12 +95,16 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         new: start a new game even if the journal has an unfinished one.
         stream: where the console writes (default standard output).
         show_moves: print every legal move.
+        camera: ``"sim"`` (or ``"sim:SEED"``): the simulated players' horses and cards are
+            rendered by the simulated camera and the referee learns them only from the frames,
+            through the camera reader; None: the table sends its readings directly.
 
     Returns:
         The :class:`~companion.service.Service` (not yet running).
 
     Raises:
         companion.pins.PinFactoryError: the configured pin factory cannot start.
+        ValueError: a bad camera calibration file.
     """
     from companion.announcers.console import ConsoleAnnouncer
     from companion.announcers.lights import LightsAndBuzzer
@@ -130,6 +141,27 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         session = journal.start_session("carrousel", options)
         journal.set_table(session, {"players": players, "seed": sim_opts["seed"]})
     clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
+    scheduled_camera = None
+    camera_options: dict[str, Any] = {}
+    if camera is not None:
+        from companion.sources.carrousel_camera import (
+            ScheduledCamera,
+            camera_source_from_config,
+            default_seats,
+        )
+
+        spec = camera if ":" in camera else f"sim:{sim_opts['seed']}"
+        source = camera_source_from_config(
+            config, players, spec=spec, clock=lambda: clock.now(),
+            on_status=lambda text: log.info("camera: %s", text),
+        )
+        period = config["camera"]["frame_period_s"] or 0.1
+        scheduled_camera = ScheduledCamera(source, period_s=period, start_t=clock.now())
+        camera_options = {
+            "camera": source.frames,
+            "seats": list(config["camera"]["seats"] or default_seats(len(players))),
+            "camera_latency_s": config["camera"]["settle_s"] + 3 * period,
+        }
     sim = SimulatedCarrouselTable(
         players,
         seed=sim_opts["seed"],
@@ -141,6 +173,7 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         advanced=carrousel["advanced"],
         press=press if is_mock else None,
         start_t=clock.now(),
+        **camera_options,
     )
     if unfinished is not None:
         summary = referee.summary(state)
@@ -151,17 +184,107 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
             f"resumed session {session} at t={last_t:.1f} s after {n} observations; scores: {scores}\n"
         )
         console.stream.flush()
+    extra = [scheduled_camera] if scheduled_camera is not None else []
     return Service(
         referee,
         clock,
         journal=journal,
         session=session,
-        sources=[buttons, sim],
-        scheduled=[sim],
+        sources=[buttons, sim, *extra],
+        scheduled=[sim, *extra],
         announcers=[console, lights, sim],
         state=state,
         last_t=last_t,
     )
+
+
+class FirstBoardStarts:
+    """Wraps a real table's camera source: the game starts (``game_start``) with the first
+    full reading of the board; the cards the camera reads then correct the tracked ones.
+
+    Args:
+        source: the camera source.
+        players: names in seat order; options: ``advanced``, ``dead_end_s``.
+        started: True when resuming a game that has started already.
+    """
+
+    def __init__(self, source: Any, players: list[str], options: dict[str, Any], started: bool):
+        self.source = source
+        self.players = players
+        self.options = options
+        self.started = started
+        self._early_cards: list[Any] = []
+
+    def start(self, emit: Any, clock: Any) -> None:
+        """Start the camera; hold its cards until the game has started."""
+        import secrets
+
+        from companion.games.carrousel import UNKNOWN, Board, GameStart
+
+        def wrapped(obs: Any) -> None:
+            if not self.started:
+                if isinstance(obs, Board) and UNKNOWN not in obs.spaces:
+                    self.started = True
+                    # A physical deck: its order is not known, the camera's cards correct it.
+                    emit(GameStart(t=obs.t, players=tuple(self.players), spaces=obs.spaces,
+                                   seed=secrets.randbelow(2**31), **self.options))
+                    for card in self._early_cards:
+                        emit(dataclasses.replace(card, t=obs.t))
+                else:
+                    self._early_cards.append(obs)
+                return
+            emit(obs)
+
+        self.source.start(wrapped, clock)
+
+    def stop(self) -> None:
+        """Stop the camera."""
+        self.source.stop()
+
+
+def build_camera_service(config: Any, opts: dict[str, Any], journal: Any, spec: str, new: bool = False,
+                         stream: Any = None, show_moves: bool = True) -> Any:
+    """Assemble the Carrousel service on a real table: the camera reader (its own thread, the
+    real clock), the claim buttons, LEDs and buzzer, the console; resumes the journal's
+    unfinished game unless ``new``.
+
+    Raises:
+        ValueError: a bad camera spec or calibration file.
+        companion.vision.frames.FrameSourceError: the camera cannot be opened.
+    """
+    from companion.announcers.console import ConsoleAnnouncer
+    from companion.announcers.lights import LightsAndBuzzer
+    from companion.clock import MonotonicClock
+    from companion.games import referee_from_config
+    from companion.pins import make_pin_factory
+    from companion.service import Service, restore
+    from companion.sources.buttons import ClaimButtons
+    from companion.sources.carrousel_camera import camera_source_from_config
+
+    referee = referee_from_config("carrousel", config)
+    players = list(opts["players"])
+    unfinished = None if new else journal.unfinished("carrousel")
+    state, last_t = None, 0.0
+    if unfinished is not None:
+        state, last_t, _ = restore(referee, journal, unfinished.id)
+        players = [p.name for p in state.players] or players
+        session = unfinished.id
+    carrousel = config["carrousel"]
+    options = {"advanced": carrousel["advanced"], "dead_end_s": carrousel["dead_end_s"]}
+    clock = MonotonicClock(origin=round(last_t + 0.5, 3) if unfinished is not None else 0.0)
+    camera = camera_source_from_config(config, players, spec=spec, clock=clock.now,
+                                       on_status=lambda text: log.info("camera: %s", text))
+    if unfinished is None:
+        session = journal.start_session("carrousel", options)
+        journal.set_table(session, {"players": players, "camera": spec})
+    factory, _ = make_pin_factory(opts["service"]["pin_factory"])
+    pins = config["pins"]
+    buttons = ClaimButtons(players, pins["claim_buttons"], config["buttons"]["bounce_s"], factory)
+    lights = LightsAndBuzzer(players, pins["player_leds"], pins["buzzer"], factory)
+    console = ConsoleAnnouncer(stream=stream, show_moves=show_moves)
+    return Service(referee, clock, journal=journal, session=session,
+                   sources=[FirstBoardStarts(camera, players, options, started=unfinished is not None), buttons],
+                   announcers=[console, lights], state=state, last_t=last_t)
 
 
 def build_stream_service(game: str, config: Any, opts: dict[str, Any], make_clock: Any, journal: Any,
@@ -256,12 +379,10 @@ def run(args: argparse.Namespace) -> int:
     game = opts["service"]["game"]
     if game not in SIM_TABLES:
         raise UsageError(f"--game {game}: expected one of {', '.join(SIM_TABLES)}")
-    table = opts["service"]["table"]
-    if table == "hardware":
-        raise UsageError(
-            "--table hardware: this version has no camera reader wired into the service yet; "
-            "use --table sim (the simulated table)"
-        )
+    if args.camera is not None and game != "carrousel":
+        raise UsageError(f"--camera: the camera reads Carrousel tables; not {game}")
+    if opts["service"]["table"] == "hardware" and args.camera is None:
+        args.camera = config["camera"]["source"]
     journal = Journal(
         opts["service"]["journal"],
         sync=config["service"]["journal_sync"],
@@ -274,13 +395,17 @@ def run(args: argparse.Namespace) -> int:
         # The simulated table runs on simulated time paced by the real clock: the same seed
         # plays the same game at any --speed.
         make_clock = lambda origin: PacedClock(origin, speed)  # noqa: E731
-        if game == "carrousel":
+        if game == "carrousel" and args.camera is not None and not args.camera.startswith("sim"):
+            service = build_camera_service(config, opts, journal, args.camera, new=args.new,
+                                           show_moves=not args.quiet_moves)
+        elif game == "carrousel":
             service = build_carrousel_service(
-                config, opts, make_clock, journal, new=args.new, show_moves=not args.quiet_moves
+                config, opts, make_clock, journal, new=args.new, show_moves=not args.quiet_moves,
+                camera=args.camera,
             )
         else:
             service = build_stream_service(game, config, opts, make_clock, journal, new=args.new)
-    except PinFactoryError as exc:
+    except (PinFactoryError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     except GPIOZeroError as exc:
         raise UsageError(f"GPIO: {exc} (check [pins] in the configuration)") from None

@@ -85,6 +85,12 @@ class SimulatedCarrouselTable:
         press: ``press(seat)`` (1-based) pushes a real claim button (mock pin); None emits
             ``claim`` observations directly.
         start_t: session time (s) of ``game_start``.
+        camera: a simulated camera (:class:`companion.vision.sim.SimulatedCamera`): the horses
+            and cards are then shown to it (``set_table``) and the referee learns them only
+            from the rendered frames; None: ``board`` observations are sent directly.
+        seats: with a camera, each player's seat at the table (``south``...), in seat order.
+        camera_latency_s: with a camera, how long the reading takes to settle; the players
+            do not press before the camera can have seen the move.
     """
 
     def __init__(
@@ -99,6 +105,9 @@ class SimulatedCarrouselTable:
         advanced: bool = False,
         press: Callable[[int], None] | None = None,
         start_t: float = 0.0,
+        camera: Any = None,
+        seats: Sequence[str] = (),
+        camera_latency_s: float = 0.0,
     ):
         self.players = list(players)
         self.seed = seed
@@ -110,6 +119,9 @@ class SimulatedCarrouselTable:
         self.dead_end_s = dead_end_s
         self.advanced = advanced
         self.press = press
+        self.camera = camera
+        self.seats = list(seats)
+        self.camera_latency_s = camera_latency_s
         line = list(COLOURS)
         self.rng.shuffle(line)
         self.position = Position.from_line(line, first_space=self.rng.randrange(7))
@@ -164,6 +176,11 @@ class SimulatedCarrouselTable:
         """Learn the cards from the referee and react to dead ends and the end of the game."""
         if "cards" in summary:
             self.cards = dict(summary["cards"])
+            if self.camera is not None:
+                self.camera.set_table(
+                    cards={seat: card for seat, p in zip(self.seats, self.players)
+                           if (card := self.cards.get(p)) is not None}
+                )
         kind = call.TYPE
         if kind in ("point", "lucky_bird"):
             scorer = getattr(call, "player", None)
@@ -196,13 +213,17 @@ class SimulatedCarrouselTable:
         return round(self.rng.uniform(lo, hi), 3)
 
     def _move_time(self) -> float:
-        return round(max(0.3, self.rng.expovariate(1.0 / self.move_time_s)), 3)
+        # With a camera, a move only after the last one can have settled in its reading.
+        least = max(0.3, self.camera_latency_s + 0.2)
+        return round(max(least, self.rng.expovariate(1.0 / self.move_time_s)), 3)
 
     def _send(self, observation: Any) -> None:
         if self._emit is not None:
             self._emit(observation)
 
     def _do_start(self, t: float, _: Any) -> None:
+        if self.camera is not None:
+            self.camera.set_table(spaces=self.position.spaces)
         self._send(
             GameStart(
                 t=t,
@@ -252,16 +273,19 @@ class SimulatedCarrouselTable:
         matching = [p for p in self.players if self.cards.get(p) == seen]
         wait = self._move_time()
         for p in matching:
-            press_at = t + self._between(0.3, 0.9)
+            press_at = t + self.camera_latency_s + self._between(0.3, 0.9)
             self._schedule(press_at, "press", p)
             wait = max(wait, press_at - t + 0.2)
         if not matching and self.rng.random() < self.false_claim_rate:
-            self._schedule(t + self._between(0.2, 0.8), "press", self.rng.choice(self.players))
+            self._schedule(t + self.camera_latency_s + self._between(0.2, 0.8), "press", self.rng.choice(self.players))
         self._schedule(t + wait, "think", None)
 
     def _set_position(self, t: float, position: Position) -> None:
         self.position = position
-        self._send(Board(t=t, spaces=position.spaces))
+        if self.camera is not None:
+            self.camera.set_table(spaces=position.spaces)  # the referee must see it itself
+        else:
+            self._send(Board(t=t, spaces=position.spaces))
 
     def _fastest_player(self) -> str:
         """Mostly the player nearest their card; sometimes anyone (a slower grab)."""

@@ -37,7 +37,7 @@ from companion.sources import Emit
 from companion.vision.colour import UNKNOWN, Stabiliser
 from companion.vision.frames import CameraLost, FrameSource, FrameSourceError, open_frame_source
 
-__all__ = ["CarrouselCameraSource", "default_seats", "camera_source_from_config"]
+__all__ = ["CarrouselCameraSource", "ScheduledCamera", "default_seats", "camera_source_from_config"]
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +209,50 @@ class CarrouselCameraSource:
         """Wait for the reading thread to end (end of frames, camera lost or stop)."""
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+class ScheduledCamera:
+    """A :class:`CarrouselCameraSource` driven by the service loop instead of its own thread:
+    one frame every ``period_s`` seconds of session time (the simulated camera, whose frames
+    are rendered on demand, so that a simulated game is the same at any speed).
+
+    Args:
+        source: the camera source (its frames are read by :meth:`advance`).
+        period_s: session seconds between frames.
+        start_t: session time (s) of the first frame.
+    """
+
+    def __init__(self, source: CarrouselCameraSource, period_s: float = 0.1, start_t: float = 0.0):
+        self.source = source
+        self.period_s = period_s
+        self._next: float | None = start_t
+        self._emit: Emit | None = None
+
+    def start(self, emit: Emit, clock: Clock) -> None:
+        """Begin: observations go to ``emit``."""
+        self._emit = emit
+
+    def stop(self) -> None:
+        """No more frames; closes the camera."""
+        self._next = None
+        self.source.frames.close()
+
+    def next_time(self) -> float | None:
+        """Session time (s) of the next frame, or None once the camera has ended."""
+        return self._next
+
+    def advance(self, t: float) -> None:
+        """Read the frame due at or before ``t`` (s) and emit what it completes."""
+        if self._next is None or self._next > t:
+            return
+        observations = self.source.step(self._next)
+        if observations is None:
+            self._next = None
+            return
+        for obs in observations:
+            if self._emit is not None:
+                self._emit(obs)
+        self._next = round(self._next + self.period_s, 6)
 
 
 def camera_source_from_config(config: Any, players: Sequence[str], spec: str | None = None,
