@@ -1076,13 +1076,15 @@ class CarrouselReferee:
     def _after_point(
         self, state: CarrouselState, t: float, calls: list[Call]
     ) -> tuple[CarrouselState, list[Call]]:
-        """Victory: the first to the target wins (Victory)."""
-        for p in state.players:
-            if p.score >= state.target:
-                return (
-                    _evolve(state, phase="over", winner=p.name, expected=None),
-                    calls + [Winner(t=t, player=p.name, scores=state.scores)],
-                )
+        """Victory: the first to the target wins (Victory). Only the scorer of the point just
+        made can have reached it."""
+        scorer = calls[-1].player  # type: ignore[attr-defined]
+        p = state.player(scorer)
+        if p is not None and len(p.won) >= state.target:
+            return (
+                _evolve(state, phase="over", winner=p.name, expected=None),
+                calls + [Winner(t=t, player=p.name, scores=state.scores)],
+            )
         return state, calls
 
     def _lucky_bird(
