@@ -25,13 +25,31 @@ class UsageError(Exception):
     """A user's mistake on the command line; printed as one line, exit status 2."""
 
 
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (``nan`` and ``inf`` are refused with a clear message)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
 #: name -> (module, one-line help). Order is the order of ``companion --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    #"run": ("companion.commands.run", "run the referee service (the simulated table when no hardware)"),
+    "run": ("companion.commands.run", "run the referee service (the simulated table when no hardware)"),
     "referee": ("companion.commands.referee", "observations as JSON Lines in, calls as JSON Lines out"),
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
     "config": ("companion.commands.config", "print the effective configuration"),
     "say": ("companion.commands.say", "speak a sentence with espeak-ng to check the audio (--lang en|fr|pt-BR)"),
+    "encoder": ("companion.commands.encoder", "watch the shaft encoder: live angle, speed, spins"),
+    "score": ("companion.commands.score", "final score table of a Carrossel game (objectives, tie-breaks)"),
+    "dice": ("companion.commands.dice", "read the dice in camera images, as JSON"),
+    "read": ("companion.commands.read", "read a game's table from photographs and print it as JSON"),
+    "calibrate": ("companion.commands.calibrate", "calibration: camera (markers, intrinsics, geometry, colours) and encoder"),
 }
 
 
@@ -55,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip())
         p.formatter_class = argparse.RawDescriptionHelpFormatter
         module.configure(p)
+        # --config is accepted after the command too (``companion run --config FILE``).
+        p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help="configuration file")
         p.set_defaults(_module=module)
     return parser
 
@@ -71,6 +91,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, JournalError, UsageError) as exc:
         print(f"companion: error: {exc}", file=sys.stderr)
         return 2
+    except EOFError:
+        print("companion: error: standard input ended while an answer was expected", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"companion: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if type(exc).__module__.startswith("gpiozero"):
+            print(f"companion: error: GPIO: {exc} (check [pins] and that this is a Raspberry Pi)", file=sys.stderr)
+            return 2
+        raise
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Protocol
 
-__all__ = ["Clock", "MonotonicClock", "ManualClock"]
+__all__ = ["Clock", "MonotonicClock", "ManualClock", "PacedClock"]
 
 
 class Clock(Protocol):
@@ -92,3 +92,49 @@ class ManualClock:
         if until is not None:
             self.set(until)
         return False
+
+
+class PacedClock:
+    """Simulated time that keeps pace with the real clock: for the simulated table.
+
+    ``now()`` is the time of the event being handled, exactly: ``wait(event, until)`` sleeps
+    the real time it takes to reach ``until`` at ``speed``, then the clock *is* ``until``. So
+    a seeded simulated game is the same game at any speed, and ``--until`` stops exactly
+    there. Something set from another thread (a stop request) moves the clock to the real
+    elapsed time, never past ``until``.
+
+    Args:
+        origin: the session time (s) to start from.
+        speed: session seconds per real second.
+    """
+
+    def __init__(self, origin: float = 0.0, speed: float = 1.0):
+        if speed <= 0:
+            raise ValueError(f"speed must be > 0, got {speed}")
+        self.speed = speed
+        self._t = origin
+        self._origin = origin
+        self._start = time.monotonic()
+
+    def now(self) -> float:
+        """The simulated session time, seconds."""
+        return self._t
+
+    def _real(self) -> float:
+        return self._origin + (time.monotonic() - self._start) * self.speed
+
+    def wait(self, event: threading.Event, until: float | None) -> bool:
+        """Sleep (real time) until ``until`` or the event; the clock then reads ``until``, or
+        the real elapsed time when the event came first."""
+        while True:
+            if event.is_set():
+                self._t = max(self._t, min(self._real(), until if until is not None else float("inf")))
+                return True
+            if until is None:
+                event.wait()
+                continue
+            remaining = (until - self._real()) / self.speed
+            if remaining <= 0 or not event.wait(remaining):
+                if not event.is_set():
+                    self._t = max(self._t, until)
+                    return False

@@ -18,8 +18,10 @@ configuration. An unknown section or key, a value of the wrong type or out of ra
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -86,13 +88,22 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "~/.local/share/carousel-companion/journal.db",
             "a file path",
             "SQLite journal of every observation and call (created if missing)",
+            lambda v: bool(v.strip()),
         ),
         "journal_sync": Key(
             "str",
-            "full",
+            "normal",
             "'full' or 'normal'",
-            "SQLite synchronous mode: 'full' survives a power cut, 'normal' only a crash",
+            "'full': an fsync before each call is announced; 'normal': a crash loses nothing, "
+            "a power cut at most the last `journal_checkpoint_s`",
             lambda v: v in ("full", "normal"),
+        ),
+        "journal_checkpoint_s": Key(
+            "float",
+            1.0,
+            "seconds from 0.1 to 60",
+            "with journal_sync = 'normal': how often the journal is synced to disk",
+            lambda v: 0.1 <= v <= 60,
         ),
         "pin_factory": Key(
             "str",
@@ -154,6 +165,65 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "encoder_a": Key("int", 17, GPIO, "encoder channel A (GPIO path)", _gpio),
         "encoder_b": Key("int", 27, GPIO, "encoder channel B (GPIO path)", _gpio),
         "encoder_index": Key("int", 4, GPIO, "index pulse: hall sensor (GPIO path)", _gpio),
+    },
+    "encoder": {
+        "backend": Key(
+            "str",
+            "auto",
+            "'auto', 'pico', 'gpio' or 'sim'",
+            "shaft encoder: the Pico on USB, gpiozero pins, or simulated; 'auto' = the Pico "
+            "when plugged in, else simulated",
+            lambda v: v in ("auto", "pico", "gpio", "sim"),
+        ),
+        "port": Key("str", "", "a serial device or ''", "Pico serial port; '' finds it by usb_id"),
+        "usb_id": Key(
+            "str", "2E8A:0005", "a USB id VVVV:PPPP (hexadecimal)", "USB VID:PID of the Pico",
+            lambda v: re.fullmatch(r"[0-9A-Fa-f]{4}:[0-9A-Fa-f]{4}", v) is not None,
+        ),
+        "lines_per_rev": Key(
+            "int", 600, "an integer 1-100000", "encoder lines (pulses per revolution)",
+            lambda v: 1 <= v <= 100000,
+        ),
+        "gear_ratio": Key(
+            "float", 1.0, "a number > 0", "encoder turns per turn of the rotating part", _positive
+        ),
+        "calibration": Key(
+            "str",
+            "calibration/encoder.toml",
+            "a file path",
+            "measured counts per turn (written by `companion calibrate encoder`; used when present)",
+        ),
+        "direction": Key(
+            "str", "ccw", "'ccw' or 'cw'",
+            "which way a rising count turns the part, seen from above",
+            lambda v: v in ("ccw", "cw"),
+        ),
+        "index": Key("bool", True, "true or false", "a hall sensor index is fitted"),
+        "index_angle_deg": Key(
+            "float", 0.0, "degrees 0-360", "angle of the part when the index pulse fires",
+            lambda v: 0 <= v < 360,
+        ),
+        "settle_s": Key(
+            "float", 0.25, "seconds from 0.05 to 5", "no motion for this long = stopped",
+            lambda v: 0.05 <= v <= 5,
+        ),
+        "deadband_counts": Key(
+            "int", 3, "an integer 0-1000", "count jitter ignored at rest",
+            lambda v: 0 <= v <= 1000,
+        ),
+        "rate_hz": Key(
+            "int", 100, "an integer 1-1000", "Pico heartbeat rate", lambda v: 1 <= v <= 1000
+        ),
+        "sim_seed": Key("int", 1, "an integer", "seed of the simulated shaft"),
+        "sim_spin_every_s": Key(
+            "float", 8.0, "seconds from 1 to 3600", "mean time between simulated spins",
+            lambda v: 1 <= v <= 3600,
+        ),
+        "sim_link_drop_every_s": Key(
+            "float", 0.0, "seconds >= 0 (0 = never)",
+            "fault injection: mean time between simulated 0.5 s link drops",
+            lambda v: v >= 0 and math.isfinite(v),
+        ),
     },
     "buttons": {
         "bounce_s": Key(
@@ -254,8 +324,63 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "stuck_spin_rate": Key("float", 0.0, "a probability 0-1", "chance a spin never reports a stop", _rate),
         "misread_seats_rate": Key("float", 0.0, "a probability 0-1", "chance the camera sees a kid on an empty seat", _rate),
     },
+    "carrossel": {
+        "data": Key(
+            "str",
+            "",
+            "a file path, or empty for calibration/carrossel.toml",
+            "Carrossel game data: board sides, seats, client and objective cards",
+        ),
+        "turn_tolerance_deg": Key(
+            "float",
+            20.0,
+            "degrees, more than 0 and less than 45",
+            "how far a board angle may be from the expected quarter/third/half turn",
+            lambda v: 0 < v < 45,
+        ),
+    },
+    "carnival": {
+        "copies_per_part": Key(
+            "int", 4, "an integer 1-10", "copies of each of the 20 parts cards in the box", lambda v: 1 <= v <= 10
+        ),
+        "white_tip_copies": Key(
+            "int",
+            1,
+            "an integer 0-10",
+            "copies of each parts card with a white-tip ribbon, removed for 2-3 players",
+            lambda v: 0 <= v <= 10,
+        ),
+        "wilds": Key("int", 6, "an integer 4-20", "wild cards in the box", lambda v: 4 <= v <= 20),
+        "white_tip_wilds": Key(
+            "int", 0, "an integer 0-10", "wilds with a white-tip ribbon, removed for 2-3 players", lambda v: 0 <= v <= 10
+        ),
+    },
+    "dice": {
+        "tray": Key(
+            "list[int]",
+            [],
+            "[] or [x0, y0, x1, y1] pixels with x0 < x1 and y0 < y1",
+            "the dice tray's region of interest in the camera frame ([] = the whole frame)",
+            lambda v: v == [] or (len(v) == 4 and 0 <= v[0] < v[2] and 0 <= v[1] < v[3]),
+        ),
+        "die_px_min": Key(
+            "float", 22.0, "pixels from 4 to 500", "smallest side of a die's box in the frame", lambda v: 4 <= v <= 500
+        ),
+        "die_px_max": Key(
+            "float", 70.0, "pixels from 4 to 1000", "largest side of a die's box in the frame", lambda v: 4 <= v <= 1000
+        ),
+        "settle_s": Key(
+            "float",
+            0.5,
+            "seconds from 0 to 10",
+            "a roll is reported once the dice read the same for this long",
+            lambda v: 0 <= v <= 10,
+        ),
+    },
     "sim": {
-        "seed": Key("int", 1, "an integer", "seed of the simulated table (same seed, same game)"),
+        "seed": Key(
+            "int", 1, "an integer >= 0", "seed of the simulated table (same seed, same game)", lambda v: v >= 0
+        ),
         "move_time_s": Key(
             "float",
             1.5,
@@ -275,6 +400,43 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "a probability 0-1",
             "chance per point that the table stalls until a dead end",
             _rate,
+        ),
+    },
+    "camera": {
+        "source": Key(
+            "str",
+            "sim",
+            "picamera2, opencv:INDEX, opencv:PATH_OR_URL, folder:PATH or sim[:SEED]",
+            "where frames come from (companion run --camera overrides it)",
+            lambda v: v == "picamera2" or v.startswith(("opencv:", "folder:", "sim")),
+        ),
+        "settle_s": Key(
+            "float", 0.5, "seconds from 0 to 10", "a reading must stay the same this long before it is reported",
+            lambda v: 0.0 <= v <= 10.0,
+        ),
+        "frame_period_s": Key(
+            "float", 0.1, "seconds from 0 to 10", "read at most one frame per this many seconds (0 = every frame)",
+            lambda v: 0.0 <= v <= 10.0,
+        ),
+        "width": Key("int", 640, "pixels from 160 to 4096", "frame width asked of the camera", lambda v: 160 <= v <= 4096),
+        "height": Key("int", 480, "pixels from 120 to 3072", "frame height asked of the camera", lambda v: 120 <= v <= 3072),
+        "seats": Key(
+            "list[str]",
+            [],
+            "seats among south, east, north, west",
+            "seat of each player in order (empty = south, north for 2; south, east, north for 3; all four for 4)",
+            lambda v: all(x in ("south", "east", "north", "west") for x in v) and len(set(v)) == len(v),
+        ),
+        "geometry": Key("str", "", "a file path or empty", "board geometry file (empty = calibration/carrousel-board.json)"),
+        "colours": Key("str", "", "a file path or empty", "reference colours file (empty = calibration/carrousel-colours.json)"),
+        "intrinsics": Key("str", "", "a file path or empty", "camera intrinsics from companion calibrate intrinsics (empty = lens treated as distortion-free)"),
+        "redetect_every": Key(
+            "int", 30, "frames from 1 to 1000", "detect the markers again after this many frames even when nothing moved",
+            lambda v: 1 <= v <= 1000,
+        ),
+        "warmup_s": Key(
+            "float", 1.0, "seconds from 0 to 30", "picamera2: automatic exposure time before exposure and white balance are locked",
+            lambda v: 0.0 <= v <= 30.0,
         ),
     },
 }
@@ -336,6 +498,8 @@ class Config:
 
 
 def _toml_value(value: Any) -> str:
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -345,6 +509,9 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
     return repr(value)
+
+
+_MAX_BYTES = 1_000_000
 
 
 def default_paths() -> list[Path]:
@@ -369,6 +536,11 @@ def validate(data: Mapping[str, Any], where: str = "<config>") -> Config:
     """
     values: dict[str, dict[str, Any]] = {}
     for section, value in data.items():
+        if section not in SCHEMA and not isinstance(value, dict):
+            raise ConfigError(
+                f"{where}: key '{section}' outside any section (put it under its [section]; "
+                f"sections: {', '.join(sorted(SCHEMA))})"
+            )
         if section not in SCHEMA:
             raise ConfigError(
                 f"{where}: unknown section [{section}] (known: {', '.join(sorted(SCHEMA))})"
@@ -399,7 +571,22 @@ def validate(data: Mapping[str, Any], where: str = "<config>") -> Config:
                 )
             out[key] = v
         values[section] = out
+    _check_pins(values["pins"], where)
     return Config(values)
+
+
+def _check_pins(pins: Mapping[str, Any], where: str) -> None:
+    """Two parts wired to one GPIO is a mistake: name both keys."""
+    used: dict[int, str] = {}
+    for key, value in pins.items():
+        for i, gpio in enumerate(value if isinstance(value, list) else [value]):
+            name = f"{key}[{i}]" if isinstance(value, list) else key
+            if gpio in used:
+                raise ConfigError(
+                    f"{where}: [pins] {key}: GPIO {gpio} is already used by {used[gpio]} "
+                    "(expected a pin of its own)"
+                )
+            used[gpio] = name
 
 
 def load(path: str | os.PathLike[str] | None = None) -> Config:
@@ -419,8 +606,14 @@ def load(path: str | os.PathLike[str] | None = None) -> Config:
             if path is not None:
                 raise ConfigError(f"{p}: configuration file not found")
             continue
+        if p.is_dir():
+            raise ConfigError(f"{p}: a folder, not a TOML configuration file")
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            with open(p, "rb") as f:
+                raw = f.read(_MAX_BYTES + 1)  # never read a device such as /dev/zero forever
+            if len(raw) > _MAX_BYTES:
+                raise ConfigError(f"{p}: more than {_MAX_BYTES} bytes; expected a small TOML file")
+            data = tomllib.loads(raw.decode("utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: not valid TOML: {exc}") from None
         except (OSError, UnicodeDecodeError) as exc:

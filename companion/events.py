@@ -32,6 +32,7 @@ __all__ = [
     "Tick",
     "InvalidObservation",
     "event_type",
+    "dumps_line",
 ]
 
 
@@ -70,9 +71,12 @@ def _converter(hint: Any) -> tuple[Converter, str]:
     if hint is float:
 
         def conv_float(v: Any) -> float:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise TypeError
-            return float(v)
+            v = float(v)  # OverflowError for an integer beyond float range
+            if not math.isfinite(v):
+                raise ValueError
+            return v
 
         return conv_float, "a finite number"
     if hint is int:
@@ -96,6 +100,7 @@ def _converter(hint: Any) -> tuple[Converter, str]:
         def conv_str(v: Any) -> str:
             if not isinstance(v, str):
                 raise TypeError
+            v.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
             return v
 
         return conv_str, "a string"
@@ -111,7 +116,7 @@ def _converter(hint: Any) -> tuple[Converter, str]:
             for conv, _ in parts:
                 try:
                     return conv(v)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     continue
             raise TypeError
 
@@ -157,6 +162,38 @@ def _converter(hint: Any) -> tuple[Converter, str]:
     raise TypeError(f"unsupported field type {hint!r}")
 
 
+def _strict(value: Any) -> Any:
+    """``value`` with non-finite floats as strings, so that it is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, list):
+        return [_strict(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _strict(v) for k, v in value.items()}
+    return value
+
+
+def dumps_line(obj: Any) -> str:
+    """One line of strict JSON for ``obj`` (no NaN or Infinity; valid UTF-8 when encoded)."""
+    try:
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_strict(obj), separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from bad input: escape everything
+        text = json.dumps(_strict(obj), separators=(",", ":"), ensure_ascii=True)
+    return text
+
+
+def _is_blank(default: Any) -> bool:
+    """An observation field whose default is blank ("" or an empty or all-blank tuple) is a
+    placeholder: the field must be given."""
+    if default == "":
+        return True
+    return isinstance(default, tuple) and all(_is_blank(x) for x in default)
+
+
 def _to_json_value(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_to_json_value(v) for v in value]
@@ -191,7 +228,7 @@ class Event:
                 conv, desc = _converter(hints[f.name])
                 required = (
                     f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-                )
+                ) or (issubclass(cls, Observation) and _is_blank(f.default))
                 cached.append((f.name, conv, desc, required))
             Event._fields_cache[cls] = cached
         return cached
@@ -210,8 +247,12 @@ class Event:
         return out
 
     def to_line(self) -> str:
-        """Return the compact one-line JSON text of this message (no trailing newline)."""
-        return json.dumps(self.to_json(), separators=(",", ":"), ensure_ascii=False)
+        """Return the compact one-line JSON text of this message (no trailing newline).
+
+        Always strict JSON in valid UTF-8: a non-finite number echoed from bad input is
+        written as a string (``"NaN"``), text that is not valid Unicode as ``\\u`` escapes.
+        """
+        return dumps_line(self.to_json())
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> Event:
@@ -233,7 +274,7 @@ class Event:
                 continue
             try:
                 kwargs[name] = conv(obj[name])
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise EventError(
                     f"{cls.TYPE}: field '{name}': expected {desc}, got {_describe(obj[name])}",
                     name,

@@ -74,7 +74,7 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
         if entry.kind == "call":
             journaled.append(entry.body)
             continue
-        state, new_calls = referee.apply(state, referee.vocabulary.observation(entry.body))
+        state, new_calls = referee.apply(state, journal.observation(entry, referee.vocabulary))
         calls.extend(c.to_json() for c in new_calls)
     return ReplayResult(calls, journaled)
 
@@ -94,29 +94,38 @@ def run(args: argparse.Namespace) -> int:
 
     if not os.path.exists(args.journal):
         raise UsageError(f"{args.journal}: no such journal file")
-    with Journal(args.journal) as journal:
+    with Journal(args.journal, readonly=True) as journal:
         sessions = journal.sessions()
         if args.list:
+            print("session  game        started (UTC)              state       result")
             for s in sessions:
                 state = "finished" if s.finished else "unfinished"
-                print(f"{s.id}\t{s.game}\t{s.started_at}\t{state}\t{s.result or ''}")
+                result = ""
+                if isinstance(s.result, dict):
+                    scores = s.result.get("scores") or {}
+                    winner = s.result.get("winner")
+                    result = (f"winner {winner}; " if winner else "") + ", ".join(
+                        f"{p} {v}" for p, v in scores.items()
+                    )
+                print(f"{s.id:>7}  {s.game:<10}  {s.started_at:<25}  {state:<10}  {result}")
             return 0
         if not sessions:
             raise JournalError(f"{args.journal}: the journal has no session")
-        session = journal.session(args.session) if args.session else sessions[-1]
+        session = journal.session(args.session) if args.session is not None else sessions[-1]
         result = replay_session(journal, session)
     if not args.quiet:
         for line in _lines(result):
             print(line)
     n = len(result.journaled)
+    verdict = sys.stdout if args.quiet else sys.stderr
     if result.identical:
-        print(f"replay of session {session.id}: all {n} calls reproduced exactly", file=sys.stderr)
+        print(f"replay of session {session.id}: all {n} calls reproduced exactly", file=verdict)
         return 0
     i = result.first_difference
     print(
         f"replay of session {session.id}: call {i + 1} differs\n"
         f"  journaled: {result.journaled[i] if i < n else '(none)'}\n"
         f"  replayed:  {result.calls[i] if i < len(result.calls) else '(none)'}",
-        file=sys.stderr,
+        file=verdict,
     )
     return 1

@@ -53,6 +53,8 @@ class Referee(Protocol):
 GAMES: dict[str, str] = {
     "carrousel": "companion.games.carrousel:CarrouselReferee",
     "monsieur-carrousel": "companion.games.monsieur_carrousel:MonsieurCarrouselReferee",
+    "carrossel": "companion.games.carrossel:CarrosselReferee",
+    "carnival": "companion.games.carnival:CarnivalReferee",
 }
 
 

@@ -2,7 +2,7 @@
 
 Rulebook: ``shared/rules/carrousel.txt`` (sections: Components, Setup, Course of the Game,
 Moving the Horses, Correct Order, Victory, Special Cases, Advanced Rules). Rulings where the
-rulebook leaves room: ``DESIGN.md`` (Carrousel). Vocabulary: ``docs/vocabulary.md``.
+rulebook leaves room: the rulings in ``docs/vocabulary.md`` (Carrousel), which also lists the vocabulary.
 
 The board has 7 spaces numbered 0-6 counter-clockwise; the 5 horses stand on consecutive
 spaces, so the 2 empty spaces are neighbours. The carousel turns counter-clockwise (towards
@@ -26,7 +26,7 @@ import functools
 import itertools
 import random
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from companion.events import (
     Call,
@@ -49,12 +49,33 @@ __all__ = [
     "Position",
     "PositionError",
     "classify",
+    "legal_moves",
     "deal",
     "target_points",
     "hand_size",
     "CarrouselState",
     "PlayerState",
     "CarrouselReferee",
+    "shuffled_deck",
+    "VOCABULARY",
+    # observations
+    "GameStart",
+    "Board",
+    "Claim",
+    "CardSeen",
+    # calls
+    "GameStarted",
+    "MoveMade",
+    "IllegalMove",
+    "Point",
+    "LuckyBird",
+    "Penalty",
+    "ClaimTooLate",
+    "DeadEnd",
+    "DeadEndCorrected",
+    "DeadEndNotCorrected",
+    "CardCorrected",
+    "Winner",
 ]
 
 #: The five horses (Components).
@@ -67,7 +88,7 @@ _LETTER = {"black": "k", "yellow": "y", "blue": "b", "green": "g", "red": "r", E
 _FROM_LETTER = {v: k for k, v in _LETTER.items()}
 
 Card = tuple[str, str, str]
-#: The 60 cards: every ordered triple of distinct colours (Components; DESIGN.md).
+#: The 60 cards: every ordered triple of distinct colours (Components; the rulings in docs/vocabulary.md).
 CARDS: tuple[Card, ...] = tuple(itertools.permutations(COLOURS, 3))  # type: ignore[assignment]
 
 #: Move types of the rulebook (Moving the Horses), in the rulebook's order.
@@ -148,6 +169,9 @@ class Position:
                 the five not on consecutive spaces.
         """
         spaces = tuple(spaces)
+        known = _VALID_POSITIONS.get(spaces)
+        if known is not None:
+            return known
         if len(spaces) != NUM_SPACES:
             raise PositionError(f"expected {NUM_SPACES} spaces, got {len(spaces)}")
         for i, s in enumerate(spaces):
@@ -167,6 +191,8 @@ class Position:
             raise PositionError(
                 "the five horses are not on consecutive spaces (a gap between horses)"
             )
+        if cls is Position:
+            _VALID_POSITIONS[spaces] = pos  # at most 7 x 120 = 840 of them
         return pos
 
     @classmethod
@@ -221,9 +247,12 @@ class Position:
     @property
     def first_three(self) -> Card:
         """The first, second and third horses: what a card must show (Object of the Game)."""
-        f = self.first_space
-        s = self.spaces
-        return (s[f], s[(f - 1) % NUM_SPACES], s[(f - 2) % NUM_SPACES])
+        three = _FIRST_THREE.get(self.spaces)
+        if three is None:
+            f = self.first_space
+            s = self.spaces
+            three = _FIRST_THREE[self.spaces] = (s[f], s[(f - 1) % NUM_SPACES], s[(f - 2) % NUM_SPACES])
+        return three
 
     def space_of(self, colour: str) -> int:
         """The space number (0-6) of a horse. Raises ValueError for an unknown colour."""
@@ -253,6 +282,10 @@ class Position:
         """Every move as the rulebook describes it, with the spaces it leaves, before the
         filter that keeps the five horses consecutive."""
         return _pseudo_legal(self.spaces)
+
+
+_VALID_POSITIONS: dict[tuple[str, ...], Position] = {}
+_FIRST_THREE: dict[tuple[str, ...], Card] = {}
 
 
 def _first_space(spaces: tuple[str, ...]) -> int:
@@ -322,6 +355,12 @@ def _successors(spaces: tuple[str, ...]) -> dict[tuple[str, ...], Move]:
             continue
         out.setdefault(after, move)
     return out
+
+
+def legal_moves(position: Position) -> list[Move]:
+    """Every legal move in ``position`` (Moving the Horses); the same as
+    :meth:`Position.legal_moves`."""
+    return position.legal_moves()
 
 
 def classify(before: Position, after: Position) -> Move | None:
@@ -401,8 +440,8 @@ class GameStart(Observation):
         dead_end_s: seconds without a point before the dead end (rulebook: 20).
     """
 
-    players: tuple[str, ...] = ()
-    spaces: tuple[str, ...] = ()
+    players: tuple[str, ...]
+    spaces: tuple[str, ...]
     seed: int | None = None
     deck: tuple[tuple[str, str, str], ...] | None = None
     advanced: bool = False
@@ -417,7 +456,7 @@ class Board(Observation):
     A reading with an ``"unknown"`` space is not judged: the referee waits for a full one.
     """
 
-    spaces: tuple[str, ...] = ()
+    spaces: tuple[str, ...]
 
 
 @event_type("claim")
@@ -425,7 +464,7 @@ class Board(Observation):
 class Claim(Observation):
     """A player pressed their claim button: "the first three match my card"."""
 
-    player: str = ""
+    player: str
 
 
 @event_type("card_seen")
@@ -433,8 +472,8 @@ class Claim(Observation):
 class CardSeen(Observation):
     """The camera read the card in front of a player (their active card), first to third."""
 
-    player: str = ""
-    card: tuple[str, str, str] = ("", "", "")
+    player: str
+    card: tuple[str, str, str]
 
 
 # ------------------------------------------------------------------------------------ calls
@@ -513,6 +552,17 @@ class Penalty(Call):
     score: int = 0
 
 
+@event_type("claim_too_late")
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClaimTooLate(Call):
+    """A claim for an order that was scored a moment before (a double press, or a slower
+    hand in the advanced rules): the earliest press won; no penalty."""
+
+    player: str = ""
+    card: tuple[str, str, str] = ("", "", "")
+    scored_by: str = ""
+
+
 @event_type("dead_end")
 @dataclasses.dataclass(frozen=True, slots=True)
 class DeadEnd(Call):
@@ -568,6 +618,7 @@ VOCABULARY = Vocabulary(
         Point,
         LuckyBird,
         Penalty,
+        ClaimTooLate,
         DeadEnd,
         DeadEndCorrected,
         DeadEndNotCorrected,
@@ -580,8 +631,7 @@ VOCABULARY = Vocabulary(
 # ------------------------------------------------------------------------------------ state
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class PlayerState:
+class PlayerState(NamedTuple):
     """One player's cards.
 
     Attributes:
@@ -608,8 +658,7 @@ class PlayerState:
 Phase = Literal["waiting", "playing", "over"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class CarrouselState:
+class CarrouselState(NamedTuple):
     """The whole game, an immutable value.
 
     Attributes:
@@ -624,6 +673,8 @@ class CarrouselState:
         expected: after a dead end is called, the position the correction must give; else None.
         last_t: time (s) of the last accepted observation.
         winner: the winner's name once over.
+        last_scored: ``(scorer, owner, card)`` of the last point while the horses have not
+            moved since, else None (to tell a late or double press from a wrong claim).
     """
 
     phase: Phase = "waiting"
@@ -637,6 +688,7 @@ class CarrouselState:
     expected: Position | None = None
     last_t: float = 0.0
     winner: str | None = None
+    last_scored: tuple[str, str, Card] | None = None
 
     def player(self, name: str) -> PlayerState | None:
         """The player of that name, or None."""
@@ -656,6 +708,17 @@ class CarrouselState:
         if self.phase != "playing" or self.expected is not None:
             return None
         return self.clock_start + self.dead_end_s
+
+
+_STATE_INDEX = {name: i for i, name in enumerate(CarrouselState._fields)}
+
+
+def _evolve(state: CarrouselState, **changes: Any) -> CarrouselState:
+    """``_evolve(state, **changes)``, three times faster (the referee's hot path)."""
+    values = list(state)
+    for name, value in changes.items():
+        values[_STATE_INDEX[name]] = value
+    return tuple.__new__(CarrouselState, values)
 
 
 def _card(value: Sequence[str]) -> tuple[str, ...]:
@@ -729,14 +792,15 @@ class CarrouselReferee:
                     observation,
                     f"time went backwards: t={t} after t={state.last_t} "
                     "(observations must be in time order)",
+                    at=state.last_t,
                 )
             ]
         calls: list[Call] = []
         due = state.dead_end_due
         if due is not None and t >= due:
             state, calls = self._dead_end(state, due)
-        if isinstance(observation, Tick):
-            return dataclasses.replace(state, last_t=t), calls
+        if type(observation) is Tick:
+            return (_evolve(state, last_t=t) if state.last_t != t else state), calls
         handler = self._handlers.get(type(observation))
         if handler is None:
             return state, calls + [
@@ -749,9 +813,11 @@ class CarrouselReferee:
                 _invalid(observation, "no game yet: the first observation must be game_start")
             ]
         new_state, more = handler(self, state, observation)
-        if new_state is state:  # rejected: keep the state (except for the dead end above)
-            return state, calls + more
-        return dataclasses.replace(new_state, last_t=t), calls + more
+        if more and type(more[0]) is InvalidObservation:
+            return state, calls + more  # rejected: the state stays (but for a dead end above)
+        if new_state.last_t != t:
+            new_state = _evolve(new_state, last_t=t)
+        return new_state, calls + more
 
     # -- handlers --------------------------------------------------------------------------
 
@@ -774,6 +840,8 @@ class CarrouselReferee:
             return state, [_invalid(obs, f"spaces: {exc}")]
         if (obs.seed is None) == (obs.deck is None):
             return state, [_invalid(obs, "give exactly one of 'seed' and 'deck'")]
+        if obs.seed is not None and obs.seed < 0:
+            return state, [_invalid(obs, f"seed: expected an integer >= 0, got {obs.seed}")]
         if obs.deck is not None:
             deck = tuple(_card(c) for c in obs.deck)
             # The 60 cards are the 60 ordered triples of distinct colours (Components).
@@ -794,7 +862,7 @@ class CarrouselReferee:
             target=target_points(len(players)),
             advanced=obs.advanced,
             dead_end_s=obs.dead_end_s,
-            # The dead-end clock starts with the game (DESIGN.md).
+            # The dead-end clock starts with the game (ruling; docs/vocabulary.md).
             clock_start=obs.t,
             last_t=obs.t,
         )
@@ -826,13 +894,14 @@ class CarrouselReferee:
         before = state.position
         assert before is not None
         if after == before:
-            return dataclasses.replace(state), []
+            return state, []
         t = obs.t
         calls: list[Call] = []
-        new = dataclasses.replace(state, position=after)
         expected = state.expected
-        if expected is not None:
-            new = dataclasses.replace(new, expected=None, clock_start=t)
+        if expected is None:
+            new = _evolve(state, position=after, last_scored=None, last_t=t)
+        else:
+            new = _evolve(state, position=after, last_scored=None, last_t=t, expected=None, clock_start=t)
             if after == expected:
                 # The dead-end move was made: the clock restarts, a lucky bird may follow.
                 calls.append(DeadEndCorrected(t=t, spaces=after.spaces))
@@ -841,7 +910,7 @@ class CarrouselReferee:
             calls.append(DeadEndNotCorrected(t=t, expected=expected.spaces, seen=after.spaces))
         move = classify(before, after)
         if move is None:
-            # Anything that is not one move of the rulebook is illegal (DESIGN.md).
+            # Anything that is not one move of the rulebook is illegal (ruling; docs/vocabulary.md).
             calls.append(
                 IllegalMove(t=t, before=before.spaces, after=after.spaces, reason=_why_illegal(before, after))
             )
@@ -866,22 +935,29 @@ class CarrouselReferee:
             ]
         assert state.position is not None
         seen = state.position.first_three
-        # Judged on the last stable reading at the press (DESIGN.md).
+        # Judged on the last stable reading at the press (ruling; docs/vocabulary.md).
         owner, index = self._matching_card(state, claimer.name, seen)
         if owner is not None:
             new, call = self._score(state, claimer.name, owner, index, obs.t)
             return self._after_point(new, obs.t, [call])
+        late = state.last_scored
+        if late is not None and late[2] == seen and (state.advanced or late[1] == claimer.name):
+            # The earliest press wins (ruling; docs/vocabulary.md); a later press for the same, already scored
+            # order is too late, not wrong.
+            return state, [
+                ClaimTooLate(t=obs.t, player=claimer.name, card=seen, scored_by=late[0])
+            ]
         # No match: the claimer puts one won card on the bottom of the draw pile
-        # (Course of the Game); with no won card nothing is lost (DESIGN.md).
+        # (Course of the Game); with no won card nothing is lost (ruling; docs/vocabulary.md).
         lost = claimer.won[-1] if claimer.won else None
         players = state.players
         pile = state.draw_pile
         if lost is not None:
             players = _replace_player(
-                players, dataclasses.replace(claimer, won=claimer.won[:-1])
+                players, claimer._replace(won=claimer.won[:-1])
             )
             pile = pile + (lost,)
-        new = dataclasses.replace(state, players=players, draw_pile=pile)
+        new = _evolve(state, players=players, draw_pile=pile, last_t=obs.t)
         calls: list[Call] = [
             Penalty(
                 t=obs.t,
@@ -904,7 +980,7 @@ class CarrouselReferee:
         if card not in CARDS:
             return state, [_invalid(obs, f"card: expected three distinct horse colours, got {list(card)}")]
         if player.active == card:
-            return dataclasses.replace(state), []
+            return state, []
         for p in state.players:
             if card in p.won:
                 return state, [_invalid(obs, f"card: {'-'.join(card)} is already in {p.name}'s won pile")]
@@ -921,9 +997,9 @@ class CarrouselReferee:
             pile[pile.index(card)] = was  # type: ignore[call-overload]
             face_up = face_up[1:] if was is not None else face_up
         face_up.insert(0, card)
-        new = dataclasses.replace(
+        new = _evolve(
             state,
-            players=_replace_player(state.players, dataclasses.replace(player, face_up=tuple(face_up))),
+            players=_replace_player(state.players, player._replace(face_up=tuple(face_up))),
             draw_pile=tuple(p for p in pile if p is not None),
         )
         return new, [CardCorrected(t=obs.t, player=player.name, was=was or ("", "", ""), now=card)]
@@ -943,7 +1019,7 @@ class CarrouselReferee:
         """Whose face-up card (and which) a claim by ``claimer`` scores with, or (None, -1).
 
         Basic rules: only the claimer's active card. Advanced rules: every face-up card on
-        the table, the claimer's own first (DESIGN.md).
+        the table, the claimer's own first (ruling; docs/vocabulary.md).
         """
         me = state.player(claimer)
         assert me is not None
@@ -967,43 +1043,48 @@ class CarrouselReferee:
         face_up = list(owner_state.face_up)
         pile = state.draw_pile
         if pile:
-            face_up[index] = pile[0]
+            face_up[index] = pile[0]  # the new card takes the scored one's place
             pile = pile[1:]
         else:
             del face_up[index]
-        players = _replace_player(
-            state.players, dataclasses.replace(owner_state, face_up=tuple(face_up))
-        )
-        scorer_state = next(p for p in players if p.name == scorer)
-        scorer_state = dataclasses.replace(scorer_state, won=scorer_state.won + (card,))
-        players = _replace_player(players, scorer_state)
-        new = dataclasses.replace(
+        players = []
+        for p in state.players:
+            if p.name == owner:
+                p = PlayerState(p.name, tuple(face_up), p.won)
+            if p.name == scorer:
+                p = scorer_state = PlayerState(p.name, p.face_up, p.won + (card,))
+            players.append(p)
+        new = _evolve(
             state,
-            players=players,
+            players=tuple(players),
             draw_pile=pile,
-            # A point restarts the dead-end clock (DESIGN.md).
+            # A point restarts the dead-end clock (ruling; docs/vocabulary.md).
             clock_start=t,
             expected=None,
+            last_scored=(scorer, owner, card),
+            last_t=t,
         )
         return new, Point(
             t=t,
             player=scorer,
             card=card,
             score=scorer_state.score,
-            next_card=next(p for p in players if p.name == scorer).active,
+            next_card=scorer_state.active,
             owner=owner,
         )
 
     def _after_point(
         self, state: CarrouselState, t: float, calls: list[Call]
     ) -> tuple[CarrouselState, list[Call]]:
-        """Victory: the first to the target wins (Victory)."""
-        for p in state.players:
-            if p.score >= state.target:
-                return (
-                    dataclasses.replace(state, phase="over", winner=p.name, expected=None),
-                    calls + [Winner(t=t, player=p.name, scores=state.scores)],
-                )
+        """Victory: the first to the target wins (Victory). Only the scorer of the point just
+        made can have reached it."""
+        scorer = calls[-1].player  # type: ignore[attr-defined]
+        p = state.player(scorer)
+        if p is not None and len(p.won) >= state.target:
+            return (
+                _evolve(state, phase="over", winner=p.name, expected=None),
+                calls + [Winner(t=t, player=p.name, scores=state.scores)],
+            )
         return state, calls
 
     def _lucky_bird(
@@ -1033,7 +1114,7 @@ class CarrouselReferee:
         pos = state.position
         expected = pos.apply(Move("last_to_front", (pos.line[-1],)))
         return (
-            dataclasses.replace(state, expected=expected),
+            _evolve(state, expected=expected),
             [DeadEnd(t=due, horse=pos.line[-1], expected=expected.spaces)],
         )
 
@@ -1042,8 +1123,11 @@ def _replace_player(players: tuple[PlayerState, ...], new: PlayerState) -> tuple
     return tuple(new if p.name == new.name else p for p in players)
 
 
-def _invalid(obs: Observation, reason: str) -> InvalidObservation:
-    return InvalidObservation(t=obs.t, reason=reason, observation=obs.to_json())
+def _invalid(obs: Observation, reason: str, at: float | None = None) -> InvalidObservation:
+    """The call rejecting ``obs``, at its time (or ``at``, so that calls never go back)."""
+    if len(reason) > 300:
+        reason = reason[:300] + "..."
+    return InvalidObservation(t=obs.t if at is None else at, reason=reason, observation=obs.to_json())
 
 
 def _partial_problem(spaces: Sequence[str]) -> str | None:

@@ -1,0 +1,211 @@
+"""Calibrate the camera reader; every result is a human-readable file under calibration/.
+
+Subcommands:
+  markers      the printable sheet of the table's ArUco markers at true size, with a mm ruler
+  intrinsics   the camera's intrinsics from photos of a chessboard
+  geometry     fit the board's space positions from a photo of the table
+  colours      capture the horses' and cards' reference colours under the table's own light
+
+Examples:
+  companion calibrate markers --out calibration/markers.pdf
+  companion calibrate intrinsics shots/left*.jpg --pattern 9x6 --square-mm 25
+  companion calibrate geometry table.jpg
+  companion calibrate colours table1.jpg --spaces .gbyrk. --card south=red,blue,green
+  companion calibrate colours photo.jpg --truth photo.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["configure", "run"]
+
+DEFAULT_DIR = Path("calibration")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``companion calibrate``."""
+    sub = parser.add_subparsers(dest="what", metavar="WHAT")
+    sub.required = True
+    m = sub.add_parser("markers", help="printable marker sheet (PDF, or PNG with the print resolution)")
+    m.add_argument("--out", default=str(DEFAULT_DIR / "markers.pdf"), help="a .pdf or .png file (default %(default)s)")
+    m.add_argument("--geometry", metavar="FILE", help="board geometry (default calibration/carrousel-board.json)")
+    m.add_argument("--dpi", type=int, default=300, help="PNG print resolution (default %(default)s)")
+    i = sub.add_parser("intrinsics", help="camera intrinsics from chessboard photos")
+    i.add_argument("images", nargs="+", metavar="IMAGE")
+    i.add_argument("--pattern", default="9x6", help="inner corners per row x per column (default %(default)s)")
+    i.add_argument("--square-mm", type=float, default=25.0, help="side of a square in mm (default %(default)s)")
+    i.add_argument("--out", default=str(DEFAULT_DIR / "camera.json"), help="default %(default)s")
+    g = sub.add_parser("geometry", help="fit the spaces' positions from a photo of the table")
+    g.add_argument("image", metavar="IMAGE")
+    g.add_argument("--geometry", metavar="FILE", help="the nominal geometry (default calibration/carrousel-board.json)")
+    g.add_argument("--out", help="where to write the fitted geometry (default: over --geometry's file)")
+    c = sub.add_parser("colours", help="reference colours from photos whose contents are known")
+    c.add_argument("images", nargs="+", metavar="IMAGE")
+    c.add_argument("--truth", nargs="*", metavar="JSON", default=[],
+                   help="per photo, a truth file (space_list, occluded, cards) as in shared/data/carrousel-table")
+    c.add_argument("--spaces", help="what stands on spaces 0-6 in every photo, e.g. .gbyrk. "
+                                    "(k black, y yellow, b blue, g green, r red, . empty)")
+    c.add_argument("--card", action="append", default=[], metavar="SEAT=C1,C2,C3",
+                   help="a card in every photo, e.g. south=red,blue,green (repeatable)")
+    c.add_argument("--geometry", metavar="FILE")
+    c.add_argument("--out", default=str(DEFAULT_DIR / "carrousel-colours.json"), help="default %(default)s")
+    from companion.commands import calibrate_encoder
+
+    e = sub.add_parser("encoder", help="measure the shaft encoder's counts per revolution (turn it N times)",
+                       description=(calibrate_encoder.__doc__ or "").strip(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    calibrate_encoder.configure(e)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one calibration step; prints progress on standard error and the file written."""
+    from companion.cli import UsageError
+
+    if args.what == "encoder":
+        from companion.commands import calibrate_encoder
+
+        return calibrate_encoder.run(args)
+    try:
+        return {"markers": _markers, "intrinsics": _intrinsics, "geometry": _geometry, "colours": _colours}[args.what](args)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _markers(args: argparse.Namespace) -> int:
+    from companion.vision.calibration import marker_sheet_pdf, marker_sheet_png
+    from companion.vision.carrousel import CarrouselGeometry
+
+    geo = CarrouselGeometry.load(args.geometry)
+    ids = sorted(geo.markers)
+    side = float(abs(geo.markers[ids[0]][1][0] - geo.markers[ids[0]][0][0]))
+    out = Path(args.out)
+    if out.suffix.lower() == ".pdf":
+        data = marker_sheet_pdf(ids, geo.dictionary, side, "Carousel Companion: Carrousel table markers")
+    elif out.suffix.lower() == ".png":
+        data = marker_sheet_png(ids, geo.dictionary, side, args.dpi)
+    else:
+        raise ValueError(f"{out}: expected a .pdf or .png file name")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    _say(f"markers {', '.join(map(str, ids))} ({geo.dictionary}, {side:g} mm) written; "
+         f"print at 100 % and check the 150 mm ruler")
+    print(out)
+    return 0
+
+
+def _intrinsics(args: argparse.Namespace) -> int:
+    from companion.vision.calibration import calibrate_intrinsics, write_json
+
+    try:
+        cols, rows = (int(v) for v in args.pattern.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--pattern {args.pattern!r}: expected inner corners as COLSxROWS, e.g. 9x6") from None
+    for p in args.images:
+        if not Path(p).is_file():
+            raise ValueError(f"{p}: no such file")
+    result = calibrate_intrinsics(args.images, (cols, rows), args.square_mm, progress=_say)
+    print(write_json(args.out, result.to_json()))
+    return 0
+
+
+def _geometry(args: argparse.Namespace) -> int:
+    import cv2
+
+    from companion.vision.calibration import fit_space_centres, write_json
+    from companion.vision.carrousel import CALIBRATION_DIR
+    from companion.vision.colour import load_json
+    from companion.vision.registration import Registrar
+
+    src = Path(args.geometry) if args.geometry else CALIBRATION_DIR / "carrousel-board.json"
+    doc = load_json(src)
+    image = cv2.imread(args.image)
+    if image is None:
+        raise ValueError(f"{args.image}: not an image OpenCV can decode")
+    try:
+        markers = {int(k): v["corners_mm"] for k, v in doc["markers"].items()}
+        centres = [s["centre_mm"] for s in doc["spaces"]]
+        radius = float(doc["spaces"][0]["diameter_mm"]) / 2 - float(doc.get("space_outline_width_mm", 3.0)) / 2
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{src}: markers or spaces missing or ill-formed ({exc})") from None
+    _say(f"registering {args.image} ...")
+    import numpy as np
+
+    fitted, contrast = fit_space_centres(image, Registrar(markers, doc.get("marker_dictionary", "DICT_4X4_50")),
+                                         np.array(centres, float), radius)
+    for k, (old, new, con) in enumerate(zip(centres, fitted, contrast)):
+        seen = con >= 15
+        _say(f"space {k}: nominal ({old[0]:.1f}, {old[1]:.1f}) -> fitted ({new[0]:.1f}, {new[1]:.1f}) mm, "
+             f"outline contrast {con:.0f}{'' if seen else ' (outline not seen: kept nominal)'}")
+        if seen:
+            doc["spaces"][k]["centre_mm"] = [round(float(new[0]), 2), round(float(new[1]), 2)]
+    doc["_fitted_from"] = str(args.image)
+    print(write_json(args.out or src, doc))
+    return 0
+
+
+def _colours(args: argparse.Namespace) -> int:
+    import cv2
+
+    from companion.games.carrousel import Position
+    from companion.vision.calibration import write_json
+    from companion.vision.carrousel import SEATS, CarrouselGeometry, CarrouselReader, reference_colours_from
+    from companion.vision.colour import ColourReferences
+
+    if args.truth and len(args.truth) != len(args.images):
+        raise ValueError(f"--truth: {len(args.truth)} files for {len(args.images)} images")
+    if not args.truth and not args.spaces:
+        raise ValueError("say what the photos show: --spaces (and --card) or --truth")
+    truths = []
+    for n, img in enumerate(args.images):
+        if args.truth:
+            t = json.loads(Path(args.truth[n]).read_text())
+            try:
+                spaces = ["unknown" if k in t.get("occluded", []) else v for k, v in enumerate(t["space_list"])]
+                cards = {c["position"]: c["triple"] for c in t.get("cards", [])
+                         if c.get("visibility", {}).get("visible_fraction", 1.0) >= 1.0}
+            except (KeyError, TypeError) as exc:
+                raise ValueError(f"{args.truth[n]}: expected space_list and cards ({exc})") from None
+        else:
+            try:
+                spaces = list(Position.from_text(args.spaces).spaces)
+            except ValueError as exc:
+                raise ValueError(f"--spaces {args.spaces!r}: {exc}") from None
+            cards = {}
+            for item in args.card:
+                seat, _, colours = item.partition("=")
+                if seat not in SEATS or len(colours.split(",")) != 3:
+                    raise ValueError(f"--card {item!r}: expected SEAT=C1,C2,C3 with SEAT one of {', '.join(SEATS)}")
+                cards[seat] = colours.split(",")
+        truths.append({"spaces": spaces, "cards": cards})
+    frames = []
+    for img in args.images:
+        f = cv2.imread(img)
+        if f is None:
+            raise ValueError(f"{img}: not an image OpenCV can decode")
+        frames.append(f)
+        _say(f"reading {img} ...")
+    import numpy as np
+
+    placeholder = ColourReferences(("a", "b"), np.zeros((2, 3)))
+    reader = CarrouselReader(CarrouselGeometry.load(args.geometry), (placeholder, placeholder))
+    refs = reference_colours_from(frames, truths, reader)
+    for kind in ("horses", "cards"):
+        for colour, lab in refs[kind].items():
+            _say(f"{kind[:-1]} {colour}: L* {lab[0]:.1f} a* {lab[1]:.1f} b* {lab[2]:.1f}")
+    missing = [c for c in ("black", "yellow", "blue", "green", "red") if c not in refs["horses"]]
+    if missing:
+        raise ValueError(f"no photo shows the {', '.join(missing)} horse(s) in plain view")
+    doc = {"_comment": "Reference colours in CIE L*a*b* (D65) seen against the white reference: horses "
+                       "against the plain board, card discs against the card's white. Captured by "
+                       f"`companion calibrate colours` from {', '.join(Path(i).name for i in args.images)}.",
+           **refs}
+    print(write_json(args.out, doc))
+    return 0

@@ -1,0 +1,73 @@
+"""Read the dice in camera images: what the dice reader sees, as JSON.
+
+One JSON line per image: each die found (its box in pixels, its value 1-6 or "unknown" with the
+reason) and the roll's three values when the tray holds exactly three dice. The tray region and
+the die size come from the [dice] section of the configuration (or --tray).
+
+Examples:
+  companion dice tray.jpg
+  companion dice --tray 60,90,600,520 photos/*.jpg
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``companion dice``."""
+    parser.add_argument("images", nargs="+", metavar="IMAGE", help="camera images (JPEG, PNG ...)")
+    parser.add_argument("--tray", metavar="X0,Y0,X1,Y1", help="tray region in pixels (default: [dice] tray)")
+
+
+def _tray(text: str | None, configured: list[int]) -> tuple[int, int, int, int] | None:
+    from companion.cli import UsageError
+
+    if text is None:
+        return tuple(configured) if configured else None  # type: ignore[return-value]
+    try:
+        x0, y0, x1, y1 = (int(v) for v in text.split(","))
+    except ValueError:
+        raise UsageError(f"--tray {text}: expected four integers x0,y0,x1,y1 (pixels)") from None
+    if not (0 <= x0 < x1 and 0 <= y0 < y1):
+        raise UsageError(f"--tray {text}: expected 0 <= x0 < x1 and 0 <= y0 < y1")
+    return (x0, y0, x1, y1)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``companion dice``; exit status 0, or 2 for an image that cannot be read."""
+    import cv2
+
+    from companion.cli import UsageError
+    from companion.config import load
+    from companion.readers.dice import DiceReader, roll_values
+
+    config = load(args.config)
+    section = config["dice"]
+    tray = _tray(args.tray, section["tray"])
+    try:
+        reader = DiceReader(tray=tray, die_px=(section["die_px_min"], section["die_px_max"]))
+    except ValueError as exc:
+        raise UsageError(f"[dice] {exc}") from None
+    for path in args.images:
+        if not os.path.isfile(path):
+            raise UsageError(f"{path}: no such file")
+        frame = cv2.imread(path, cv2.IMREAD_COLOR)
+        if frame is None:
+            raise UsageError(f"{path}: not an image OpenCV can read")
+        readings = reader.read(frame)
+        out = {
+            "image": path,
+            "dice": [
+                {"box": [round(v, 1) for v in r.box], "value": r.value, **({"reason": r.reason} if r.reason else {})}
+                for r in readings
+            ],
+            "roll": roll_values(readings),
+        }
+        sys.stdout.write(json.dumps(out) + "\n")
+    return 0

@@ -1,0 +1,76 @@
+"""Read a game's table from photographs and print what the camera reader sees, as JSON.
+
+One JSON object per image (JSON Lines): the status ("ok" or "board not visible: ..."), the 7
+spaces (a horse colour, "empty" or "unknown"), each space's confidence or the reason it
+abstained, each player's card (three colours in reading order, or "unknown") and the markers
+used. An image that cannot be read gives {"image": ..., "status": "error: ..."} and the exit
+status 1; the other images are still read.
+
+Examples:
+  companion read carrousel photo.jpg
+  companion read carrousel photo.jpg --overlay photo_read.png
+  companion read carrousel shots/*.jpg --overlay annotated/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["configure", "run"]
+
+READERS = ("carrousel",)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``companion read``."""
+    parser.add_argument("game", choices=READERS, help="the game whose table is photographed")
+    parser.add_argument("images", nargs="+", metavar="IMAGE", help="photographs (JPEG, PNG, ...)")
+    parser.add_argument("--overlay", metavar="OUT",
+                        help="write the image annotated with regions, labels and confidences: a file "
+                             "for one image, a folder for several (NAME_overlay.png)")
+    parser.add_argument("--geometry", metavar="FILE", help="board geometry (default calibration/carrousel-board.json)")
+    parser.add_argument("--colours", metavar="FILE", help="reference colours (default calibration/carrousel-colours.json)")
+    parser.add_argument("--intrinsics", metavar="FILE",
+                        help="camera intrinsics from `companion calibrate intrinsics` (default: none, "
+                             "the lens is treated as distortion-free)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read every image; returns 0, or 1 when an image could not be read."""
+    import cv2
+
+    from companion.cli import UsageError
+    from companion.vision.calibration import load_lens
+    from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, draw_overlay, load_references
+    from companion.vision.registration import Registrar
+
+    try:
+        geometry = CarrouselGeometry.load(args.geometry)
+        lens = load_lens(args.intrinsics) if args.intrinsics else None
+        reader = CarrouselReader(geometry, load_references(args.colours),
+                                 Registrar(geometry.markers, geometry.dictionary, lens=lens))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    overlay_dir = None
+    if args.overlay and len(args.images) > 1:
+        overlay_dir = Path(args.overlay)
+        overlay_dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name in args.images:
+        frame = cv2.imread(name, cv2.IMREAD_COLOR) if Path(name).is_file() else None
+        if frame is None:
+            why = "no such file" if not Path(name).exists() else "not an image OpenCV can decode (corrupt, empty or another format)"
+            print(json.dumps({"image": name, "status": f"error: {why}"}))
+            print(f"companion read: {name}: {why}", file=sys.stderr)
+            failed += 1
+            continue
+        reading = reader.read(frame)
+        print(json.dumps({"image": name, **reading.to_json()}), flush=True)
+        if args.overlay:
+            out = overlay_dir / f"{Path(name).stem}_overlay.png" if overlay_dir else Path(args.overlay)
+            if not cv2.imwrite(str(out), draw_overlay(frame, reading, geometry)):
+                raise UsageError(f"{out}: cannot write the overlay image (folder missing or unknown extension?)")
+    return 1 if failed else 0

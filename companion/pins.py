@@ -1,0 +1,75 @@
+"""Choosing gpiozero's pin factory: real pins on a Raspberry Pi, mock pins anywhere else.
+
+Every pin of the service goes through gpiozero (``LED``, ``TonalBuzzer``, ``Button``,
+``RotaryEncoder``); this module only picks the factory they are built with, once:
+
+* ``auto`` (default): on a Raspberry Pi (``/proc/device-tree/model`` says so) gpiozero's own
+  choice (lgpio on Bookworm); elsewhere, or when the real factory cannot start, gpiozero's
+  ``MockFactory`` with ``MockPWMPin`` (so the buzzer's PWM works), and one log line says so;
+* ``mock``, ``lgpio``, ``rpigpio``, ``native``: that factory, or a clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+__all__ = ["make_pin_factory", "is_raspberry_pi", "PinFactoryError"]
+
+log = logging.getLogger("companion.pins")
+
+
+class PinFactoryError(Exception):
+    """The pin factory named in the configuration cannot be started (the message says why)."""
+
+
+def is_raspberry_pi(model_file: str = "/proc/device-tree/model") -> bool:
+    """True when the device-tree model names a Raspberry Pi."""
+    try:
+        return "raspberry pi" in Path(model_file).read_text(errors="replace").lower()
+    except OSError:
+        return False
+
+
+def _mock() -> Any:
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    return MockFactory(pin_class=MockPWMPin)
+
+
+def make_pin_factory(name: str = "auto") -> tuple[Any, bool]:
+    """Build the pin factory named ``name``.
+
+    Returns:
+        ``(factory, is_mock)``.
+
+    Raises:
+        PinFactoryError: an explicit real factory (``lgpio``...) cannot start, naming the
+            cause (not a Pi, library not installed, no permission on /dev/gpiochip*).
+    """
+    if name == "mock" or (name == "auto" and not is_raspberry_pi()):
+        if name == "auto":
+            log.info("no GPIO here (not a Raspberry Pi): running on gpiozero's mock pins")
+        return _mock(), True
+    wanted = {"lgpio": "LGPIOFactory", "rpigpio": "RPiGPIOFactory", "native": "NativeFactory"}
+    try:
+        if name == "auto":
+            from gpiozero import Device
+
+            factory = Device._default_pin_factory()
+        else:
+            module = {
+                "lgpio": "gpiozero.pins.lgpio",
+                "rpigpio": "gpiozero.pins.rpigpio",
+                "native": "gpiozero.pins.native",
+            }[name]
+            import importlib
+
+            factory = getattr(importlib.import_module(module), wanted[name])()
+        return factory, False
+    except Exception as exc:  # gpiozero raises many kinds here (BadPinFactory, ImportError...)
+        if name == "auto":
+            log.warning("GPIO unavailable (%s): running on gpiozero's mock pins", exc)
+            return _mock(), True
+        raise PinFactoryError(f"[service] pin_factory = {name!r} cannot start: {exc}") from None

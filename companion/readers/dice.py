@@ -1,0 +1,562 @@
+"""The dice reader: the value of each standard six-sided die lying in the dice tray.
+
+Input: a camera frame, ``H x W x 3 uint8, BGR``, looking down on the tray. Output: one
+:class:`DieReading` per die found - its bounding box in pixels and its value 1-6, or
+``"unknown"`` when the reader is not sure. The reader never guesses (DESIGN.md, Vision): a die
+is only given a value when the pips it sees form one of the six faces of a standard die and
+nothing on the face contradicts it.
+
+How it works (OpenCV only; no trained model):
+
+1. **Finding the dice** (:meth:`DiceReader.find_dice`): inside the tray's region of interest,
+   the floor's local colour is a wide median filter of the frame in CIE Lab; pixels far from it
+   are foreground. After a morphological opening and closing, each connected component of a
+   die's size and squareness is a die. The dice of one frame are of one size: a region much
+   larger than the frame's typical die (``TYPICAL_SIZE_RATIO``) holds touching dice and is split
+   by an erosion; a region that does not split into die-shaped parts is reported as one
+   ``unknown`` reading; a region much smaller (``SMALL_SIZE_RATIO``) is a die seen in part, its
+   box grown to the typical size.
+2. **Pip map** (:func:`pip_map`): the die's bounding box is resampled to ``PATCH_PX`` pixels
+   square; each pixel's Lab distance from the median of its neighbourhood (a median filter wider
+   than a pip) is high on pips, whatever their colour against the die's body (white on red, red
+   on black, black on yellow ...).
+3. **Pip candidates**: ``cv2.SimpleBlobDetector`` on the contrast-normalised pip map, keeping
+   round, convex blobs of a pip's size; and on the distance from the face's own colour
+   (:func:`face_map`), which finds dense pips whole where the pip map shows rings.
+4. **Face fitting** (:func:`read_patch`): every subset of 1 to 6 candidates is tested against
+   the layouts of the six faces (pairwise-distance signature within ``SIGNATURE_TOL``, pip
+   spacing and size consistent with the die's size, pattern centred on the die, pips of even
+   contrast); then for the fitted 3 x 3 pip grid, the empty grid places that lie clear of every
+   pip must look like the die's body (negative evidence), and no other pip-sized blob may lie on
+   the face. The largest fitting face wins; a smaller fit that is not part of it makes the die
+   ``unknown``.
+5. **Agreement**: the die is read at three crops (box, box plus 8 % margin, a coarser
+   resampling); a value is given only when at least two readings agree and none disagrees.
+
+Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py`` and
+docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+__all__ = [
+    "UNKNOWN",
+    "PATCH_PX",
+    "DieReading",
+    "DiceReader",
+    "pip_map",
+    "face_map",
+    "read_patch",
+    "roll_values",
+    "RollSettler",
+]
+
+UNKNOWN = "unknown"
+#: Side (px) of the square a die's bounding box is resampled to before reading.
+PATCH_PX = 72
+#: Largest difference allowed between the sorted, normalised pairwise pip distances of the
+#: candidates and those of a face (0-1).
+SIGNATURE_TOL = 0.12
+#: Median filter aperture (px, on the resampled patch): wider than a pip, so that the filtered
+#: image shows the die's body where the pips are.
+BODY_KERNEL_PX = 25
+#: At most this many pip candidates are fitted; more means texture or clutter: ``unknown``.
+MAX_CANDIDATES = 12
+#: A region whose side exceeds the frame's typical die side by this factor holds touching dice.
+TYPICAL_SIZE_RATIO = 1.35
+#: A region smaller than the typical die side by this factor is a die seen only in part.
+SMALL_SIZE_RATIO = 0.75
+#: An empty pip place of the fitted face must show less than this share of the pips' evidence.
+EMPTY_PLACE_RATIO = 0.4
+
+# Pip places of each face on a 3 x 3 grid (x, y in -1, 0, 1), as on every standard die.
+_FACES: dict[int, tuple[tuple[int, int], ...]] = {
+    1: ((0, 0),),
+    2: ((-1, -1), (1, 1)),
+    3: ((-1, -1), (0, 0), (1, 1)),
+    4: ((-1, -1), (-1, 1), (1, -1), (1, 1)),
+    5: ((-1, -1), (-1, 1), (1, -1), (1, 1), (0, 0)),
+    6: ((-1, -1), (-1, 0), (-1, 1), (1, -1), (1, 0), (1, 1)),
+}
+_GRID = [(gx, gy) for gx in (-1, 0, 1) for gy in (-1, 0, 1)]
+
+
+def _signature(points: np.ndarray) -> np.ndarray:
+    """Sorted pairwise distances divided by the largest: invariant to shift, turn and scale."""
+    d = np.sort([float(np.hypot(*(a - b))) for a, b in itertools.combinations(points, 2)])
+    return d / d[-1]
+
+
+_SIGNATURES = {n: _signature(np.array(_FACES[n], float)) for n in range(2, 7)}
+# A six's two rows of three are spaced differently on different dice: a range of aspects.
+_SIX_SIGNATURES = [
+    _signature(np.array([(x * a, y) for x, y in _FACES[6]], float)) for a in np.arange(0.5, 1.15, 0.05)
+]
+_SPAN = {
+    n: max(float(np.hypot(*np.subtract(a, b))) for a, b in itertools.combinations(_FACES[n], 2))
+    for n in range(2, 7)
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DieReading:
+    """One die seen in the tray.
+
+    Attributes:
+        box: ``(x0, y0, x1, y1)`` in frame pixels (floats), the die's bounding box.
+        value: 1-6, or ``"unknown"``.
+        reason: for ``unknown``, why (``"no face fits"``, ``"readings disagree"``,
+            ``"dice touching"`` ...); empty otherwise.
+    """
+
+    box: tuple[float, float, float, float]
+    value: int | Literal["unknown"]
+    reason: str = ""
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        """Centre of the box (px)."""
+        x0, y0, x1, y1 = self.box
+        return ((x0 + x1) / 2, (y0 + y1) / 2)
+
+
+def _resample(frame: np.ndarray, box: Sequence[float], margin: float, size: int) -> np.ndarray:
+    """The box grown by ``margin`` (fraction of its width) resampled to ``size`` px wide."""
+    import cv2
+
+    x0, y0, x1, y1 = (float(v) for v in box)
+    w, h = x1 - x0, y1 - y0
+    x0, x1, y0, y1 = x0 - w * margin, x1 + w * margin, y0 - h * margin, y1 + h * margin
+    s = size / max(x1 - x0, 1e-6)
+    m = np.float32([[s, 0, -x0 * s], [0, s, -y0 * s]])
+    height = max(1, int(round((y1 - y0) * s)))
+    return cv2.warpAffine(frame, m, (size, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def pip_map(patch: np.ndarray) -> np.ndarray:
+    """Pip evidence of a die patch.
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, one die about :data:`PATCH_PX` px wide.
+
+    Returns:
+        ``h x w float32``: each pixel's CIE Lab distance (OpenCV's 8-bit Lab units) from the
+        median of its :data:`BODY_KERNEL_PX` neighbourhood; high on pips of any colour.
+    """
+    import cv2
+
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB)
+    body = cv2.medianBlur(lab, BODY_KERNEL_PX)
+    return np.linalg.norm(lab.astype(np.float32) - body.astype(np.float32), axis=2)
+
+
+def face_map(patch: np.ndarray) -> np.ndarray:
+    """Distance of each pixel from the die face's colour.
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, one die centred.
+
+    Returns:
+        ``h x w float32``: CIE Lab distance (OpenCV 8-bit units) from the median colour of the
+        patch's central half (the face, pips being a minority there).
+    """
+    import cv2
+
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).astype(np.float32)
+    h, w = patch.shape[:2]
+    core = lab[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4].reshape(-1, 3)
+    return np.linalg.norm(lab - np.median(core, axis=0), axis=2)
+
+
+def _blob_detector():
+    import cv2
+
+    prm = cv2.SimpleBlobDetector_Params()
+    prm.filterByColor = True
+    prm.blobColor = 255
+    prm.minThreshold = 25
+    prm.maxThreshold = 240
+    prm.thresholdStep = 10
+    prm.minRepeatability = 2
+    prm.filterByArea = True
+    prm.minArea = 8
+    prm.maxArea = 200
+    prm.filterByCircularity = True
+    prm.minCircularity = 0.6
+    prm.filterByConvexity = True
+    prm.minConvexity = 0.8
+    prm.filterByInertia = True
+    prm.minInertiaRatio = 0.4
+    prm.minDistBetweenBlobs = 4
+    return cv2.SimpleBlobDetector_create(prm)
+
+
+def _pip_candidates(evidence: np.ndarray) -> list[tuple[np.ndarray, float]]:
+    """Round blobs of the contrast-normalised pip map: ``(centre xy px, diameter px)``."""
+    scale = 230.0 / max(20.0, float(np.percentile(evidence, 99)))
+    img = np.clip(evidence * scale, 0, 255).astype(np.uint8)
+    h, w = img.shape
+    out = []
+    for kp in _blob_detector().detect(img):
+        x, y = kp.pt
+        if abs(x - w / 2) < 0.45 * w and abs(y - h / 2) < 0.45 * w:
+            out.append((np.array([x, y], float), float(kp.size)))
+    return out
+
+
+def _fits_face(points: np.ndarray, sizes: Sequence[float], width: int) -> bool:
+    """Geometry alone: do these pip centres (px) form a face of a die ``width`` px wide?"""
+    n = len(points)
+    centre = points.mean(0)
+    # The face's pattern is centred on the die (the box may include a side face).
+    if np.hypot(*(centre - width / 2)) > 0.22 * width:
+        return False
+    # The pips of one face are of one size.
+    if max(sizes) > (1.35 if n == 2 else 1.8) * min(sizes):
+        return False  # (a two's pair is held to a tighter match: a die's corner looks like a pip)
+    if n == 1:
+        return True
+    sig = _signature(points)
+    if n < 6 and np.abs(sig - _SIGNATURES[n]).max() > SIGNATURE_TOL:
+        return False
+    if n == 6 and min(np.abs(sig - s).max() for s in _SIX_SIGNATURES) > SIGNATURE_TOL:
+        return False
+    pair = [float(np.hypot(*(a - b))) for a, b in itertools.combinations(points, 2)]
+    unit = max(pair) / _SPAN[n] if n < 6 else float(np.mean(np.sort(pair)[:4]))
+    # Pip spacing is a fixed share of the die's side, and about a pip's diameter or more.
+    return 0.08 * width <= unit <= 0.24 * width and 0.45 <= unit / float(np.mean(sizes)) <= 2.3
+
+
+def _response(evidence: np.ndarray, xy: Sequence[float], radius: float) -> float:
+    x, y = int(round(xy[0])), int(round(xy[1]))
+    r = max(1, int(round(radius)))
+    h, w = evidence.shape
+    if not (0 <= x < w and 0 <= y < h):
+        return 0.0
+    return float(evidence[max(0, y - r) : y + r + 1, max(0, x - r) : x + r + 1].max())
+
+
+def _consistent(
+    evidence: np.ndarray, cands: list[tuple[np.ndarray, float]], subset: tuple[int, ...], width: int
+) -> bool:
+    """Evidence beyond geometry: no other pip on the face, even contrast, empty places empty."""
+    pts = np.array([cands[i][0] for i in subset])
+    size = float(np.mean([cands[i][1] for i in subset]))
+    centre = pts.mean(0)
+    # The face: around the pattern, half a pip beyond its outer pips (a single pip: a third of
+    # the die); pips of the side faces, seen in perspective, lie outside it.
+    reach = 0.3 * width if len(subset) == 1 else float(np.hypot(*(pts - centre).T).max()) + 1.0 * size
+    for i, (xy, d) in enumerate(cands):
+        if i not in subset and d >= 0.6 * size and np.hypot(*(xy - centre)) < reach:
+            return False  # an unexplained pip-sized blob on the face
+    on = [_response(evidence, p, size * 0.25) for p in pts]
+    if min(on) < 0.55 * max(on):
+        return False  # one "pip" much fainter than the others: glare or texture
+    ref = float(np.median(on))
+    if len(subset) == 1:
+        yy, xx = np.mgrid[0 : evidence.shape[0], 0 : evidence.shape[1]]
+        rr = np.hypot(xx - pts[0][0], yy - pts[0][1])
+        ring = (rr > size * 0.9) & (rr < 0.24 * width)
+        return bool(evidence[ring].max() < 0.5 * ref)
+    if len(subset) == 6:
+        return True
+    z = pts[:, 0] + 1j * pts[:, 1]
+    a, b = max(itertools.combinations(range(len(z)), 2), key=lambda ij: abs(z[ij[0]] - z[ij[1]]))
+    # The farthest pair are opposite corners: that fixes the 3 x 3 grid of pip places.
+    c, k = (z[a] + z[b]) / 2, (z[b] - z[a]) / (2 + 2j)
+    grid = [c + k * (gx + 1j * gy) for gx, gy in _GRID]
+    used = set()
+    for p in z:
+        dist = [abs(p - g) for g in grid]
+        j = int(np.argmin(dist))
+        if dist[j] > 0.35 * abs(k):
+            return False
+        used.add(j)
+    for j, g in enumerate(grid):
+        if j in used or min(abs(g - p) for p in z) < 1.3 * abs(k):
+            continue
+        if _response(evidence, (g.real, g.imag), size * 0.2) >= EMPTY_PLACE_RATIO * ref:
+            return False  # a place that should be empty shows a pip
+    return True
+
+
+def read_patch(patch: np.ndarray) -> tuple[int | None, str]:
+    """Read one die from a patch around it.
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, the die's bounding box resampled about
+            :data:`PATCH_PX` px wide.
+
+    Returns:
+        ``(value, reason)``: value 1-6, or None with the reason it is not sure.
+    """
+    width = patch.shape[1]
+    evidence = pip_map(patch)
+    cands = _pip_candidates(evidence)
+    # Dense pips (a six) fill the median's window and show as rings on the pip map: a second
+    # map, the distance from the face's own colour, finds them whole.
+    for xy, d in _pip_candidates(face_map(patch)):
+        if all(np.hypot(*(xy - c[0])) > 0.5 * max(d, c[1]) for c in cands):
+            cands.append((xy, d))
+    if not cands:
+        return None, "no pip seen"
+    if len(cands) > MAX_CANDIDATES:
+        return None, "too many spots (texture or clutter)"
+    found: list[tuple[int, tuple[int, ...]]] = []
+    for n in range(min(6, len(cands)), 0, -1):
+        for subset in itertools.combinations(range(len(cands)), n):
+            pts = np.array([cands[i][0] for i in subset])
+            sizes = [cands[i][1] for i in subset]
+            if _fits_face(pts, sizes, width) and _consistent(evidence, cands, subset, width):
+                found.append((n, subset))
+    if not found:
+        return None, "no face fits the pips"
+    n, best = found[0]
+    for m, subset in found[1:]:
+        if (m < n and not set(subset) <= set(best)) or (m == n and set(subset) != set(best)):
+            return None, "two faces fit"
+    return n, ""
+
+
+#: (margin as a fraction of the box width, resampled width px) of the three readings.
+_VARIANTS = ((0.0, PATCH_PX), (0.08, PATCH_PX), (0.0, 64))
+
+
+class DiceReader:
+    """Finds the dice in the tray and reads each one, abstaining when unsure.
+
+    Args:
+        tray: region of interest ``(x0, y0, x1, y1)`` in frame pixels (the tray's floor); None
+            = the whole frame.
+        die_px: ``(smallest, largest)`` side of a die's bounding box in pixels at this camera
+            distance (default ``(22, 70)``: the dice of the reference photos measure 27-59 px in a
+            640 x 640 frame).
+        foreground_lab: Lab distance (OpenCV 8-bit units) from the tray floor's local colour
+            above which a pixel belongs to a die.
+        lightness_weight: weight of the lightness difference (L*) against the colour
+            difference (a*, b*): below 1, shadows count less.
+
+    Example::
+
+        reader = DiceReader(tray=(60, 90, 600, 520))
+        readings = reader.read(cv2.imread("tray.jpg"))   # [DieReading(box=..., value=5), ...]
+        roll_values(readings)                           # (5, 2, "unknown") or None
+    """
+
+    def __init__(
+        self,
+        tray: tuple[int, int, int, int] | None = None,
+        die_px: tuple[float, float] = (22.0, 70.0),
+        foreground_lab: float = 28.0,
+        lightness_weight: float = 0.5,
+    ):
+        if die_px[0] <= 0 or die_px[1] <= die_px[0]:
+            raise ValueError(f"die_px: expected 0 < smallest < largest, got {die_px}")
+        self.tray = tray
+        self.die_px = die_px
+        self.foreground_lab = foreground_lab
+        self.lightness_weight = lightness_weight
+
+    def find_dice(self, frame: np.ndarray) -> list[tuple[tuple[float, float, float, float], bool]]:
+        """Dice-sized foreground regions of the tray.
+
+        The tray floor's colour is taken locally (a median filter much wider than a die, on a
+        quarter-size copy), so uneven light and the shading near the walls do not count as
+        dice; lightness differences weigh half (``lightness_weight``) so that shadows count
+        less than colour. Regions of several touching dice are split by an erosion; what cannot
+        be split is reported with ``single`` False.
+
+        Args:
+            frame: ``H x W x 3 uint8, BGR``.
+
+        Returns:
+            ``(box, single)`` per region, box ``(x0, y0, x1, y1)`` in frame pixels; ``single``
+            is False for a region too large for one die (dice touching).
+
+        Raises:
+            ValueError: ``frame`` is not ``H x W x 3 uint8``.
+        """
+        import cv2
+
+        _check_frame(frame)
+        x0, y0 = 0, 0
+        roi = frame
+        if self.tray is not None:
+            x0, y0, x1, y1 = self.tray
+            x0, y0 = max(0, x0), max(0, y0)
+            roi = frame[y0:y1, x0:x1]
+        h, w = roi.shape[:2]
+        lab = cv2.cvtColor(roi, cv2.COLOR_BGR2LAB)
+        small = cv2.resize(lab, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
+        floor = cv2.resize(cv2.medianBlur(small, 31), (w, h), interpolation=cv2.INTER_LINEAR)
+        diff = lab.astype(np.float32) - floor.astype(np.float32)
+        diff[..., 0] *= self.lightness_weight
+        dist = np.linalg.norm(diff, axis=2)
+        mask = (dist > self.foreground_lab).astype(np.uint8)
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        lo, hi = self.die_px
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
+        comps = [tuple(int(v) for v in stats[i]) for i in range(n)]
+        kinds = ["other"] + [self._shape(c[2], c[3], c[4]) for c in comps[1:]]
+        # The dice of one frame are of one size: a "die" much larger than the typical one is
+        # two dice (or a die and its neighbour's side) touching.
+        sides = sorted(max(c[2], c[3]) for c, k in zip(comps, kinds) if k == "die")
+        typical = float(sides[len(sides) // 2]) if len(sides) >= 3 else None
+        if typical is not None:
+            kinds = [
+                "cluster" if k == "die" and max(c[2], c[3]) > TYPICAL_SIZE_RATIO * typical else k
+                for c, k in zip(comps, kinds)
+            ]
+        grow = int(round(0.45 * typical if typical else lo / 2)) | 1  # odd aperture, half a die
+        out: list[tuple[tuple[float, float, float, float], bool]] = []
+        for i in range(1, n):
+            x, y, bw, bh, area = comps[i]
+            if kinds[i] == "die":
+                out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), True))
+            elif kinds[i] == "cluster":
+                # Touching dice: erode the bridges between them, keep the die-shaped parts.
+                part = (labels[y : y + bh, x : x + bw] == i).astype(np.uint8)
+                eroded = cv2.erode(part, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
+                m, _, sub, _ = cv2.connectedComponentsWithStats(eroded)
+                pieces = []
+                g = grow // 2
+                for k in range(1, m):
+                    sx, sy, sw, sh, _ = (int(v) for v in sub[k])
+                    sw, sh = sw + 2 * g, sh + 2 * g
+                    if lo <= max(sw, sh) <= hi and max(sw, sh) <= 1.5 * min(sw, sh):
+                        pieces.append((sx - g, sy - g, sw, sh))
+                if not pieces:
+                    out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), False))
+                for sx, sy, sw, sh in pieces:
+                    bx, by = x + sx + x0, y + sy + y0
+                    out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), True))
+            # anything else is not dice (a tray wall, a hand): ignored
+        if typical is not None:
+            # A die seen only in part (a white die on the light floor, a dark side face) gives a
+            # small region: its box grows to the typical die around the region's centre.
+            grown = []
+            for (bx0, by0, bx1, by1), single in out:
+                if single and max(bx1 - bx0, by1 - by0) < SMALL_SIZE_RATIO * typical:
+                    cx, cy, half = (bx0 + bx1) / 2, (by0 + by1) / 2, typical / 2
+                    grown.append(((cx - half, cy - half, cx + half, cy + half), True))
+                else:
+                    grown.append(((bx0, by0, bx1, by1), single))
+            out = grown
+        return out
+
+    def _shape(self, w: int, h: int, area: int) -> str:
+        """``"die"``, ``"cluster"`` (several touching dice) or ``"other"`` for a region."""
+        lo, hi = self.die_px
+        if max(w, h) < lo or min(w, h) < lo * 0.6:
+            return "other"  # a speck
+        fill = area / float(w * h)
+        if max(w, h) <= hi and max(w, h) <= 1.5 * min(w, h) and fill > 0.45:
+            return "die"
+        if max(w, h) <= 3 * hi and area <= 4 * hi * hi and fill > 0.3:
+            return "cluster"
+        return "other"
+
+    def read_die(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
+        """Read the die in ``box`` (``x0, y0, x1, y1`` px) of ``frame`` (``H x W x 3 uint8``,
+        BGR): ``(value, "")`` or ``(None, reason)``. Three crops must agree (module notes)."""
+        results = [read_patch(_resample(frame, box, m, s)) for m, s in _VARIANTS]
+        values = {v for v, _ in results if v is not None}
+        given = [v for v, _ in results if v is not None]
+        if len(values) > 1:
+            return None, "readings disagree"
+        if len(given) < 2:
+            reasons = [r for v, r in results if v is None]
+            return None, reasons[0] if reasons else "unsure"
+        return given[0], ""
+
+    def read(self, frame: np.ndarray) -> list[DieReading]:
+        """Every die in the tray, left to right then top to bottom.
+
+        Args:
+            frame: ``H x W x 3 uint8, BGR``.
+
+        Raises:
+            ValueError: ``frame`` is not ``H x W x 3 uint8``.
+        """
+        readings = []
+        for box, single in self.find_dice(frame):
+            if not single:
+                readings.append(DieReading(box, UNKNOWN, "dice touching"))
+                continue
+            value, reason = self.read_die(frame, box)
+            readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
+        return sorted(readings, key=lambda r: (round(r.centre[1] / 40), r.centre[0]))
+
+
+def roll_values(readings: Sequence[DieReading], dice: int = 3) -> tuple[int | str, ...] | None:
+    """The values of a Carnival roll from one frame's readings.
+
+    Returns:
+        ``dice`` values (1-6 or ``"unknown"``) in reading order, ready for a ``roll``
+        observation; None when the tray does not hold exactly ``dice`` dice.
+    """
+    if len(readings) != dice:
+        return None
+    return tuple(r.value for r in readings)
+
+
+def _check_frame(frame: np.ndarray) -> None:
+    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        shape = getattr(frame, "shape", None)
+        dtype = getattr(frame, "dtype", None)
+        raise ValueError(f"frame: expected an H x W x 3 uint8 BGR image, got shape {shape} dtype {dtype}")
+
+
+class RollSettler:
+    """Turns the per-frame dice readings into one roll, once the tray has settled.
+
+    The camera reads the tray many times a second while the dice tumble, stop and are nudged.
+    A roll is reported only when the same values (as a multiset, so that a die moving a little
+    does not count) have been read for ``settle_s`` seconds, and only once until the tray
+    changes again. Time comes in with each frame; nothing here reads a clock.
+
+    Args:
+        settle_s: seconds the reading must stay the same (configuration ``[dice] settle_s``).
+        dice: dice in a roll (Carnival: 3).
+
+    Example::
+
+        settler = RollSettler(0.5)
+        for t, frame in frames:
+            values = settler.update(t, reader.read(frame))
+            if values is not None:
+                emit(Roll(t=t, player=active_player, dice=values))
+    """
+
+    def __init__(self, settle_s: float = 0.5, dice: int = 3):
+        if settle_s < 0:
+            raise ValueError(f"settle_s: expected seconds >= 0, got {settle_s}")
+        self.settle_s = settle_s
+        self.dice = dice
+        self._values: tuple[int | str, ...] | None = None
+        self._key: tuple[str, ...] | None = None
+        self._since = 0.0
+        self._reported = False
+
+    def update(self, t: float, readings: Sequence[DieReading]) -> tuple[int | str, ...] | None:
+        """Feed one frame's readings at session time ``t`` (s); return the roll's values (1-6
+        or ``"unknown"``, in reading order) the first time they have been stable for
+        ``settle_s``, else None."""
+        values = roll_values(readings, self.dice)
+        key = None if values is None else tuple(sorted(str(v) for v in values))
+        if key != self._key:
+            self._key, self._values, self._since, self._reported = key, values, t, False
+            if self.settle_s > 0:
+                return None
+        if key is None or self._reported or t - self._since < self.settle_s:
+            return None
+        self._reported = True
+        return self._values

@@ -1,0 +1,114 @@
+"""Rotation of the turning games' part (Monsieur Carrousel's carousel, Carrossel's board).
+
+Layers, in the order data flows:
+
+* readers (:mod:`.pico` over USB serial, :mod:`.gpio` with gpiozero, :mod:`.simulated`)
+  report :mod:`.samples` (count, index pulse, link lost/back);
+* :mod:`.tracker` feeds them to the :mod:`.angle` model and the :mod:`.spin` detector and emits
+  the :mod:`.observations` ``spin_started`` / ``spin_stopped``;
+* :mod:`.layout` maps a rest angle to the seat or sector facing a pointer or a player.
+
+:func:`source_from_config` builds the whole chain from the ``[encoder]`` section of the
+configuration (see ``docs/rotation.md``); ``companion run`` and ``companion encoder monitor``
+use it.
+"""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from pathlib import Path
+
+from companion.config import Config, ConfigError
+
+__all__ = ["reader_from_config", "source_from_config", "tracker_from_config",
+           "calibrated_counts_per_rev"]
+
+log = logging.getLogger(__name__)
+
+
+def calibrated_counts_per_rev(path: str | Path) -> float | None:
+    """Counts per turn of the rotating part from a calibration file written by
+    ``companion calibrate encoder``, or None when the file does not exist.
+
+    Raises:
+        ConfigError: the file exists but is not valid or lacks ``counts_per_rev > 0``.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        return None
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: not a valid encoder calibration: {exc}") from None
+    cpr = data.get("encoder", {}).get("counts_per_rev")
+    if isinstance(cpr, bool) or not isinstance(cpr, (int, float)) or not cpr > 0:
+        raise ConfigError(f"{p}: [encoder] counts_per_rev: expected a number > 0, got {cpr!r}")
+    return float(cpr)
+
+
+def reader_from_config(config: Config, backend: str | None = None, pin_factory=None):
+    """The encoder reader chosen by ``[encoder] backend`` (or ``backend`` when given).
+
+    ``auto`` uses the Pico when one is plugged in (USB id ``[encoder] usb_id``) and the
+    simulated shaft otherwise. Raises ConfigError for a bad USB id.
+    """
+    enc = config["encoder"]
+    choice = backend or enc["backend"]
+    from companion.rotation.pico import PicoEncoder, find_pico_port, parse_usb_id
+
+    try:
+        usb_id = parse_usb_id(enc["usb_id"])
+    except ValueError as exc:
+        raise ConfigError(f"[encoder] usb_id: {exc}") from None
+    if choice == "auto":
+        choice = "pico" if (enc["port"] or find_pico_port(usb_id)) else "sim"
+        log.info("encoder backend: %s", choice)
+    if choice == "pico":
+        return PicoEncoder(port=enc["port"] or None, usb_id=usb_id,
+                           lines_per_rev=enc["lines_per_rev"], rate_hz=enc["rate_hz"])
+    if choice == "gpio":
+        from companion.rotation.gpio import GpioEncoder
+
+        pins = config["pins"]
+        return GpioEncoder(pins["encoder_a"], pins["encoder_b"],
+                           pins["encoder_index"] if enc["index"] else None,
+                           lines_per_rev=enc["lines_per_rev"], pin_factory=pin_factory)
+    from companion.rotation.simulated import SimulatedShaft
+
+    return SimulatedShaft(counts_per_rev=4 * enc["lines_per_rev"], seed=enc["sim_seed"],
+                          spin_every_s=enc["sim_spin_every_s"],
+                          drop_every_s=enc["sim_link_drop_every_s"] or None,
+                          index_count=0 if enc["index"] else None)
+
+
+def tracker_from_config(config: Config, reader):
+    """The :class:`~companion.rotation.tracker.RotationTracker` for ``reader``: counts per
+    turn from the calibration file when present, else the reader's nominal value times
+    ``[encoder] gear_ratio``."""
+    from companion.rotation.angle import AngleModel
+    from companion.rotation.spin import SpinDetector
+    from companion.rotation.tracker import RotationTracker
+
+    enc = config["encoder"]
+    cpr = calibrated_counts_per_rev(enc["calibration"])
+    if cpr is None:
+        cpr = reader.counts_per_rev * enc["gear_ratio"]
+    angle = AngleModel(cpr, 1 if enc["direction"] == "ccw" else -1, enc["index_angle_deg"],
+                       has_index=enc["index"] and reader.has_index)
+    return RotationTracker(angle, SpinDetector(enc["settle_s"], enc["deadband_counts"]))
+
+
+def source_from_config(config: Config, backend: str | None = None, pin_factory=None,
+                       on_sample=None):
+    """The rotation :class:`~companion.sources.Source` built from ``[encoder]``.
+
+    Example (what ``companion run`` does for a turning game)::
+
+        src = source_from_config(load())
+        src.start(emit, clock)      # emit gets SpinStarted / SpinStopped
+    """
+    from companion.rotation.tracker import RotationSource
+
+    reader = reader_from_config(config, backend, pin_factory)
+    return RotationSource(reader, tracker_from_config(config, reader), on_sample=on_sample)

@@ -1,0 +1,214 @@
+"""The service loop: sources -> referee -> announcers, with every message journaled.
+
+One thread runs the loop. Sources (buttons, readers, the simulated table) call :meth:`emit`
+from any thread; the loop wakes, applies each observation to the referee in time order,
+journals the observation with its calls in one transaction, then hands the calls to every
+announcer. Between
+observations it sleeps on the :class:`~companion.clock.Clock` until the next deadline: the
+referee's (Carrousel's dead end, via ``next_deadline``) or a scheduled source's (the simulated
+table's next action, via ``next_time``/``advance``). At a referee deadline it applies a
+``tick`` so the call is made on time. No polling: nothing runs between events.
+
+With :class:`~companion.clock.ManualClock` the loop never blocks and a whole game runs in
+milliseconds, deterministically: that is how the tests drive it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections import deque
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from companion.announcers import Announcer
+from companion.clock import Clock
+from companion.events import Call, Observation, Tick
+from companion.games import Referee
+from companion.journal import Journal
+from companion.sources import Source
+
+__all__ = ["Service", "ScheduledSource", "restore"]
+
+log = logging.getLogger("companion.service")
+
+
+class ScheduledSource(Protocol):
+    """A source that acts at times it chooses (the simulated table)."""
+
+    def next_time(self) -> float | None:
+        """Session time (s) of its next action, or None."""
+
+    def advance(self, t: float) -> None:
+        """Perform every action due at or before ``t`` (s), emitting observations."""
+
+
+def restore(referee: Referee, journal: Journal, session: int) -> tuple[Any, float, int]:
+    """Rebuild a session's state by re-applying its journaled observations.
+
+    Returns:
+        ``(state, last_t, n)``: the state, the time (s) of the last observation, and how many
+        observations were re-applied.
+    """
+    state = referee.initial_state()
+    last_t = 0.0
+    n = 0
+    for entry in journal.entries(session):
+        if entry.kind != "observation":
+            continue
+        obs = journal.observation(entry, referee.vocabulary)
+        state, _ = referee.apply(state, obs)
+        last_t = max(last_t, obs.t)
+        n += 1
+    return state, last_t, n
+
+
+class Service:
+    """The referee service loop.
+
+    Args:
+        referee: the game's rules engine.
+        clock: session time; :class:`~companion.clock.MonotonicClock` in service,
+            :class:`~companion.clock.ManualClock` in tests.
+        journal: where observations and calls are appended (None: not journaled).
+        session: the journal session id (required with a journal).
+        sources: started with :meth:`emit` and the clock; stopped at the end.
+        scheduled: sources whose actions the loop times (``next_time``/``advance``).
+        announcers: told every call, in order, on the loop's thread.
+        state: the starting state (a restored one when resuming), default a new game.
+        last_t: time (s) of the last observation already applied (resuming).
+    """
+
+    def __init__(
+        self,
+        referee: Referee,
+        clock: Clock,
+        journal: Journal | None = None,
+        session: int | None = None,
+        sources: Sequence[Source] = (),
+        scheduled: Sequence[ScheduledSource] = (),
+        announcers: Sequence[Announcer] = (),
+        state: Any = None,
+        last_t: float = 0.0,
+    ):
+        if journal is not None and session is None:
+            raise ValueError("a journal needs a session id")
+        self.referee = referee
+        self.clock = clock
+        self.journal = journal
+        self.session = session
+        self.sources = list(sources)
+        self.scheduled = list(scheduled)
+        self.announcers = list(announcers)
+        self.state = referee.initial_state() if state is None else state
+        self.last_t = last_t
+        self.calls_made = 0
+        self._inbox: deque[Observation] = deque()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def emit(self, observation: Observation) -> None:
+        """Hand an observation to the loop (any thread; never blocks)."""
+        self._inbox.append(observation)
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Ask the loop to finish after the observation it is applying (any thread)."""
+        self._stop.set()
+        self._wake.set()
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def run(self, until: float | None = None, stop_when_over: bool = True) -> Any:
+        """Run until the game is over (or :meth:`stop`, or session time ``until``, seconds).
+
+        Returns:
+            The final state.
+        """
+        for source in self.sources:
+            source.start(self.emit, self.clock)
+        log.info("ready: refereeing %s", self.referee.name)
+        try:
+            while not self._stop.is_set():
+                if self._inbox:
+                    self._drain()
+                    continue
+                if stop_when_over and self.referee.is_over(self.state):
+                    break
+                if until is not None and self.clock.now() >= until:
+                    break
+                deadline = self.referee.next_deadline(self.state)
+                wake_at = _earliest([deadline, until, *(s.next_time() for s in self.scheduled)])
+                self._wake.clear()
+                if self._inbox or self._stop.is_set():
+                    continue
+                if wake_at is None and not self.sources:
+                    break  # nothing can ever happen again
+                if self.clock.wait(self._wake, wake_at):
+                    continue
+                now = self.clock.now()
+                for s in self.scheduled:
+                    due = s.next_time()
+                    if due is not None and due <= now:
+                        s.advance(now)
+                if self._inbox:
+                    continue  # apply what the sources did first; the deadline comes next round
+                if deadline is not None and now >= deadline:
+                    self._apply(Tick(t=now))
+        finally:
+            for source in self.sources:
+                try:
+                    source.stop()
+                except Exception:  # a source that fails to stop must not lose the journal
+                    log.exception("stopping a source failed")
+        return self.state
+
+    def _drain(self) -> None:
+        batch = []
+        while self._inbox:
+            batch.append(self._inbox.popleft())
+        batch.sort(key=lambda o: o.t)  # stable: equal times keep their arrival order
+        for obs in batch:
+            self._apply(obs)
+
+    def _apply(self, obs: Observation) -> list[Call]:
+        """Apply, journal the observation with its calls, announce; returns the calls."""
+        if obs.t < self.last_t:
+            # Stamped before an observation already applied (another thread was first):
+            # judged now, not lost.
+            obs = dataclasses.replace(obs, t=self.last_t)
+        state, calls = self.referee.apply(self.state, obs)
+        if self.journal is not None:
+            # Durable before anybody is told: a crash loses nothing that was announced.
+            self.journal.append_step(self.session, obs, calls)  # type: ignore[arg-type]
+        self.state = state
+        self.last_t = obs.t
+        if calls:
+            summary = self.referee.summary(self.state)
+            for call in calls:
+                self._announce(call, summary)
+            self.calls_made += len(calls)
+        return calls
+
+    def _announce(self, call: Call, summary: Any) -> None:
+        for a in self.announcers:
+            try:
+                a.announce(call, summary)
+            except Exception:  # one failing announcer must not silence the others
+                log.exception("announcer %s failed on %s", type(a).__name__, call.TYPE)
+
+    def close(self) -> None:
+        """Close the announcers (the journal belongs to the caller)."""
+        for a in self.announcers:
+            try:
+                a.close()
+            except Exception:
+                log.exception("closing announcer %s failed", type(a).__name__)
+
+
+def _earliest(times: Iterable[float | None]) -> float | None:
+    present = [t for t in times if t is not None]
+    return min(present) if present else None

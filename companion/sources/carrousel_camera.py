@@ -1,0 +1,298 @@
+"""The camera as a source of Carrousel observations.
+
+Frames (from any :mod:`companion.vision.frames` source) go through the
+:class:`~companion.vision.carrousel.CarrouselReader`; the board reading and each player's card
+are passed through a settle-time :class:`~companion.vision.colour.Stabiliser` and become
+
+* ``board`` observations (the 7 spaces) when the reading has been the same, with every space
+  read, for ``settle_s`` seconds;
+* ``card_seen`` observations (player, card) when a player's card has been read the same for
+  ``settle_s`` seconds.
+
+Problems are reported through ``on_status(text)``, once per change: ``"camera lost: ..."``,
+``"board not visible: ..."``, ``"camera: end of frames"`` and ``"board visible"`` when it comes
+back. The service loop passes them on to the announcers. Nothing here raises once started.
+
+Light: a camera with exposure locked (picamera2) sees the board darker or brighter when the
+room's light changes. When the board's white stays more than ``relight_ratio`` times brighter
+or darker than when the exposure was locked for ``settle_s``, the source asks the camera to
+lock again (``frames.relock()``: automatic exposure, lock, flush the stale frames) and reports
+``"light changed: exposure locked again"``.
+
+Seats: player 1 sits at the first seat of ``seats``, player 2 at the second, and so on
+(default for 2 players: south, north; 3: south, east, north; 4: south, east, north, west).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from companion.clock import Clock
+from companion.events import Observation
+from companion.games.carrousel import Board, CardSeen
+from companion.sources import Emit
+from companion.vision.colour import UNKNOWN, Stabiliser
+from companion.vision.frames import CameraLost, FrameSource, FrameSourceError, open_frame_source
+
+__all__ = ["CarrouselCameraSource", "ScheduledCamera", "default_seats", "camera_source_from_config"]
+
+log = logging.getLogger(__name__)
+
+
+def default_seats(n_players: int) -> tuple[str, ...]:
+    """The seats of 1-4 players in seat order (players facing each other when two)."""
+    return {1: ("south",), 2: ("south", "north"), 3: ("south", "east", "north")}.get(
+        n_players, ("south", "east", "north", "west"))[:max(n_players, 0)]
+
+
+class CarrouselCameraSource:
+    """A :class:`companion.sources.Source` that watches the Carrousel table.
+
+    Args:
+        frames: a frame source, or its spec (``"picamera2"``, ``"opencv:0"``,
+            ``"folder:PATH"``, ``"sim"``; see :func:`~companion.vision.frames.open_frame_source`).
+        players: player names in seat order (for ``card_seen``); none = cards are not reported.
+        seats: the seat of each player (default :func:`default_seats`).
+        reader: the :class:`~companion.vision.carrousel.CarrouselReader` (default: the
+            calibration files in ``calibration/``).
+        settle_s: seconds a reading must stay the same before it is reported.
+        frame_period_s: at most one frame per this many seconds (0 = as fast as frames come).
+        on_status: called with a short text when the camera's state changes.
+        emit_partial: also report stable board readings with unknown spaces.
+        relight_ratio: light change (ratio of the board's white) that makes a camera with a
+            ``relock()`` method lock its exposure again.
+
+    Raises:
+        ValueError: a bad spec or seat, or a bad calibration file (naming it).
+        FrameSourceError: the camera cannot be opened.
+    """
+
+    def __init__(self, frames: FrameSource | str, players: Sequence[str] = (),
+                 seats: Sequence[str] | None = None, reader: Any = None, settle_s: float = 0.5,
+                 frame_period_s: float = 0.0, on_status: Callable[[str], None] | None = None,
+                 emit_partial: bool = False, relight_ratio: float = 1.6):
+        from companion.vision.carrousel import SEATS, CarrouselReader
+
+        self.players = tuple(players)
+        self.seats = tuple(seats) if seats is not None else default_seats(len(self.players))
+        if len(self.seats) < len(self.players):
+            raise ValueError(f"{len(self.players)} players but only {len(self.seats)} seats")
+        for s in self.seats:
+            if s not in SEATS:
+                raise ValueError(f"seat {s!r}: expected one of {', '.join(SEATS)}")
+        self.reader = reader if reader is not None else CarrouselReader()
+        self.frames = open_frame_source(frames) if isinstance(frames, str) else frames
+        self.settle_s = settle_s
+        self.frame_period_s = frame_period_s
+        self.on_status = on_status
+        self.emit_partial = emit_partial
+        self._board = Stabiliser[tuple[str, ...]](settle_s)
+        self._cards = {p: Stabiliser[tuple[str, ...]](settle_s) for p in self.players}
+        self.status = ""
+        self.frames_read = 0
+        self.relight_ratio = relight_ratio
+        self.relocks = 0
+        self._light_ref: float | None = None
+        self._light_off_since: float | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ one frame
+    def _set_status(self, text: str) -> None:
+        if text != self.status:
+            self.status = text
+            log.info("camera: %s", text)
+            if self.on_status is not None:
+                self.on_status(text)
+
+    def step(self, t: float) -> list[Observation] | None:
+        """Read one frame at session time ``t`` (seconds) and return the observations it
+        completes; None when the frames have ended or the camera is lost."""
+        try:
+            frame = self.frames.read()
+        except (CameraLost, FrameSourceError) as exc:
+            self._set_status(str(exc) if str(exc).startswith("camera lost") else f"camera lost: {exc}")
+            return None
+        if frame is None:
+            self._set_status("camera: end of frames")
+            return None
+        self.frames_read += 1
+        reading = self.reader.read(frame.image, stream=True)
+        out: list[Observation] = []
+        if reading.status != "ok":
+            self._set_status(reading.status)
+            return out
+        if self.status.startswith(("board not visible", "light changed")) or not self.status:
+            self._set_status("board visible")
+        if self._light_changed(t, reading.white_level):
+            return out
+        labels = reading.labels
+        settled = self._board.update(t, labels)
+        if settled is not None and (self.emit_partial or UNKNOWN not in settled):
+            out.append(Board(t=t, spaces=settled))
+        for player, seat in zip(self.players, self.seats):
+            card = reading.cards.get(seat)
+            triple = tuple(card.triple) if card is not None and card.triple else None
+            if triple is None:
+                continue  # an unread card says nothing; the last stable one stands
+            done = self._cards[player].update(t, triple)
+            if done is not None:
+                out.append(CardSeen(t=t, player=player, card=done))  # type: ignore[arg-type]
+        return out
+
+    def _light_changed(self, t: float, level: float) -> bool:
+        """Track the board's white; relock the camera's exposure after a lasting change."""
+        relock = getattr(self.frames, "relock", None)
+        if relock is None or level <= 0:
+            return False
+        if self._light_ref is None:
+            self._light_ref = level
+            return False
+        ratio = level / self._light_ref
+        if 1 / self.relight_ratio <= ratio <= self.relight_ratio:
+            self._light_off_since = None
+            return False
+        if self._light_off_since is None:
+            self._light_off_since = t
+        if t - self._light_off_since < self.settle_s:
+            return False
+        relock()  # automatic exposure, lock again, flush the frames taken before
+        self.relocks += 1
+        self._light_ref = None
+        self._light_off_since = None
+        self._set_status("light changed: exposure locked again")
+        return True
+
+    # ------------------------------------------------------------------ Source protocol
+    def start(self, emit: Emit, clock: Clock) -> None:
+        """Read frames on a thread and ``emit`` observations (times from ``clock``)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            next_t = clock.now()
+            while not self._stop.is_set():
+                if self.frame_period_s > 0:
+                    if clock.wait(self._stop, next_t):
+                        break
+                    next_t = max(next_t + self.frame_period_s, clock.now())
+                try:
+                    observations = self.step(clock.now())
+                except Exception as exc:  # a reader bug must not kill the service
+                    log.exception("camera reader failed")
+                    self._set_status(f"camera lost: reader error: {exc}")
+                    break
+                if observations is None:
+                    break
+                for obs in observations:
+                    emit(obs)
+
+        self._thread = threading.Thread(target=loop, name="carrousel-camera", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop reading and release the camera; safe to call twice."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self._thread = None
+        try:
+            self.frames.close()
+        except Exception as exc:
+            log.warning("camera: close: %s", exc)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the reading thread to end (end of frames, camera lost or stop)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+class ScheduledCamera:
+    """A :class:`CarrouselCameraSource` driven by the service loop instead of its own thread:
+    one frame every ``period_s`` seconds of session time (the simulated camera, whose frames
+    are rendered on demand, so that a simulated game is the same at any speed).
+
+    Args:
+        source: the camera source (its frames are read by :meth:`advance`).
+        period_s: session seconds between frames.
+        start_t: session time (s) of the first frame.
+    """
+
+    def __init__(self, source: CarrouselCameraSource, period_s: float = 0.1, start_t: float = 0.0):
+        self.source = source
+        self.period_s = period_s
+        self._next: float | None = start_t
+        self._emit: Emit | None = None
+
+    def start(self, emit: Emit, clock: Clock) -> None:
+        """Begin: observations go to ``emit``."""
+        self._emit = emit
+
+    def stop(self) -> None:
+        """No more frames; closes the camera."""
+        self._next = None
+        self.source.frames.close()
+
+    def next_time(self) -> float | None:
+        """Session time (s) of the next frame, or None once the camera has ended."""
+        return self._next
+
+    def advance(self, t: float) -> None:
+        """Read the frame due at or before ``t`` (s) and emit what it completes."""
+        if self._next is None or self._next > t:
+            return
+        observations = self.source.step(self._next)
+        if observations is None:
+            self._next = None
+            return
+        for obs in observations:
+            if self._emit is not None:
+                self._emit(obs)
+        self._next = round(self._next + self.period_s, 6)
+
+
+def camera_source_from_config(config: Any, players: Sequence[str], spec: str | None = None,
+                              on_status: Callable[[str], None] | None = None,
+                              clock: Callable[[], float] | None = None) -> CarrouselCameraSource:
+    """Build the camera source from the ``[camera]`` configuration section.
+
+    Args:
+        config: the loaded configuration (``config["camera"]`` is read).
+        players: player names in seat order.
+        spec: overrides ``[camera] source`` (``companion run --camera ...``).
+        on_status: see :class:`CarrouselCameraSource`.
+        clock: timestamps of the frames (default ``time.monotonic``).
+
+    Raises:
+        ValueError: a bad spec or calibration file (naming it).
+        FrameSourceError: the camera cannot be opened.
+    """
+    import time
+
+    from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, load_references
+    from companion.vision.frames import open_frame_source
+    from companion.vision.registration import Registrar
+
+    from companion.vision.calibration import load_lens
+
+    cam = config["camera"]
+    geometry = CarrouselGeometry.load(cam["geometry"] or None)
+    lens = load_lens(cam["intrinsics"]) if cam["intrinsics"] else None
+    reader = CarrouselReader(geometry, load_references(cam["colours"] or None),
+                             Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"],
+                                       lens=lens))
+    spec = spec or cam["source"]
+    kwargs: dict[str, Any] = {"clock": clock or time.monotonic}
+    if spec == "picamera2":
+        kwargs.update(size=(cam["width"], cam["height"]), warmup_s=cam["warmup_s"])
+    elif spec.startswith("opencv:") and not spec[7:].isdigit():
+        pass
+    elif spec.startswith("opencv:"):
+        kwargs.update(size=(cam["width"], cam["height"]))
+    frames = open_frame_source(spec, **kwargs)
+    return CarrouselCameraSource(frames, players=players, seats=cam["seats"] or None, reader=reader,
+                                 settle_s=cam["settle_s"], frame_period_s=cam["frame_period_s"], on_status=on_status)

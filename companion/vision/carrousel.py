@@ -1,0 +1,666 @@
+"""The Carrousel reader: which horse (or none) stands on each of the 7 spaces, and the three
+colours on each player's card, from one camera frame.
+
+Geometry is data (``calibration/carrousel-board.json``, board millimetres): the markers, the
+7 spaces, the plain board used as white reference, and the card slots with their three discs.
+Reference colours are data too (``calibration/carrousel-colours.json``, CIE Lab against the
+white reference), captured under the table's own light by ``companion calibrate colours``.
+
+Each space is sampled on a 1.5 mm grid inside its printed outline; its white is the plain
+board just around it (its lightness) and the whole board's reference patch (its hue), so a
+shadow does not look like a black horse and a colour cast does not shift the hues. A hand over
+a space gives "other" pixels or covers too much of it, and the space reads ``unknown``. A card
+disc is read against the card's own white; a card whose white is uneven (partly covered) or
+whose discs are not clear reads ``unknown``.
+
+Rulebook: ``shared/rules/carrousel.txt`` (Components: 5 horses, 7 spaces, cards of three
+horses). Board numbering and reading order: DESIGN.md (Carrousel) and the geometry file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.vision.colour import (
+    CLIPPED,
+    OFFSET,
+    UNKNOWN,
+    ColourReferences,
+    RegionClassifier,
+    RegionReading,
+    linear_to_lab,
+    load_json,
+    srgb_to_linear,
+    white_of,
+)
+from companion.vision.registration import Registrar, Registration
+
+__all__ = [
+    "CALIBRATION_DIR",
+    "CarrouselGeometry",
+    "CardSlot",
+    "CardReading",
+    "CarrouselReading",
+    "CarrouselReader",
+    "load_references",
+    "draw_overlay",
+]
+
+#: The repository's calibration folder (the defaults for our table).
+CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "calibration"
+GRID_MM = 1.5
+SEATS = ("south", "east", "north", "west")
+
+
+def _disc(radius: float, inner: float = 0.0, step: float = GRID_MM) -> np.ndarray:
+    u = np.arange(-radius, radius + 1e-9, step)
+    xx, yy = np.meshgrid(u, u)
+    p = np.stack([xx.ravel(), yy.ravel()], axis=1)
+    d = np.hypot(p[:, 0], p[:, 1])
+    return p[(d <= radius) & (d >= inner)]
+
+
+@dataclasses.dataclass(frozen=True)
+class CardSlot:
+    """Where a player's card lies, board mm.
+
+    Attributes:
+        seat: ``"south"``, ``"east"``, ``"north"`` or ``"west"`` (the table edge).
+        centre_mm: the card's centre.
+        reading_direction: unit vector (x, y) of "left to right" for the player at that seat.
+        disc_centres_mm: ``3 x 2``, the three colour discs in reading order.
+        disc_diameter_mm: the printed discs' diameter.
+    """
+
+    seat: str
+    centre_mm: np.ndarray
+    reading_direction: np.ndarray
+    disc_centres_mm: np.ndarray
+    disc_diameter_mm: float
+
+    @property
+    def outward(self) -> np.ndarray:
+        """Unit vector from the board towards the player at this seat."""
+        r = self.reading_direction
+        return np.array([r[1], -r[0]])
+
+
+@dataclasses.dataclass(frozen=True)
+class CarrouselGeometry:
+    """The Carrousel table in board millimetres (origin at the mat centre, x right, y up).
+
+    Attributes:
+        markers: marker id -> ``4 x 2`` corners (TL, TR, BR, BL).
+        dictionary: the markers' ArUco dictionary name.
+        space_centres_mm: ``7 x 2``, spaces 0-6 counter-clockwise.
+        space_diameter_mm: the printed spaces' diameter.
+        white_reference: (centre (x, y), inner radius, outer radius) of the plain-board annulus.
+        cards: the card slots, one per seat.
+        source: the file it came from.
+    """
+
+    markers: Mapping[int, np.ndarray]
+    dictionary: str
+    space_centres_mm: np.ndarray
+    space_diameter_mm: float
+    white_reference: tuple[tuple[float, float], float, float]
+    cards: tuple[CardSlot, ...]
+    source: str = ""
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> CarrouselGeometry:
+        """Read the geometry file (default ``calibration/carrousel-board.json``).
+
+        Raises:
+            ValueError: a missing file, bad JSON or a missing/ill-shaped field, naming the file
+                and the field.
+        """
+        p = Path(path) if path is not None else CALIBRATION_DIR / "carrousel-board.json"
+        d = load_json(p)
+
+        def field(obj: Any, key: str, where: str) -> Any:
+            if not isinstance(obj, dict) or key not in obj:
+                raise ValueError(f"{p}: {where}{key}: missing")
+            return obj[key]
+
+        def arr(v: Any, shape: tuple[int, ...], where: str) -> np.ndarray:
+            try:
+                a = np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError):
+                a = np.zeros(0)
+            if a.shape != shape:
+                raise ValueError(f"{p}: {where}: expected numbers of shape {shape}, got {v!r}")
+            return a
+
+        markers = {}
+        for k, m in field(d, "markers", "").items():
+            if not str(k).isdigit():
+                raise ValueError(f"{p}: markers: {k!r} is not a marker id")
+            markers[int(k)] = arr(field(m, "corners_mm", f"markers.{k}."), (4, 2), f"markers.{k}.corners_mm")
+        spaces = field(d, "spaces", "")
+        if not isinstance(spaces, list) or len(spaces) != 7:
+            raise ValueError(f"{p}: spaces: expected a list of 7 spaces")
+        centres = np.stack([arr(field(s, "centre_mm", f"spaces[{i}]."), (2,), f"spaces[{i}].centre_mm")
+                            for i, s in enumerate(spaces)])
+        diam = float(field(spaces[0], "diameter_mm", "spaces[0]."))
+        wr = field(d, "white_reference", "")
+        white = (tuple(arr(field(wr, "centre_mm", "white_reference."), (2,), "white_reference.centre_mm")),
+                 float(field(wr, "inner_radius_mm", "white_reference.")),
+                 float(field(wr, "outer_radius_mm", "white_reference.")))
+        cards = []
+        for i, c in enumerate(field(d, "cards", "")):
+            seat = field(c, "seat", f"cards[{i}].")
+            if seat not in SEATS:
+                raise ValueError(f"{p}: cards[{i}].seat: expected one of {', '.join(SEATS)}, got {seat!r}")
+            cards.append(CardSlot(
+                seat=seat,
+                centre_mm=arr(field(c, "centre_mm", f"cards[{i}]."), (2,), f"cards[{i}].centre_mm"),
+                reading_direction=arr(field(c, "reading_direction", f"cards[{i}]."), (2,), f"cards[{i}].reading_direction"),
+                disc_centres_mm=arr(field(c, "disc_centres_mm", f"cards[{i}]."), (3, 2), f"cards[{i}].disc_centres_mm"),
+                disc_diameter_mm=float(field(c, "disc_diameter_mm", f"cards[{i}].")),
+            ))
+        return cls(markers=markers, dictionary=str(field(d, "marker_dictionary", "")),
+                   space_centres_mm=centres, space_diameter_mm=diam, white_reference=white,  # type: ignore[arg-type]
+                   cards=tuple(cards), source=str(p))
+
+
+def load_references(path: str | Path | None = None) -> tuple[ColourReferences, ColourReferences]:
+    """Read the reference colours file (default ``calibration/carrousel-colours.json``).
+
+    Returns:
+        (horse references, card disc references), CIE Lab against the white reference.
+
+    Raises:
+        ValueError: a missing file, bad JSON or a bad value, naming the file and the field.
+    """
+    p = Path(path) if path is not None else CALIBRATION_DIR / "carrousel-colours.json"
+    d = load_json(p)
+    for key in ("horses", "cards"):
+        if not isinstance(d, dict) or not isinstance(d.get(key), dict):
+            raise ValueError(f"{p}: {key}: missing (expected {{colour: [L, a, b]}})")
+    return (ColourReferences.from_dict(d["horses"], f"{p}: horses"),
+            ColourReferences.from_dict(d["cards"], f"{p}: cards"))
+
+
+@dataclasses.dataclass(frozen=True)
+class CardReading:
+    """One player's card: the three discs in reading order and the triple when all are read.
+
+    Attributes:
+        seat: the table edge.
+        discs: three :class:`RegionReading`.
+        triple: the three colours, or None when any disc is ``unknown``.
+        reason: why the card is unknown as a whole ("" otherwise).
+    """
+
+    seat: str
+    discs: tuple[RegionReading, ...]
+    triple: tuple[str, str, str] | None
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        d: dict[str, Any] = {"triple": list(self.triple) if self.triple else UNKNOWN,
+                             "discs": [r.to_json() for r in self.discs]}
+        if self.reason:
+            d["reason"] = self.reason
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class CarrouselReading:
+    """Everything read from one frame.
+
+    Attributes:
+        status: ``"ok"`` or why nothing was read (``"board not visible: ..."``).
+        spaces: 7 :class:`RegionReading`, spaces 0-6 (labels: a colour, ``"empty"``,
+            ``"unknown"``); empty tuple when the board is not visible.
+        cards: seat -> :class:`CardReading`.
+        registration: the registration used, or None.
+        white_level: luminance (linear, 0-1) of the board's reference patch: how much light
+            the camera gets; 0 when the board is not visible.
+    """
+
+    status: str
+    spaces: tuple[RegionReading, ...] = ()
+    cards: Mapping[str, CardReading] = dataclasses.field(default_factory=dict)
+    registration: Registration | None = None
+    white_level: float = 0.0
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The 7 space labels (all ``"unknown"`` when the board is not visible)."""
+        return tuple(r.label for r in self.spaces) if self.spaces else (UNKNOWN,) * 7
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: status, spaces (labels), details, cards, markers used."""
+        d: dict[str, Any] = {"status": self.status, "spaces": list(self.labels)}
+        if self.spaces:
+            d["space_details"] = [r.to_json() for r in self.spaces]
+            d["cards"] = {seat: c.to_json() for seat, c in self.cards.items()}
+        if self.registration is not None:
+            d["markers"] = list(self.registration.marker_ids)
+            d["residual_px"] = round(self.registration.residual_px, 2)
+        return d
+
+
+class CarrouselReader:
+    """Reads the Carrousel table from frames.
+
+    Args:
+        geometry: the table (default: ``calibration/carrousel-board.json``).
+        references: (horse, card) reference colours (default: ``calibration/carrousel-colours.json``).
+        registrar: the :class:`Registrar` to use (default: one for the geometry's markers).
+        space_classifier, card_classifier: override the abstention thresholds.
+
+    Raises:
+        ValueError: a bad calibration file (naming it).
+    """
+
+    #: lightness of a space's surroundings relative to the board's reference patch outside
+    #: which the space is unknown (deep shadow or glare).
+    LIGHT_RANGE = (0.3, 2.0)
+    #: share of a space's printed outline that must be seen for "empty" and for a colour: a
+    #: hand hides the outline; a horse leaning out of its space hides a little of it.
+    OUTLINE_FOR_EMPTY = 0.85
+    OUTLINE_FOR_COLOUR = 0.5
+    #: the outline is seen at an angle when it is at most this fraction of the lightness
+    #: just inside and just outside it.
+    OUTLINE_CONTRAST = 0.65
+
+    def __init__(self, geometry: CarrouselGeometry | None = None,
+                 references: tuple[ColourReferences, ColourReferences] | None = None,
+                 registrar: Registrar | None = None,
+                 space_classifier: RegionClassifier | None = None,
+                 card_classifier: RegionClassifier | None = None):
+        self.geometry = geometry if geometry is not None else CarrouselGeometry.load()
+        horses, cards = references if references is not None else load_references()
+        self.registrar = registrar if registrar is not None else Registrar(
+            self.geometry.markers, self.geometry.dictionary)
+        self.space_classifier = space_classifier or RegionClassifier(horses, background_label="empty")
+        self.card_classifier = card_classifier or RegionClassifier(
+            cards, background_label=None, near=30.0, max_other=0.15, max_cover=1.01,
+            min_colour=0.6, max_second=0.1, background_chroma=12.0, near_achromatic=30.0, achromatic_chroma=15.0)
+        g = self.geometry
+        r = g.space_diameter_mm / 2
+        self._space_disc = _disc(r - 5.0)  # inside the printed outline
+        self._space_ring = _disc(r + 10.0, inner=r + 5.0, step=2.5)
+        ang = np.linspace(0.0, 2 * np.pi, 48, endpoint=False)
+        unit = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+        ro = r - 1.5  # the printed outline's middle (3 mm wide, inside the space's diameter)
+        self._outline = [unit * rr for rr in (ro - 1.0, ro, ro + 1.0)]
+        self._outline_in = unit * (ro - 4.5)
+        self._outline_out = unit * (ro + 5.0)
+        (cx, cy), r0, r1 = g.white_reference
+        self._white_patch = _disc(r1, inner=r0, step=3.0) + np.array([cx, cy])
+        self._card_disc = _disc(max(g.cards[0].disc_diameter_mm / 2 - 3.5, 2.0), step=1.0) if g.cards else None
+        self._card_white = {}
+        for slot in g.cards:
+            o, rd = slot.outward, slot.reading_direction
+            pts = [slot.centre_mm + o * a + rd * b for a in np.arange(-24, -13, 1.5) for b in np.arange(-36, 37, 2.0)]
+            self._card_white[slot.seat] = np.array(pts)
+        self._plan: _Plan | None = None
+        self._points: tuple[np.ndarray, dict[str, list[tuple[int, int]]]] | None = None
+
+    def _all_points(self) -> tuple[np.ndarray, dict[str, list[tuple[int, int]]]]:
+        """Every sample point (board mm, ``N x 2``) and, per kind, the (start, end) of each
+        region in it."""
+        if self._points is None:
+            g = self.geometry
+            chunks: list[np.ndarray] = []
+            segs: dict[str, list[tuple[int, int]]] = {}
+            n = 0
+
+            def add(name: str, pts: np.ndarray) -> None:
+                nonlocal n
+                chunks.append(pts)
+                segs.setdefault(name, []).append((n, n + len(pts)))
+                n += len(pts)
+
+            add("board", np.concatenate([self._white_patch] + [self._space_ring + c for c in g.space_centres_mm]))
+            for c in g.space_centres_mm:
+                add("rings", self._space_ring + c)
+            for c in g.space_centres_mm:
+                add("discs", self._space_disc + c)
+            for c in g.space_centres_mm:
+                for r in self._outline + [self._outline_in, self._outline_out]:
+                    add("outline", r + c)
+            for slot in g.cards:
+                add("card_white", self._card_white[slot.seat])
+            for slot in g.cards:
+                for c in slot.disc_centres_mm:
+                    add("card_discs", self._card_disc + c)
+            segs.setdefault("card_white", [])
+            segs.setdefault("card_discs", [])
+            self._points = (np.concatenate(chunks), segs)
+        return self._points
+
+    # ------------------------------------------------------------------ reading
+    def read(self, frame: np.ndarray, registration: Registration | None = None,
+             stream: bool = False) -> CarrouselReading:
+        """Read one frame.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR.
+            registration: use this registration instead of registering the frame.
+            stream: frames of one video stream: keep the registration between frames and
+                re-detect only when needed (:meth:`Registrar.update`); else detect every time.
+
+        Returns:
+            The :class:`CarrouselReading` (status "board not visible: ..." when it cannot
+            register, with every space unknown).
+
+        Raises:
+            ValueError: a frame that is not ``H x W x 3 uint8``.
+        """
+        if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8):
+            raise ValueError(f"expected an H x W x 3 uint8 BGR frame, got "
+                             f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}")
+        reg = registration
+        if reg is None:
+            reg = self.registrar.update(frame) if stream else self.registrar.register(frame)
+        if reg is None:
+            return CarrouselReading(self.registrar.status or "board not visible")
+        plan = self._plan
+        if plan is None or plan.reg is not reg or plan.shape != frame.shape:
+            plan = self._plan = _Plan(self, reg, frame.shape)
+        flat = frame.reshape(-1, 3)
+        board_white = white_of(flat[plan.board]) if len(plan.board) >= 0.3 * plan.board_planned else None
+        if board_white is None:
+            return CarrouselReading("board not visible: the board's reference patch is out of the frame",
+                                    registration=reg)
+        spaces = self._read_spaces(flat, plan, board_white)
+        cards = self._read_cards(flat, plan, board_white)
+        return CarrouselReading("ok", spaces, cards, reg, _luminance(board_white))
+
+    def _read_spaces(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> tuple[RegionReading, ...]:
+        board_y = _luminance(board_white)
+        n = len(plan.rings)
+        gains = np.ones(n, dtype=np.float32)
+        early: dict[int, RegionReading] = {}
+        lo, hi = self.LIGHT_RANGE
+        for k, ring_idx in enumerate(plan.rings):
+            local = white_of(flat[ring_idx]) if len(ring_idx) >= 0.5 * plan.ring_planned else None
+            if local is None:
+                early[k] = RegionReading(UNKNOWN, 0.0, "the space's surroundings are out of the frame")
+                continue
+            gains[k] = _luminance(local) / board_y
+            if not lo <= gains[k] <= hi:
+                early[k] = RegionReading(UNKNOWN, 0.0, f"light {gains[k]:.2f}x the board's: too dark or too bright")
+        px = flat[plan.discs]
+        clipped = px.min(axis=1) >= CLIPPED
+        lab = linear_to_lab(srgb_to_linear(px), board_white[None, :] * gains[plan.disc_seg, None])
+        classifier = self.space_classifier
+        cls = classifier.pixel_classes(lab)
+        cls[clipped] = -1
+        width = len(classifier.references.names) + OFFSET
+        counts = np.bincount(plan.disc_seg * width + cls + OFFSET, minlength=n * width).reshape(n, width)
+        sampled = np.bincount(plan.disc_seg, minlength=n)
+        seen = self._outline_seen(flat, plan)
+        out = []
+        for k in range(n):
+            if k in early:
+                out.append(early[k])
+                continue
+            if sampled[k] < 0.8 * plan.disc_planned:
+                out.append(RegionReading(UNKNOWN, 0.0, "the space is partly out of the frame"))
+                continue
+            reading = classifier.decide(counts[k])
+            if reading.label != UNKNOWN:
+                need = self.OUTLINE_FOR_EMPTY if reading.label == classifier.background_label else self.OUTLINE_FOR_COLOUR
+                if seen[k] < need:
+                    reading = RegionReading(UNKNOWN, 0.0, f"covered: {seen[k]:.0%} of the space's outline seen",
+                                            reading.fractions)
+            out.append(reading)
+        return tuple(out)
+
+    def _outline_seen(self, flat: np.ndarray, plan: _Plan) -> np.ndarray:
+        """Share (0-1) of each space's printed outline that is visible: at each of 48 angles,
+        the darkest of three samples across the outline must be at most
+        :attr:`OUTLINE_CONTRAST` times the lightness just inside and just outside it."""
+        lum = srgb_to_linear(flat[plan.outline]) @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)
+        line = lum[:, :3, :].min(axis=1)
+        around = np.minimum(lum[:, 3, :], lum[:, 4, :])
+        return (line <= self.OUTLINE_CONTRAST * around).mean(axis=1)
+
+    def outline_seen(self, frame: np.ndarray, reg: Registration, k: int) -> float:
+        """Share (0-1) of space ``k``'s printed outline visible in ``frame`` (see
+        :meth:`_outline_seen`)."""
+        return float(self._outline_seen(frame.reshape(-1, 3), _Plan(self, reg, frame.shape))[k])
+
+    def _read_cards(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> dict[str, CardReading]:
+        g = self.geometry
+        if not g.cards:
+            return {}
+        whites = np.empty((len(g.cards), 3), dtype=np.float32)
+        problem: dict[int, str] = {}
+        patches = [flat[idx] for idx in plan.card_white]
+        for i, patch in enumerate(patches):
+            white = white_of(patch)
+            if white is None or len(patch) < 0.9 * plan.card_white_planned[i]:
+                problem[i] = "the card is out of the frame"
+                whites[i] = board_white
+            else:
+                whites[i] = white
+        # the card's white must be even: every patch pixel within Delta E 15 of the card's white
+        seg = np.repeat(np.arange(len(patches)), [len(p) for p in patches])
+        lab_patch = linear_to_lab(srgb_to_linear(np.concatenate(patches)), whites[seg])
+        dev = np.sqrt((lab_patch[:, 0] - 100.0) ** 2 + lab_patch[:, 1] ** 2 + lab_patch[:, 2] ** 2) > 15.0
+        uneven = np.bincount(seg, weights=dev, minlength=len(patches)) / np.maximum(
+            np.bincount(seg, minlength=len(patches)), 1)
+        board_y = _luminance(board_white)
+        for i in range(len(patches)):
+            if i in problem:
+                continue
+            ratio = _luminance(whites[i]) / board_y
+            if uneven[i] > 0.1:
+                problem[i] = f"the card's white is uneven ({uneven[i]:.0%}): covered"
+            elif not 0.5 <= ratio <= 2.5:
+                problem[i] = f"the card is {ratio:.2f}x as bright as the board: not a card"
+        px = flat[plan.card_discs]
+        clipped = px.min(axis=1) >= CLIPPED
+        lab = linear_to_lab(srgb_to_linear(px), whites[plan.card_disc_seg // 3])
+        classifier = self.card_classifier
+        cls = classifier.pixel_classes(lab)
+        cls[clipped] = -1
+        width = len(classifier.references.names) + OFFSET
+        ndisc = 3 * len(g.cards)
+        counts = np.bincount(plan.card_disc_seg * width + cls + OFFSET, minlength=ndisc * width).reshape(ndisc, width)
+        blank = (RegionReading(UNKNOWN, 0.0),) * 3
+        out = {}
+        for i, slot in enumerate(g.cards):
+            if i in problem:
+                out[slot.seat] = CardReading(slot.seat, blank, None, problem[i])
+                continue
+            discs = tuple(classifier.decide(counts[3 * i + j]) for j in range(3))
+            labels = tuple(d.label for d in discs)
+            if UNKNOWN in labels:
+                out[slot.seat] = CardReading(slot.seat, discs, None, "a disc is unclear")
+            elif len(set(labels)) != 3:
+                out[slot.seat] = CardReading(slot.seat, discs, None, "a card shows three different horses")
+            else:
+                out[slot.seat] = CardReading(slot.seat, discs, labels)  # type: ignore[arg-type]
+        return out
+
+    # kept for calibration: sample one set of board points
+    @staticmethod
+    def _sample(frame: np.ndarray, reg: Registration, pts_mm: np.ndarray) -> np.ndarray:
+        p = np.rint(reg.to_image(pts_mm)).astype(np.int64)
+        h, w = frame.shape[:2]
+        ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+        return frame[p[ok, 1], p[ok, 0]]
+
+    @staticmethod
+    def _split_clipped(px: np.ndarray) -> tuple[np.ndarray, int]:
+        ok = px.min(axis=1) < CLIPPED
+        return px[ok], int((~ok).sum())
+
+
+class _Plan:
+    """Where every sample point of the reader falls in the image, for one registration:
+    flat pixel indices computed once (one projection of all points), so that reading a frame
+    is a few array operations."""
+
+    def __init__(self, reader: CarrouselReader, reg: Registration, shape: tuple[int, ...]):
+        self.reg, self.shape = reg, shape
+        h, w = shape[:2]
+        pts, segs = reader._all_points()
+        p = np.rint(reg.to_image(pts)).astype(np.int64)
+        inside = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+        flat = np.clip(p[:, 1], 0, h - 1) * w + np.clip(p[:, 0], 0, w - 1)
+
+        def part(name: str, clip: bool = False) -> list[np.ndarray]:
+            out = []
+            for a, b in segs[name]:
+                out.append(flat[a:b] if clip else flat[a:b][inside[a:b]])
+            return out
+
+        (self.board,) = part("board")
+        self.board_planned = segs["board"][0][1] - segs["board"][0][0]
+        self.rings = part("rings")
+        self.ring_planned = len(reader._space_ring)
+        discs = part("discs")
+        self.discs = np.concatenate(discs)
+        self.disc_seg = np.repeat(np.arange(len(discs)), [len(d) for d in discs])
+        self.disc_planned = len(reader._space_disc)
+        n = len(reader.geometry.space_centres_mm)
+        self.outline = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
+        self.card_white = part("card_white")
+        self.card_white_planned = [b - a for a, b in segs["card_white"]]
+        cd = part("card_discs")
+        self.card_discs = np.concatenate(cd) if cd else np.zeros(0, np.int64)
+        self.card_disc_seg = np.repeat(np.arange(len(cd)), [len(d) for d in cd]) if cd else np.zeros(0, np.int64)
+
+
+def _luminance(linear_bgr: np.ndarray) -> float:
+    b, g, r = (float(x) for x in linear_bgr)
+    return max(0.0722 * b + 0.7152 * g + 0.2126 * r, 1e-6)
+
+
+# ---------------------------------------------------------------------- overlay
+_BGR = {"black": (90, 90, 90), "yellow": (0, 220, 255), "blue": (255, 90, 0), "green": (60, 180, 60),
+        "red": (40, 40, 230), "empty": (235, 235, 235), UNKNOWN: (255, 0, 255)}
+
+
+def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: CarrouselGeometry) -> np.ndarray:
+    """The frame annotated for people: markers used, each space's outline with its label and
+    confidence, each card disc and the card's triple, and the status line.
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR (not modified).
+        reading: what :meth:`CarrouselReader.read` returned for it.
+        geometry: the table.
+
+    Returns:
+        A new ``H x W x 3 uint8`` BGR image.
+    """
+    out = frame.copy()
+    reg = reading.registration
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    ok_colour = (80, 220, 80) if reading.status == "ok" else (60, 60, 255)
+    cv2.rectangle(out, (0, 0), (out.shape[1], 18), (0, 0, 0), -1)
+    status = reading.status
+    if reg is not None and status == "ok":
+        status = (f"ok: markers {','.join(map(str, reg.marker_ids))}, residual {reg.residual_px:.2f} px; "
+                  f"spaces {' '.join(reading.labels)}")
+    cv2.putText(out, status[:100], (4, 13), font, 0.4, ok_colour, 1, cv2.LINE_AA)
+    if reg is None:
+        return out
+    for mid, corners in reg.image_corners.items():
+        cv2.polylines(out, [np.rint(corners).astype(np.int32)], True, (0, 255, 0), 2, cv2.LINE_AA)
+        c = corners.mean(axis=0)
+        cv2.putText(out, str(mid), (int(c[0]) - 4, int(c[1]) + 4), font, 0.45, (0, 255, 0), 1, cv2.LINE_AA)
+    angles = np.linspace(0, 2 * np.pi, 40, endpoint=False)
+    r = geometry.space_diameter_mm / 2
+    for k, (centre, rd) in enumerate(zip(geometry.space_centres_mm, reading.spaces)):
+        ring = reg.to_image(centre + r * np.stack([np.cos(angles), np.sin(angles)], axis=1))
+        colour = _BGR.get(rd.label, (255, 0, 255))
+        cv2.polylines(out, [np.rint(ring).astype(np.int32)], True, colour, 2, cv2.LINE_AA)
+        p = reg.to_image(centre.reshape(1, 2))[0]
+        text = f"{k}:{rd.label}" + (f" {rd.confidence:.2f}" if rd.label != UNKNOWN else "")
+        _label(out, text, (int(p[0]) - 30, int(p[1]) + 4), colour)
+    for slot in geometry.cards:
+        card = reading.cards.get(slot.seat)
+        if card is None:
+            continue
+        for c, d in zip(slot.disc_centres_mm, card.discs):
+            ring = reg.to_image(c + (slot.disc_diameter_mm / 2) * np.stack([np.cos(angles), np.sin(angles)], axis=1))
+            cv2.polylines(out, [np.rint(ring).astype(np.int32)], True, _BGR.get(d.label, (255, 0, 255)), 1, cv2.LINE_AA)
+        p = reg.to_image((slot.centre_mm - slot.outward * 24).reshape(1, 2))[0]
+        text = f"{slot.seat}: " + ("-".join(card.triple) if card.triple else UNKNOWN)
+        _label(out, text, (int(p[0]) - 40, int(p[1])), (255, 255, 255) if card.triple else (255, 0, 255))
+    return out
+
+
+def _label(img: np.ndarray, text: str, org: tuple[int, int], colour: tuple[int, int, int]) -> None:
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    (w, h), _ = cv2.getTextSize(text, font, 0.36, 1)
+    x, y = org
+    cv2.rectangle(img, (x - 2, y - h - 3), (x + w + 2, y + 4), (0, 0, 0), -1)
+    cv2.rectangle(img, (x - 2, y - h - 3), (x + w + 2, y + 4), colour, 1)
+    cv2.putText(img, text, (x, y), font, 0.36, (255, 255, 255), 1, cv2.LINE_AA)
+
+
+def reference_colours_from(frames: Sequence[np.ndarray], truths: Sequence[Mapping[str, Any]],
+                           reader: CarrouselReader) -> dict[str, dict[str, list[float]]]:
+    """Capture the reference colours from photos of the table whose contents are known.
+
+    Args:
+        frames: ``H x W x 3 uint8`` BGR photos of the table under its own light.
+        truths: per photo, ``{"spaces": [7 labels], "cards": {seat: [3 colours]}}``; spaces
+            that a hand hides are given as ``"unknown"`` and skipped.
+        reader: a reader with the table's geometry (its reference colours are not used).
+
+    Returns:
+        ``{"horses": {colour: [L, a, b]}, "cards": {colour: [L, a, b]}}``: the median Lab of
+        each colour's foreground pixels (the horse's own pixels: chroma at least 16 or L* below
+        40; every pixel of a card disc).
+
+    Raises:
+        ValueError: a photo where the board is not visible, or a colour never seen.
+    """
+    horse_px: dict[str, list[np.ndarray]] = {}
+    card_px: dict[str, list[np.ndarray]] = {}
+    g = reader.geometry
+    for i, (frame, truth) in enumerate(zip(frames, truths)):
+        reg = reader.registrar.register(frame)
+        if reg is None:
+            raise ValueError(f"photo {i + 1}: {reader.registrar.status}")
+        board_white = white_of(reader._sample(frame, reg, np.concatenate(
+            [reader._white_patch] + [reader._space_ring + c for c in g.space_centres_mm])))
+        if board_white is None:
+            raise ValueError(f"photo {i + 1}: the board's reference patch is out of the frame")
+        board_y = _luminance(board_white)
+        for label, centre in zip(truth["spaces"], g.space_centres_mm):
+            if label in ("empty", UNKNOWN):
+                continue
+            local = white_of(reader._sample(frame, reg, reader._space_ring + centre))
+            px, _ = reader._split_clipped(reader._sample(frame, reg, reader._space_disc + centre))
+            if local is None or not len(px):
+                continue
+            lab = linear_to_lab(srgb_to_linear(px), board_white * (_luminance(local) / board_y))
+            fg = (np.hypot(lab[:, 1], lab[:, 2]) >= 16.0) | (lab[:, 0] < 40.0)
+            horse_px.setdefault(label, []).append(lab[fg])
+        for slot in g.cards:
+            triple = truth.get("cards", {}).get(slot.seat)
+            if not triple:
+                continue
+            white = white_of(reader._sample(frame, reg, reader._card_white[slot.seat]))
+            if white is None:
+                continue
+            for colour, c in zip(triple, slot.disc_centres_mm):
+                px, _ = reader._split_clipped(reader._sample(frame, reg, reader._card_disc + c))
+                card_px.setdefault(colour, []).append(linear_to_lab(srgb_to_linear(px), white))
+    out: dict[str, dict[str, list[float]]] = {"horses": {}, "cards": {}}
+    for key, store in (("horses", horse_px), ("cards", card_px)):
+        for colour, chunks in sorted(store.items()):
+            allpx = np.concatenate(chunks)
+            if len(allpx):
+                out[key][colour] = [round(float(v), 1) for v in np.median(allpx, axis=0)]
+    return out

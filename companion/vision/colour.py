@@ -1,0 +1,370 @@
+"""Region colours in CIE Lab against a white reference, with abstention; the settle-time
+stabiliser.
+
+A region (a space, a card disc) is sampled at fixed board points, so its pixels are an
+``N x 3 uint8`` BGR array. They are converted to linear light, divided by the white reference
+(a von Kries adaptation to the light on the table: the reference patch is the plain printed
+board, or the card's own white), and converted to CIE L*a*b* (D65, L* 0-100). Each pixel then
+goes to the nearest reference colour when it is near enough and clearly nearer than the second
+nearest; to the background when it is a shade of the reference white; otherwise to "other".
+
+A region's label comes from those votes, and the reader abstains (``unknown``) when
+
+* too few pixels are readable (out of the frame, clipped highlights);
+* too many pixels are "other" or the region is covered beyond what a piece can cover (a hand:
+  *too uneven*);
+* the best colour is too close to a second one, or too few pixels vote for it.
+
+Sources: CIE 15:2004 (L*a*b*, D65); IEC 61966-2-1 (sRGB transfer function); J. von Kries
+(1902) chromatic adaptation; OpenCV ``cv2.cvtColor`` (COLOR_BGR2Lab on float32 input).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import cv2
+import numpy as np
+
+__all__ = [
+    "UNKNOWN",
+    "BACKGROUND",
+    "OFFSET",
+    "srgb_to_linear",
+    "linear_to_lab",
+    "white_of",
+    "ColourReferences",
+    "RegionReading",
+    "RegionClassifier",
+    "Stabiliser",
+]
+
+UNKNOWN = "unknown"
+BACKGROUND = "background"
+#: pixel classes: -3 dark shade, -2 other, -1 background, k >= 0 reference k; add OFFSET to
+#: count them with ``np.bincount``
+OFFSET = 3
+BACKGROUND_CLASS = -1
+#: A pixel whose every channel is at or above this (8-bit) is clipped white (glare): its
+#: colour is not known, only that it is at least as bright as the white.
+CLIPPED = 245
+
+_LUT = np.array(
+    [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in np.arange(256) / 255.0],
+    dtype=np.float32,
+)
+
+
+def srgb_to_linear(bgr: np.ndarray) -> np.ndarray:
+    """8-bit sRGB values (any shape, uint8) to linear light (float32, 0-1), IEC 61966-2-1."""
+    return _LUT[np.asarray(bgr, dtype=np.uint8)]
+
+
+def linear_to_lab(linear_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """Linear BGR pixels to CIE L*a*b*, seen against ``white``.
+
+    Args:
+        linear_bgr: ``N x 3 float32`` linear light (see :func:`srgb_to_linear`).
+        white: ``3`` linear BGR of the reference white under the current light (or ``N x 3``,
+            one white per pixel); it maps to L* = 100, a* = b* = 0 (von Kries adaptation).
+
+    Returns:
+        ``N x 3 float32``: L* (0-100 for surfaces no brighter than the white), a*, b*.
+    """
+    w = np.maximum(np.asarray(white, dtype=np.float32).reshape(-1, 3), 1e-4)
+    if np.asarray(linear_bgr).size == 0:
+        return np.zeros((0, 3), dtype=np.float32)
+    rel = np.clip(np.asarray(linear_bgr, dtype=np.float32).reshape(-1, 3) / w, 0.0, 1.0)
+    # OpenCV's linear-BGR conversion (COLOR_LBGR2Lab): no sRGB encoding round trip
+    return cv2.cvtColor(rel.reshape(-1, 1, 3), cv2.COLOR_LBGR2Lab).reshape(-1, 3)
+
+
+def white_of(bgr: np.ndarray) -> np.ndarray | None:
+    """The white reference of a patch: the per-channel median of its pixels in linear light
+    (``3 float32``), or None when it has fewer than 10 pixels. Clipped pixels are kept: in
+    glare the white is at least as bright as they say, and the median stays robust.
+
+    Args:
+        bgr: ``N x 3 uint8`` pixels of the reference patch.
+    """
+    px = np.asarray(bgr, dtype=np.uint8).reshape(-1, 3)
+    if len(px) < 10:
+        return None
+    return np.median(srgb_to_linear(px), axis=0).astype(np.float32)
+
+
+@dataclasses.dataclass(frozen=True)
+class ColourReferences:
+    """Reference colours of one kind of region, in CIE Lab seen against the reference white.
+
+    Attributes:
+        names: the labels, e.g. ``("black", "yellow", "blue", "green", "red")``.
+        lab: ``K x 3 float32``, one L*a*b* per name.
+    """
+
+    names: tuple[str, ...]
+    lab: np.ndarray
+
+    def __post_init__(self) -> None:
+        lab = np.asarray(self.lab, dtype=np.float32)
+        if lab.shape != (len(self.names), 3):
+            raise ValueError(f"expected {len(self.names)} x 3 Lab values, got shape {lab.shape}")
+        object.__setattr__(self, "lab", lab)
+
+    def to_dict(self) -> dict[str, list[float]]:
+        """name -> [L*, a*, b*] rounded to 0.1 (for a human-readable calibration file)."""
+        return {n: [round(float(v), 1) for v in row] for n, row in zip(self.names, self.lab)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Sequence[float]], where: str = "references") -> ColourReferences:
+        """Build from ``{name: [L, a, b]}``.
+
+        Raises:
+            ValueError: a value that is not three numbers, naming ``where`` and the name.
+        """
+        names, rows = [], []
+        for name, v in d.items():
+            if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(isinstance(x, (int, float)) for x in v)):
+                raise ValueError(f"{where}: {name}: expected [L, a, b] (three numbers), got {v!r}")
+            names.append(str(name))
+            rows.append([float(x) for x in v])
+        if not names:
+            raise ValueError(f"{where}: no reference colours")
+        return cls(tuple(names), np.array(rows, dtype=np.float32))
+
+
+@dataclasses.dataclass(frozen=True)
+class RegionReading:
+    """What one region shows.
+
+    Attributes:
+        label: a reference name, the region's background label (e.g. ``"empty"``) or
+            ``"unknown"``.
+        confidence: 0-1; for a colour, the share of the colour's votes among all colour votes
+            times how far the best colour is ahead of the second; for the background, the
+            background share; 0 for ``unknown``.
+        reason: why the reader abstained ("" otherwise).
+        fractions: label -> share of the region's readable pixels (``"other"`` included).
+    """
+
+    label: str
+    confidence: float
+    reason: str = ""
+    fractions: Mapping[str, float] = dataclasses.field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        d: dict[str, Any] = {"label": self.label, "confidence": round(self.confidence, 3)}
+        if self.reason:
+            d["reason"] = self.reason
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class RegionClassifier:
+    """Reads a region's label from its Lab pixels, or abstains.
+
+    Pixel rule: a pixel belongs to reference k when its distance (CIE76 Delta E, with L*
+    weighted by ``l_weight`` for chromatic references because shading changes lightness more
+    than hue; fully for achromatic ones such as black, whose only cue is lightness) to k is
+    below ``near`` and below ``ratio`` times the distance to the second nearest reference; an
+    achromatic reference also needs the distance below ``near_achromatic`` and the pixel's
+    chroma below ``achromatic_chroma``.
+    Else it is background when its L* is at least ``background_min_l`` and its chroma is below
+    ``background_chroma``, or it is tinted only along the blue-yellow axis (|a*| below
+    ``tint_a``, |b*| below ``tint_b``, L* at least ``tint_min_l``): the white in light or
+    shadow, lit by a warmer or cooler lamp. Else it is "other". Clipped pixels count as
+    background (they are at least as bright as the white).
+
+    Region rule, on the readable pixels:
+
+    * unreadable: fewer than ``min_pixels``;
+    * too uneven: "other" above ``max_other``, or foreground (colours, dark shade and other)
+      above ``max_cover`` (no piece covers that much of its region);
+    * background (``background_label``): colour votes below ``max_colour_in_background`` and
+      background at least ``min_background``;
+    * colour k: its votes at least ``min_colour``, and the second colour's votes at most
+      ``max_second`` times k's. Votes for the ``shadow_like`` references (black) do not
+      compete with a chromatic colour that has enough votes: a coloured piece's own shaded
+      side is dark. A ``shadow_like`` label needs the chromatic votes at most ``max_second``
+      times its own;
+    * otherwise unknown.
+
+    Attributes are in the units above (Delta E, fractions 0-1).
+    """
+
+    references: ColourReferences
+    background_label: str | None = "empty"
+    near: float = 24.0
+    ratio: float = 0.6
+    l_weight: float = 0.5
+    background_chroma: float = 16.0
+    background_min_l: float = 40.0
+    tint_a: float = 7.0
+    tint_b: float = 35.0
+    tint_min_l: float = 55.0
+    shadow_like: tuple[str, ...] = ("black",)
+    near_achromatic: float = 18.0
+    achromatic_chroma: float = 12.0
+    min_pixels: int = 20
+    max_other: float = 0.2
+    max_cover: float = 0.8
+    max_colour_in_background: float = 0.01
+    min_background: float = 0.8
+    min_colour: float = 0.05
+    max_second: float = 0.25
+
+    def pixel_classes(self, lab: np.ndarray) -> np.ndarray:
+        """Per-pixel class of ``N x 3`` Lab: ``k >= 0`` a reference, -1 background, -2 other,
+        -3 dark shade (darker than ``background_min_l`` and no reference: the shaded side of a
+        piece, a shadow; it neither votes nor counts as the hand's "other")."""
+        lab = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
+        refs = self.references.lab
+        lw = np.where(np.hypot(refs[:, 1], refs[:, 2]) < 10.0, 1.0, self.l_weight).astype(np.float32)
+        # squared weighted distances by expansion, sum_c w^2 (x - r)^2 = x^2.w^2 - 2 x.(w^2 r) + r^2.w^2:
+        # three small matrix products instead of an N x K x 3 array; no square roots needed
+        w2 = np.ones_like(refs)
+        w2[:, 0] = lw * lw
+        d = (lab * lab) @ w2.T - 2.0 * (lab @ (w2 * refs).T) + (w2 * refs * refs).sum(axis=1)
+        np.maximum(d, 0.0, out=d)
+        rows = np.arange(len(d))
+        best = d.argmin(axis=1)
+        d1 = d[rows, best]
+        if d.shape[1] > 1:
+            d[rows, best] = np.inf
+            d2 = d.min(axis=1)
+        else:
+            d2 = np.full(len(d), np.inf, dtype=d.dtype)
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        light = lab[:, 0]
+        cls = np.where(light < self.background_min_l, -3, -2).astype(np.int16)
+        cls[(chroma < self.background_chroma) & (light >= self.background_min_l)] = -1
+        tinted = (np.abs(lab[:, 1]) < self.tint_a) & (np.abs(lab[:, 2]) < self.tint_b) & (light >= self.tint_min_l)
+        cls[tinted] = -1
+        is_colour = (d1 < self.near ** 2) & (d1 < self.ratio ** 2 * d2)
+        # an achromatic reference (black) takes only pixels without colour: a coloured horse
+        # in a deep shadow, or a dark sleeve, is dark but still has a hue
+        achromatic = lw[best] == 1.0
+        is_colour &= ~achromatic | ((d1 < self.near_achromatic ** 2) & (chroma < self.achromatic_chroma))
+        cls[is_colour] = best[is_colour]
+        return cls
+
+    def read(self, lab: np.ndarray, clipped: int = 0) -> RegionReading:
+        """Read one region.
+
+        Args:
+            lab: ``N x 3`` L*a*b* of the region's readable pixels.
+            clipped: how many further pixels of the region were clipped highlights (counted
+                as background).
+
+        Returns:
+            The :class:`RegionReading`.
+        """
+        cls = self.pixel_classes(lab) if len(lab) else np.zeros(0, dtype=np.int16)
+        k = len(self.references.names)
+        counts = np.bincount(cls + OFFSET, minlength=k + OFFSET).astype(np.float64)
+        counts[OFFSET + BACKGROUND_CLASS] += clipped
+        return self.decide(counts)
+
+    def decide(self, counts: np.ndarray) -> RegionReading:
+        """The region rule on vote counts.
+
+        Args:
+            counts: ``K + 3`` pixel counts: dark shade, other, background (clipped
+                included), then one per reference in :attr:`references` order (that is,
+                ``np.bincount(pixel_classes(lab) + OFFSET)``).
+        """
+        c = [float(v) for v in counts]  # a handful of numbers: plain Python is fastest
+        n = sum(c)
+        if n < self.min_pixels:
+            return RegionReading(UNKNOWN, 0.0, "too few readable pixels (out of the frame)")
+        names = self.references.names
+        dark, other, background = c[0] / n, c[1] / n, c[2] / n
+        colours = [v / n for v in c[3:]]
+        fractions = {"dark": dark, "other": other, BACKGROUND: background, **dict(zip(names, colours))}
+        total = sum(colours)
+        if other > self.max_other:
+            return RegionReading(UNKNOWN, 0.0, f"uneven: {other:.0%} of the region matches nothing", fractions)
+        if dark + other + total > self.max_cover:
+            return RegionReading(UNKNOWN, 0.0, f"covered: {dark + other + total:.0%} of the region", fractions)
+        shadow = [name in self.shadow_like for name in names]
+        chromatic = [0.0 if s else v for s, v in zip(shadow, colours)]
+        dark = [v for s, v in zip(shadow, colours) if s]
+        if max(chromatic, default=0.0) >= self.min_colour:
+            ranked = chromatic  # a coloured piece: its dark side does not compete
+        elif sum(dark) > 0 and sum(chromatic) > self.max_second * max(dark):
+            return RegionReading(UNKNOWN, 0.0, "dark with some colour: a shadow or a piece?", fractions)
+        else:
+            ranked = colours
+        order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
+        c1 = ranked[order[0]]
+        c2 = ranked[order[1]] if len(order) > 1 else 0.0
+        if self.background_label is not None and total <= self.max_colour_in_background:
+            if background >= self.min_background:
+                return RegionReading(self.background_label, background, "", fractions)
+            return RegionReading(UNKNOWN, 0.0, "neither a piece nor the plain background", fractions)
+        if c1 < self.min_colour:
+            return RegionReading(UNKNOWN, 0.0, f"too little colour ({c1:.0%})", fractions)
+        if c2 > self.max_second * c1:
+            return RegionReading(
+                UNKNOWN, 0.0, f"two colours: {names[order[0]]} {c1:.0%} and {names[order[1]]} {c2:.0%}", fractions)
+        confidence = (c1 / max(total, 1e-9)) * (1.0 - c2 / c1)
+        return RegionReading(names[order[0]], confidence, "", fractions)
+
+
+T = TypeVar("T")
+
+
+class Stabiliser(Generic[T]):
+    """Passes a reading on only once it has stayed the same for a settle time.
+
+    ``update(t, value)`` returns the value the first time it has been unchanged for at least
+    ``settle_s`` seconds (and differs from the last value returned); otherwise None. Time is
+    given with each reading, so tests drive it with any clock.
+
+    Args:
+        settle_s: seconds a reading must stay unchanged (0 = pass every change at once).
+    """
+
+    def __init__(self, settle_s: float):
+        if settle_s < 0:
+            raise ValueError(f"settle time must be >= 0 s, got {settle_s}")
+        self.settle_s = float(settle_s)
+        self._candidate: T | None = None
+        self._since: float = 0.0
+        self._has_candidate = False
+        self.stable: T | None = None
+        self._has_stable = False
+
+    def update(self, t: float, value: T) -> T | None:
+        """Feed the reading at time ``t`` (seconds); returns it when it has just settled."""
+        if not self._has_candidate or value != self._candidate:
+            self._candidate, self._since, self._has_candidate = value, t, True
+        if t - self._since >= self.settle_s and (not self._has_stable or value != self.stable):
+            self.stable, self._has_stable = value, True
+            return value
+        return None
+
+    def reset(self) -> None:
+        """Forget the candidate and the stable reading (e.g. after the camera was lost)."""
+        self._has_candidate = self._has_stable = False
+        self._candidate = self.stable = None
+
+
+def load_json(path: str | Path) -> Any:
+    """Read a JSON calibration file.
+
+    Raises:
+        ValueError: the file is missing or not valid JSON, naming the file and line.
+    """
+    p = Path(path)
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{p}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{p}: line {exc.lineno}: not valid JSON: {exc.msg}") from None

@@ -1,0 +1,392 @@
+"""Registration: ArUco markers at known places on the table give the homography from the image
+to board millimetres.
+
+Every visible marker corner takes part (4 per marker, least squares; a marker whose corners do
+not agree with the others is dropped by RANSAC), so the board is registered with some markers
+covered or cut off by the frame. Detection is not repeated on every frame: :class:`Registrar`
+keeps the last homography and samples the markers' cells at their expected places (a few dozen
+pixel reads); when the cells no longer match what was seen at registration (the camera or the
+table moved, a hand came over a marker) or after ``redetect_every`` frames, it detects again.
+When fewer than ``min_markers`` markers are found, the board is "not visible".
+
+Sources: S. Garrido-Jurado et al., "Automatic generation and detection of highly reliable
+fiducial markers under occlusion", Pattern Recognition 47 (2014) (ArUco); OpenCV
+``cv2.aruco.ArucoDetector`` (OpenCV 4.7 and later) and ``cv2.findHomography``; R. Hartley and
+A. Zisserman, Multiple View Geometry, 2nd ed., section 4.1 (the DLT homography).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import cv2
+import numpy as np
+
+__all__ = [
+    "DICTIONARIES",
+    "Registration",
+    "Registrar",
+    "RegistrationError",
+    "detect_markers",
+    "dictionary",
+    "project",
+    "distort",
+    "undistort",
+]
+
+#: Marker dictionaries by their OpenCV names.
+DICTIONARIES: dict[str, int] = {
+    name: getattr(cv2.aruco, name)
+    for name in (
+        "DICT_4X4_50", "DICT_4X4_100", "DICT_4X4_250", "DICT_5X5_50", "DICT_5X5_100",
+        "DICT_6X6_50", "DICT_6X6_250", "DICT_7X7_50", "DICT_ARUCO_ORIGINAL",
+    )
+}
+
+
+class RegistrationError(ValueError):
+    """A marker layout or dictionary that cannot be used (the message names it)."""
+
+
+def dictionary(name: str) -> cv2.aruco.Dictionary:
+    """The predefined OpenCV ArUco dictionary called ``name`` (e.g. ``"DICT_4X4_50"``).
+
+    Raises:
+        RegistrationError: an unknown name, listing the known ones.
+    """
+    if name not in DICTIONARIES:
+        raise RegistrationError(f"unknown marker dictionary {name!r} (known: {', '.join(DICTIONARIES)})")
+    return cv2.aruco.getPredefinedDictionary(DICTIONARIES[name])
+
+
+def _grey(image: np.ndarray) -> np.ndarray:
+    if image.ndim == 2:
+        return image
+    if image.ndim == 3 and image.shape[2] == 3:
+        return cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    raise ValueError(f"expected an H x W x 3 uint8 BGR or H x W grey image, got shape {image.shape}")
+
+
+def _detector(name: str, window: bool = False) -> cv2.aruco.ArucoDetector:
+    params = cv2.aruco.DetectorParameters()
+    # Sub-pixel corners: the homography is only as good as its corners.
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    if window:
+        # a window around one marker's last place: the marker is large in it, so small
+        # candidates (noise, texture) are not even considered
+        params.minMarkerPerimeterRate = 0.5
+    return cv2.aruco.ArucoDetector(dictionary(name), params)
+
+
+def detect_markers(image: np.ndarray, dictionary_name: str = "DICT_4X4_50",
+                   detector: cv2.aruco.ArucoDetector | None = None) -> dict[int, np.ndarray]:
+    """Find the ArUco markers of one dictionary in an image.
+
+    Args:
+        image: ``H x W x 3 uint8`` BGR, or ``H x W uint8`` grey.
+        dictionary_name: an OpenCV predefined dictionary name (:data:`DICTIONARIES`).
+        detector: a ready ``cv2.aruco.ArucoDetector`` to reuse (its dictionary wins).
+
+    Returns:
+        marker id -> its 4 corners as a ``4 x 2 float32`` array of pixel coordinates in
+        OpenCV's order (top-left, top-right, bottom-right, bottom-left of the marker). A marker
+        seen twice keeps its first detection.
+
+    Raises:
+        RegistrationError: an unknown dictionary name.
+        ValueError: an image that is not 2-D grey or 3-channel.
+    """
+    det = detector if detector is not None else _detector(dictionary_name)
+    corners, ids, _rejected = det.detectMarkers(_grey(image))
+    found: dict[int, np.ndarray] = {}
+    if ids is None:
+        return found
+    for c, i in zip(corners, ids.reshape(-1)):
+        found.setdefault(int(i), np.asarray(c, dtype=np.float32).reshape(4, 2))
+    return found
+
+
+def project(homography: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Apply a 3 x 3 homography to ``N x 2`` points; returns ``N x 2 float64``."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    h = np.asarray(homography, dtype=np.float64)
+    xy = pts @ h[:, :2].T + h[:, 2]
+    return xy[:, :2] / xy[:, 2:3]
+
+
+def undistort(points_px: np.ndarray, camera_matrix: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Remove the lens distortion from ``N x 2`` pixel points (result in pixels of the ideal
+    pinhole camera with the same camera matrix), ``N x 2 float64``."""
+    pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 1, 2)
+    return cv2.undistortPoints(pts, camera_matrix, dist, P=camera_matrix).reshape(-1, 2)
+
+
+def distort(points_px: np.ndarray, camera_matrix: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Apply the lens distortion to ideal pinhole pixel points (``N x 2``), ``N x 2 float64``."""
+    pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 2)
+    k = np.asarray(camera_matrix, dtype=np.float64)
+    norm = np.column_stack([(pts[:, 0] - k[0, 2]) / k[0, 0], (pts[:, 1] - k[1, 2]) / k[1, 1], np.ones(len(pts))])
+    out, _ = cv2.projectPoints(norm.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), k, np.asarray(dist, np.float64))
+    return out.reshape(-1, 2)
+
+
+@dataclasses.dataclass(frozen=True)
+class Registration:
+    """Where the board is in one frame.
+
+    Attributes:
+        board_to_image: ``3 x 3 float64`` homography from board mm to image pixels.
+        image_to_board: its inverse, image pixels to board mm.
+        marker_ids: the markers whose corners were used, sorted.
+        residual_px: RMS distance (pixels) between the detected corners and the board corners
+            projected through ``board_to_image``.
+        image_corners: marker id -> detected ``4 x 2`` pixel corners (those used).
+        frame_index: the frame (counted by the :class:`Registrar`) where it was detected.
+        lens: (camera matrix ``3 x 3``, distortion coefficients) when the camera's intrinsics
+            are known: the homography then lives in undistorted pixels and :meth:`to_image` /
+            :meth:`to_board` apply and remove the lens distortion (Brown-Conrady, OpenCV's
+            model); None for a lens treated as distortion-free.
+    """
+
+    board_to_image: np.ndarray
+    image_to_board: np.ndarray
+    marker_ids: tuple[int, ...]
+    residual_px: float
+    image_corners: Mapping[int, np.ndarray]
+    frame_index: int = 0
+    lens: tuple[np.ndarray, np.ndarray] | None = None
+
+    def to_image(self, points_mm: np.ndarray) -> np.ndarray:
+        """Board mm (``N x 2``) to image pixels (``N x 2 float64``)."""
+        und = project(self.board_to_image, points_mm)
+        return und if self.lens is None else distort(und, *self.lens)
+
+    def to_board(self, points_px: np.ndarray) -> np.ndarray:
+        """Image pixels (``N x 2``) to board mm (``N x 2 float64``)."""
+        pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 2)
+        if self.lens is not None:
+            pts = undistort(pts, *self.lens)
+        return project(self.image_to_board, pts)
+
+    def mm_per_px(self, at_mm: tuple[float, float] = (0.0, 0.0)) -> float:
+        """The board's scale near ``at_mm``: millimetres per image pixel (geometric mean)."""
+        x, y = at_mm
+        p = self.to_image(np.array([[x, y], [x + 1.0, y], [x, y + 1.0]]))
+        area = abs(np.cross(p[1] - p[0], p[2] - p[0]))
+        return float(1.0 / np.sqrt(max(area, 1e-12)))
+
+
+class Registrar:
+    """Registers frames against a marker layout, re-detecting only when needed.
+
+    Args:
+        marker_corners_mm: marker id -> its 4 corners in board mm, in OpenCV's corner order
+            (top-left, top-right, bottom-right, bottom-left of the printed marker).
+        dictionary_name: the markers' dictionary (``"DICT_4X4_50"`` for our tables).
+        min_markers: markers needed to register (2 = 8 corners; one marker alone gives a
+            homography that is exact on its corners and poor everywhere else).
+        max_residual_px: a registration whose RMS corner residual (pixels) is larger is refused.
+        redetect_every: detect again after this many frames even when nothing moved.
+        max_cell_mismatch: fraction (0-1) of marker cells that may differ from the
+            registration frame before the markers are detected again.
+        min_spread: the markers used must span this fraction (0-1) of the layout's extent in
+            x and in y (two markers on the same edge are not enough; two diagonal ones are).
+        lens: (camera matrix, distortion coefficients) from ``companion calibrate intrinsics``,
+            or None to treat the lens as distortion-free.
+
+    Raises:
+        RegistrationError: an unknown dictionary, or a layout that is not 4 x 2 per marker.
+    """
+
+    def __init__(self, marker_corners_mm: Mapping[int, np.ndarray], dictionary_name: str = "DICT_4X4_50",
+                 min_markers: int = 2, max_residual_px: float = 3.0, redetect_every: int = 30,
+                 max_cell_mismatch: float = 0.2, min_spread: float = 0.6,
+                 lens: tuple[np.ndarray, np.ndarray] | None = None):
+        self.layout: dict[int, np.ndarray] = {}
+        for mid, corners in marker_corners_mm.items():
+            arr = np.asarray(corners, dtype=np.float64)
+            if arr.shape != (4, 2):
+                raise RegistrationError(f"marker {mid}: expected 4 corners (x, y) in mm, got shape {arr.shape}")
+            self.layout[int(mid)] = arr
+        if not self.layout:
+            raise RegistrationError("the marker layout is empty")
+        self.dictionary_name = dictionary_name
+        self._detector = _detector(dictionary_name)
+        self._window_detector = _detector(dictionary_name, window=True)
+        self.min_markers = max(1, int(min_markers))
+        self.max_residual_px = float(max_residual_px)
+        self.redetect_every = max(1, int(redetect_every))
+        self.max_cell_mismatch = float(max_cell_mismatch)
+        self.min_spread = float(min_spread)
+        self.lens = None if lens is None else (np.asarray(lens[0], np.float64), np.asarray(lens[1], np.float64))
+        self.current: Registration | None = None
+        #: why the last frame could not be registered ("" when it was).
+        self.status = "not yet registered"
+        self.detections = 0
+        self._frames = 0
+        self._cells: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    # ------------------------------------------------------------------ full detection
+    def register(self, frame: np.ndarray) -> Registration | None:
+        """Detect the markers in ``frame`` and fit the homography from every visible corner.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR (or grey ``H x W uint8``).
+
+        Returns:
+            The registration, or None when the board is not visible (fewer than
+            ``min_markers`` known markers, or a residual above ``max_residual_px``); then
+            :attr:`status` says why.
+        """
+        grey = _grey(frame)
+        self.detections += 1
+        found = detect_markers(grey, detector=self._detector)
+        known = {i: c for i, c in found.items() if i in self.layout}
+        if len(known) < self.min_markers:
+            extra = f" (saw ids {sorted(found)} that are not on this board)" if found and not known else ""
+            self.status = f"board not visible: {len(known)} of {len(self.layout)} markers found, need {self.min_markers}{extra}"
+            self.current = None
+            return None
+        reg = self._fit(known)
+        if reg is None or reg.residual_px > self.max_residual_px:
+            self.status = ("board not visible: the markers found do not agree with the board layout "
+                           "or lie along one edge only") + (f" (residual {reg.residual_px:.1f} px)" if reg is not None else "")
+            self.current = None
+            return None
+        self.status = ""
+        self.current = reg
+        self._remember_cells(grey, reg)
+        return reg
+
+    def _spread_ok(self, ids: Sequence[int]) -> bool:
+        """The markers used must span at least ``min_spread`` of the layout in x and in y: two
+        markers on one edge fit their own corners well and the far side of the board badly."""
+        used = np.concatenate([self.layout[i] for i in ids])
+        every = np.concatenate(list(self.layout.values()))
+        span = np.ptp(used, axis=0) / np.maximum(np.ptp(every, axis=0), 1e-9)
+        return bool(np.all(span >= self.min_spread))
+
+    def _fit(self, known: Mapping[int, np.ndarray]) -> Registration | None:
+        ids = sorted(known)
+        detected = known
+        if self.lens is not None:
+            known = {i: undistort(c, *self.lens) for i, c in known.items()}
+        board = np.concatenate([self.layout[i] for i in ids]).astype(np.float64)
+        image = np.concatenate([known[i] for i in ids]).astype(np.float64)
+        if len(ids) >= 3:
+            h, mask = cv2.findHomography(board, image, cv2.RANSAC, 4.0)
+            if h is not None and mask is not None:
+                keep = mask.reshape(-1, 4).all(axis=1)
+                ids = [i for i, k in zip(ids, keep) if k]
+                if len(ids) < self.min_markers:
+                    return None
+                board = np.concatenate([self.layout[i] for i in ids])
+                image = np.concatenate([known[i] for i in ids]).astype(np.float64)
+        if not self._spread_ok(ids):
+            return None
+        h, _ = cv2.findHomography(board, image, 0)
+        if h is None or not np.all(np.isfinite(h)) or abs(np.linalg.det(h)) < 1e-12:
+            return None
+        residual = float(np.sqrt(np.mean(np.sum((project(h, board) - image) ** 2, axis=1))))
+        return Registration(
+            board_to_image=h, image_to_board=np.linalg.inv(h), marker_ids=tuple(ids),
+            residual_px=residual, image_corners={i: detected[i] for i in ids}, frame_index=self._frames,
+            lens=self.lens,
+        )
+
+    # ------------------------------------------------------------------ tracking
+    def _cell_points(self, mid: int) -> np.ndarray:
+        """Centres of the marker's cells (bits and black border), board mm, ``36 x 2`` for 4x4."""
+        bits = int(self._detector.getDictionary().markerSize)
+        n = bits + 2
+        tl, tr, _br, bl = self.layout[mid]
+        u = (np.arange(n) + 0.5) / n
+        uu, vv = np.meshgrid(u, u)
+        return tl + uu.reshape(-1, 1) * (tr - tl) + vv.reshape(-1, 1) * (bl - tl)
+
+    def _sample(self, grey: np.ndarray, reg: Registration, mid: int) -> np.ndarray | None:
+        pts = np.rint(reg.to_image(self._cell_points(mid))).astype(int)
+        h, w = grey.shape
+        if (pts[:, 0] < 0).any() or (pts[:, 1] < 0).any() or (pts[:, 0] >= w).any() or (pts[:, 1] >= h).any():
+            return None
+        return grey[pts[:, 1], pts[:, 0]].astype(np.int16)
+
+    def _remember_cells(self, grey: np.ndarray, reg: Registration) -> None:
+        self._cells = {}
+        for mid in reg.marker_ids:
+            s = self._sample(grey, reg, mid)
+            if s is not None:
+                threshold = (int(s.min()) + int(s.max())) / 2.0
+                self._cells[mid] = (s >= threshold, np.array([threshold]))
+
+    def cell_mismatch(self, frame: np.ndarray) -> float:
+        """The tracking residual: the largest fraction (0-1) of a marker's cells whose black or
+        white differs from the registration frame (1.0 when nothing is registered)."""
+        if self.current is None or not self._cells:
+            return 1.0
+        grey = _grey(frame)
+        worst = 0.0
+        for mid, (pattern, threshold) in self._cells.items():
+            s = self._sample(grey, self.current, mid)
+            if s is None:
+                return 1.0
+            worst = max(worst, float(np.mean((s >= threshold[0]) != pattern)))
+        return worst
+
+    def update(self, frame: np.ndarray) -> Registration | None:
+        """Register one frame of a stream: keep the last homography while the markers' cells
+        still match, detect again when they do not or every ``redetect_every`` frames.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR.
+
+        Returns:
+            The registration in force, or None when the board is not visible (see :attr:`status`).
+        """
+        self._frames += 1
+        cur = self.current
+        if cur is None:
+            return self.register(frame)
+        if self._frames - cur.frame_index < self.redetect_every and self.cell_mismatch(frame) <= self.max_cell_mismatch:
+            return cur
+        near = self.register_near(frame, cur)
+        return near if near is not None else self.register(frame)
+
+    def register_near(self, frame: np.ndarray, previous: Registration, margin_px: int = 40) -> Registration | None:
+        """Detect the markers only in windows around where ``previous`` puts them (a few small
+        crops instead of the whole frame); the full detection is the fallback.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR.
+            previous: the last registration.
+            margin_px: how far (pixels) a marker may have moved.
+
+        Returns:
+            The new registration, or None when too few markers were found near their places
+            (the caller then detects in the whole frame); :attr:`current` is updated on success.
+        """
+        grey = _grey(frame)
+        h, w = grey.shape
+        found: dict[int, np.ndarray] = {}
+        for mid, corners_mm in self.layout.items():
+            c = previous.to_image(corners_mm)
+            x0, y0 = np.floor(c.min(axis=0)).astype(int) - margin_px
+            x1, y1 = np.ceil(c.max(axis=0)).astype(int) + margin_px
+            x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+            if x1 - x0 < 16 or y1 - y0 < 16:
+                continue
+            crop = np.ascontiguousarray(grey[y0:y1, x0:x1])
+            for i, corners in detect_markers(crop, detector=self._window_detector).items():
+                if i == mid:
+                    found[i] = corners + np.array([x0, y0], dtype=np.float32)
+        self.detections += 1
+        if len(found) < self.min_markers:
+            return None
+        reg = self._fit(found)
+        if reg is None or reg.residual_px > self.max_residual_px:
+            return None
+        self.status = ""
+        self.current = reg
+        self._remember_cells(grey, reg)
+        return reg
