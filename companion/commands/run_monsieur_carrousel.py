@@ -48,7 +48,7 @@ class PromptConsole:
         if call.TYPE in ("raindrop", "sunbeam_judged"):
             text += f"  [raindrops {data['raindrops']} of {summary.get('raindrops_max', 8)}]"
         elif call.TYPE == "kid_seated":
-            text += f"  [seat {data['seat']}, {data['colour']} {data['picture']}; {data['seated']} of 12 seated]"
+            text += f"  [seat {data['seat']}; {data['seated']} of 12 seated]"
         try:
             self.stream.write(f"{call.t:9.1f} s  {text}\n")
             self.stream.flush()
