@@ -82,8 +82,10 @@ def measure(n: int, sync: str) -> list[float]:
                 target = Position.from_line(rest[:2] + card, 5)
             target = Position.from_line(target.line, 4 if service.state.position.first_space == 5 else 5)
             service.emit(Board(t=service.clock.now(), spaces=target.spaces))
-            while service.state.position != target:
+            while service.state.position != target and not service.referee.is_over(service.state):
                 time.sleep(0.0005)
+            if service.referee.is_over(service.state):
+                break
             time.sleep(0.005)  # let the LEDs' blink threads settle between presses
             probe.done.clear()
             pin = factory.pin(5 if seat == 1 else 6)
@@ -106,7 +108,9 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 400
     print(f"machine: {machine()}")
     for sync in ("full", "normal"):
-        ms = measure(n, sync)
+        ms: list[float] = []
+        while len(ms) < n:  # a new game whenever one ends (lucky birds add up)
+            ms += measure(min(100, n - len(ms)), sync)
         print(
             f"journal synchronous={sync}: {len(ms)} presses, median {percentile(ms, 50):.3f} ms, "
             f"p99 {percentile(ms, 99):.3f} ms, max {max(ms):.3f} ms (target p99 < 5 ms)"
