@@ -142,3 +142,37 @@ def test_bad_layout_file_is_a_usage_error(tmp_path, capsys):
     rc = main(["--config", str(cfg), "run", "--game", "monsieur-carrousel", "--journal", str(tmp_path / "j.db")])
     assert rc == 2
     assert "seat layouts file not found" in capsys.readouterr().err
+
+
+def test_spins_come_from_the_simulated_shaft_through_the_rotation_tracker(tmp_path):
+    """`companion run --game monsieur-carrousel`: the simulated table's spins turn the
+    simulated shaft (inertia, friction, bounce); the referee gets the rotation tracker's
+    spin_started / spin_stopped, with the angle measured from the encoder's counts."""
+    from companion.sim.shaft import ShaftSpins
+
+    service, rec, out, journal = service_for(tmp_path, seed=4)
+    shaft = next(s for s in service.scheduled if isinstance(s, ShaftSpins))
+    stops = []
+    feed = shaft.tracker.feed
+
+    def watch(sample):
+        obs = feed(sample)
+        stops.extend(o for o in obs if o.TYPE == "spin_stopped")
+        return obs
+
+    shaft.tracker.feed = watch
+    tick = shaft.tracker.tick
+
+    def watch_tick(t):
+        obs = tick(t)
+        stops.extend(o for o in obs if o.TYPE == "spin_stopped")
+        return obs
+
+    shaft.tracker.tick = watch_tick
+    final = service.run()
+    service.close()
+    assert service.referee.is_over(final)
+    journaled = [e.body for e in journal.entries(service.session) if e.type == "spin_stopped"]
+    assert len(stops) >= 5 and len(journaled) == len(stops)
+    for obs, body in zip(stops, journaled):
+        assert body["angle_deg"] == obs.angle_deg and body["revolutions"] == obs.revolutions

@@ -59,6 +59,27 @@ class PromptConsole:
         """Nothing to release."""
 
 
+def _shaft_spins(config: Any, angle_deg: float, seed: int, vocabulary: Any = None) -> Any:
+    """The simulated shaft and the rotation tracker, when ``[encoder] backend`` is ``sim`` (or
+    ``auto`` with no Pico plugged in): the simulated table's spins are then made by the
+    shaft's physics and reported by the tracker. None for a real encoder."""
+    from companion.rotation import reader_from_config, tracker_from_config
+    from companion.rotation.simulated import SimulatedShaft
+    from companion.sim.shaft import ShaftSpins
+
+    reader = reader_from_config(config)
+    if not isinstance(reader, SimulatedShaft):
+        return None
+    reader.stop()
+    enc = config["encoder"]
+    cpr = 4 * enc["lines_per_rev"]
+    shaft = SimulatedShaft(counts_per_rev=cpr, seed=seed, spin_every_s=None, drop_every_s=None,
+                           index_count=0 if enc["index"] else None,
+                           start_count=round(angle_deg / 360.0 * cpr))
+    convert = (lambda obs: vocabulary.observation(obs.to_json())) if vocabulary is not None else None
+    return ShaftSpins(shaft, tracker_from_config(config, shaft), convert=convert)
+
+
 def build_monsieur_carrousel_service(
     config: Any,
     opts: dict[str, Any],
@@ -132,6 +153,8 @@ def build_monsieur_carrousel_service(
     clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
     settings = dataclasses.replace(settings_from_config(config), seed=seed, players=tuple(players))
     table = MonsieurCarrouselTable(settings, referee.table)
+    shaft = _shaft_spins(config, table.angle_deg, seed, referee.vocabulary)
+    table.shaft = shaft
     if state is not None and state.phase != "setup":
         table.resume(state, clock.now())
         console.stream.write(f"resumed session {session} at t={last_t:.1f} s after {n} observations: "
@@ -139,7 +162,8 @@ def build_monsieur_carrousel_service(
         console.stream.flush()
     # Speech before the lights: on close it finishes its prompts while the buzzer still works.
     announcers: list[Any] = [console] + ([speech] if speech else []) + [lights, table]
-    service = Service(referee, clock, journal=journal, session=session, sources=[buttons, table],
-                      scheduled=[table], announcers=announcers, state=state, last_t=last_t)
+    rotation = [shaft] if shaft is not None else []
+    service = Service(referee, clock, journal=journal, session=session, sources=[buttons, table, *rotation],
+                      scheduled=[table, *rotation], announcers=announcers, state=state, last_t=last_t)
     service.speech = speech  # type: ignore[attr-defined]
     return service

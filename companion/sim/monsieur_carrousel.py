@@ -143,6 +143,9 @@ class MonsieurCarrouselTable:
         self.memory = settings.memory if settings.memory is not None else MEMORY_BY_DIFFICULTY[self.layout.difficulty]
         self.rng = random.Random(settings.seed)
         self.angle_deg = self.rng.uniform(0.0, 360.0)  # where the carousel stands (physical truth)
+        #: a :class:`companion.sim.shaft.ShaftSpins`: spins made by the simulated encoder's
+        #: physics and reported by the rotation tracker; None: the table reports its spins.
+        self.shaft: Any = None
         self.occupied: dict[int, str] = {}  # seat -> kid, what is really on the carousel
         self.over = False
         self._meant = True  # what the kids meant by their last answer
@@ -219,7 +222,10 @@ class MonsieurCarrouselTable:
         else:
             revolutions = rng.uniform(1.05, 3.5)
         started = SpinStarted(t=t, angle_deg=round(self.angle_deg, 3), direction="ccw" if direction > 0 else "cw")
-        if rng.random() < s.stuck_spin_rate:
+        jammed = rng.random() < s.stuck_spin_rate
+        if self.shaft is not None:  # the spin is made by the simulated shaft's physics
+            self.shaft.expect(None if jammed else revolutions, "ccw" if direction > 0 else "cw")
+        if jammed:
             return [started]  # the carousel jams: no stop is ever reported
         self.angle_deg = (self.angle_deg + direction * revolutions * 360.0) % 360.0
         stop_t = t + revolutions * s.spin_s_per_rev
@@ -231,7 +237,7 @@ class MonsieurCarrouselTable:
     def start(self, emit: Emit, clock: Clock) -> None:
         """Begin (Source protocol): observations go to ``emit``; the game starts at
         ``clock.now()`` unless :meth:`resume` was called."""
-        self._emit = emit
+        self._emit = self.shaft.wrap(emit) if self.shaft is not None else emit
         if not self._resumed:
             self._schedule(self.opening(clock.now()))
 
