@@ -1,7 +1,7 @@
 """LEDs and buzzer: one LED per seat and a piezo buzzer, each call with its own pattern.
 
 Wiring (BCM numbering, defaults in ``[pins]``): each LED from its GPIO (16, 20, 21, 26 for
-seats 1-4) through a 330 ohm resistor to ground; the buzzer (a passive piezo) on GPIO 12
+seats 1-4) through a 270 ohm (hardware/README.md) resistor to ground; the buzzer (a passive piezo) on GPIO 12
 (hardware PWM) through an NPN transistor. The pins are gpiozero ``LED`` and ``TonalBuzzer``
 devices. The first step of a pattern (LED on, first note) is set before :meth:`announce`
 returns, so the table sees and hears a call within the loop's own latency; the rest of the
