@@ -153,7 +153,12 @@ class Service:
                 for s in self.scheduled:
                     due = s.next_time()
                     if due is not None and due <= now:
-                        s.advance(now)
+                        try:
+                            s.advance(now)
+                        except Exception:  # a failing source must not stop the referee
+                            log.exception("source %s failed; it is stopped", type(s).__name__)
+                            self.scheduled.remove(s)
+                            break
                 if self._inbox:
                     continue  # apply what the sources did first; the deadline comes next round
                 if deadline is not None and now >= deadline:

@@ -55,6 +55,22 @@ class PromptConsole:
         except (OSError, ValueError):
             pass  # a closed terminal must not stop the referee
 
+    def show_spin(self, obs: Any) -> None:
+        """Print a spin seen by the encoder: its start, or its stop with turns and angle."""
+        if obs.TYPE == "spin_started":
+            text = "(the carousel turns)"
+        elif obs.TYPE == "spin_stopped":
+            doubt = f"; uncertain: {obs.reason}" if getattr(obs, "uncertain", False) else ""
+            text = (f"(the carousel stops: {obs.revolutions:.2f} turns {obs.direction}, "
+                    f"at {obs.angle_deg:.1f} degrees{doubt})")
+        else:
+            return
+        try:
+            self.stream.write(f"{obs.t:9.1f} s  {text}\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
     def close(self) -> None:
         """Nothing to release."""
 
@@ -154,6 +170,8 @@ def build_monsieur_carrousel_service(
     settings = dataclasses.replace(settings_from_config(config), seed=seed, players=tuple(players))
     table = MonsieurCarrouselTable(settings, referee.table)
     shaft = _shaft_spins(config, table.angle_deg, seed, referee.vocabulary)
+    if shaft is not None:
+        shaft.show = console.show_spin
     table.shaft = shaft
     if state is not None and state.phase != "setup":
         table.resume(state, clock.now())

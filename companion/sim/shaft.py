@@ -31,13 +31,16 @@ class ShaftSpins:
         step_s: session seconds between samples while it turns.
         convert: turns the tracker's observations into the referee's own classes (e.g.
             ``lambda o: vocabulary.observation(o.to_json())``); None keeps them.
+        show: called with each spin observation (to print spins and stops), or None.
 
     Use :meth:`wrap` on the table's ``emit``: the table's ``spin_started`` becomes a flick;
     its ``spin_stopped`` is dropped (the tracker reports the real stop).
     """
 
-    def __init__(self, shaft: Any, tracker: Any, step_s: float = 0.01, convert: Any = None):
+    def __init__(self, shaft: Any, tracker: Any, step_s: float = 0.01, convert: Any = None,
+                 show: Any = None):
         self.convert = convert
+        self.show = show
         self.shaft = shaft
         self.tracker = tracker
         self.step_s = step_s
@@ -66,6 +69,8 @@ class ShaftSpins:
         self.shaft.advance(t, lambda sample: out.extend(self.tracker.feed(sample)))
         out.extend(self.tracker.tick(t))
         for obs in out:
+            if self.show is not None:
+                self.show(obs)
             if self._emit is not None:
                 self._emit(self.convert(obs) if self.convert is not None else obs)
         moving = self.shaft.omega != 0.0 or self.tracker.detector.spinning
