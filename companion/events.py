@@ -335,6 +335,14 @@ class InvalidObservation(Call):
     line: int | None = None
     observation: Any = None
 
+    @classmethod
+    def rejecting(cls, obs: Observation, reason: str, at: float | None = None) -> InvalidObservation:
+        """The call rejecting ``obs`` for ``reason`` (cut to 300 characters), at the
+        observation's time, or at ``at`` so that the calls never go back in time."""
+        if len(reason) > 300:
+            reason = reason[:300] + "..."
+        return cls(t=obs.t if at is None else at, reason=reason, observation=obs.to_json())
+
 
 class Vocabulary:
     """The observation and call types one game understands, by their JSON ``type`` word.

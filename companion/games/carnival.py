@@ -1641,6 +1641,5 @@ def with_card(p: PlayerState, card: str) -> PlayerState:
     return dataclasses.replace(p, midway=p.midway[:i] + (ride,) + p.midway[i + 1 :])
 
 
-def _invalid(obs: Observation, reason: str) -> InvalidObservation:
-    return InvalidObservation(t=obs.t, reason=reason, observation=obs.to_json())
+_invalid = InvalidObservation.rejecting
 

@@ -1668,8 +1668,7 @@ VOCABULARY = Vocabulary(
 )
 
 
-def _invalid(obs: Observation, reason: str) -> InvalidObservation:
-    return InvalidObservation(t=obs.t, reason=reason, observation=obs.to_json())
+_invalid = InvalidObservation.rejecting
 
 
 def _direction_word(d: int) -> str:

@@ -1123,11 +1123,7 @@ def _replace_player(players: tuple[PlayerState, ...], new: PlayerState) -> tuple
     return tuple(new if p.name == new.name else p for p in players)
 
 
-def _invalid(obs: Observation, reason: str, at: float | None = None) -> InvalidObservation:
-    """The call rejecting ``obs``, at its time (or ``at``, so that calls never go back)."""
-    if len(reason) > 300:
-        reason = reason[:300] + "..."
-    return InvalidObservation(t=obs.t if at is None else at, reason=reason, observation=obs.to_json())
+_invalid = InvalidObservation.rejecting
 
 
 def _partial_problem(spaces: Sequence[str]) -> str | None:

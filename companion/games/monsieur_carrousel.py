@@ -1093,8 +1093,7 @@ class MonsieurCarrouselReferee:
         return state, [SeatsMismatch(t=obs.t, expected=expected, seen=seen)]
 
 
-def _invalid(obs: Observation, reason: str) -> InvalidObservation:
-    return InvalidObservation(t=obs.t, reason=reason, observation=obs.to_json())
+_invalid = InvalidObservation.rejecting
 
 
 # --------------------------------------------------------------------------- chance (OpenSpiel style)
