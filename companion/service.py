@@ -16,6 +16,8 @@ milliseconds, deterministically: that is how the tests drive it.
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import itertools
 import logging
 import threading
 from collections import deque
@@ -78,6 +80,11 @@ class Service:
         announcers: told every call, in order, on the loop's thread.
         state: the starting state (a restored one when resuming), default a new game.
         last_t: time (s) of the last observation already applied (resuming).
+        delay_s: a jitter buffer, seconds: every observation (and every deadline's tick) is
+            applied this long after the time it carries, all in time order. With a camera,
+            whose board is known only once it has been stable for its settle time, a claim
+            pressed just after a move is then judged on the board as it stood at the press,
+            not on the reading before. 0 (no camera): applied at once.
     """
 
     def __init__(
@@ -91,6 +98,7 @@ class Service:
         announcers: Sequence[Announcer] = (),
         state: Any = None,
         last_t: float = 0.0,
+        delay_s: float = 0.0,
     ):
         if journal is not None and session is None:
             raise ValueError("a journal needs a session id")
@@ -104,6 +112,10 @@ class Service:
         self.state = referee.initial_state() if state is None else state
         self.last_t = last_t
         self.calls_made = 0
+        self.delay_s = delay_s
+        self._buffer: list[tuple[float, int, Observation]] = []
+        self._buffer_seq = itertools.count()
+        self._ticked: float | None = None
         self._inbox: deque[Observation] = deque()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -136,12 +148,18 @@ class Service:
                 if self._inbox:
                     self._drain()
                     continue
+                if self._buffer and self._buffer[0][0] + self.delay_s <= self.clock.now():
+                    self._release()
+                    continue
                 if stop_when_over and self.referee.is_over(self.state):
                     break
                 if until is not None and self.clock.now() >= until:
                     break
                 deadline = self.referee.next_deadline(self.state)
-                wake_at = _earliest([deadline, until, *(s.next_time() for s in self.scheduled)])
+                if deadline is not None and deadline == self._ticked:
+                    deadline = None  # its tick waits in the buffer
+                buffered = self._buffer[0][0] + self.delay_s if self._buffer else None
+                wake_at = _earliest([deadline, until, buffered, *(s.next_time() for s in self.scheduled)])
                 self._wake.clear()
                 if self._inbox or self._stop.is_set():
                     continue
@@ -162,7 +180,11 @@ class Service:
                 if self._inbox:
                     continue  # apply what the sources did first; the deadline comes next round
                 if deadline is not None and now >= deadline:
-                    self._apply(Tick(t=now))
+                    if self.delay_s > 0:
+                        self._ticked = deadline
+                        self._buffer_push(Tick(t=deadline))
+                    else:
+                        self._apply(Tick(t=now))
         finally:
             for source in self.sources:
                 try:
@@ -175,8 +197,22 @@ class Service:
         batch = []
         while self._inbox:
             batch.append(self._inbox.popleft())
+        if self.delay_s > 0:
+            for obs in batch:
+                self._buffer_push(obs)
+            return
         batch.sort(key=lambda o: o.t)  # stable: equal times keep their arrival order
         for obs in batch:
+            self._apply(obs)
+
+    def _buffer_push(self, obs: Observation) -> None:
+        heapq.heappush(self._buffer, (obs.t, next(self._buffer_seq), obs))
+
+    def _release(self) -> None:
+        """Apply, in time order, the buffered observations whose delay has passed."""
+        now = self.clock.now()
+        while self._buffer and self._buffer[0][0] + self.delay_s <= now:
+            _, _, obs = heapq.heappop(self._buffer)
             self._apply(obs)
 
     def _apply(self, obs: Observation) -> list[Call]:

@@ -295,3 +295,41 @@ def test_until_stops_exactly_there_and_the_game_stays_resumable(tmp_path):
     service.emit(GameStart(t=0.0, players=("Ana", "Ben"), spaces=Position.from_text(".gbyrk.").spaces, seed=4))
     service.run(until=12.5)
     assert clock.now() == 12.5 and not referee.is_over(service.state)
+
+
+def test_the_jitter_buffer_judges_a_quick_claim_on_the_board_the_camera_reports_later():
+    """With a camera a board is reported only once stable (its time: when it first appeared);
+    a claim pressed meanwhile must be judged on that board. The service's jitter buffer
+    applies everything delay_s late, in time order."""
+    start = Position.from_text(".gbykr.")  # first three: red black yellow
+    ben_card = ("black", "red", "yellow")  # one swap away
+    others = [c for c in CARDS if c not in (ben_card, start.first_three)]
+    deck = tuple(others[:9] + [ben_card] + others[9:] + [start.first_three])
+    results = {}
+    for delay_s in (0.0, 0.7):
+        rec = Recorder()
+        clock = ManualClock()
+        service = Service(CarrouselReferee(), clock, announcers=[rec], delay_s=delay_s, sources=[_Idle()])
+        service.emit(GameStart(t=0.0, players=("Ana", "Ben"), spaces=start.spaces, deck=deck))
+        service.run(until=1.1, stop_when_over=False)
+        service.emit(Claim(t=1.1, player="Ben"))  # the horses were swapped at 1.0; Ben presses at 1.1
+        service.run(until=1.6, stop_when_over=False)
+        # the camera's reading has settled: it reports the board as first seen at 1.0
+        service.emit(Board(t=1.0, spaces=Position.from_text(".gbyrk.").spaces))
+        service.run(until=3.0, stop_when_over=False)
+        results[delay_s] = [c.TYPE for c in rec.calls if c.TYPE in ("point", "penalty")]
+        assert [c.TYPE for c in rec.calls][0] == "game_started"
+    assert results[0.0] == ["penalty"]  # judged at once, on the reading before the move
+    assert results[0.7] == ["point"]
+
+
+def test_the_jitter_buffer_delays_the_dead_end_tick_too():
+    """A buffered service calls the dead end at its due time (the call's t), once every
+    observation stamped before it has been applied."""
+    clock = ManualClock()
+    rec = Recorder()
+    service = Service(CarrouselReferee(dead_end_s=2.0), clock, announcers=[rec], delay_s=0.5)
+    service.emit(GameStart(t=0.0, players=("Ana", "Ben"), spaces=Position.from_text(".gbyrk.").spaces, seed=4))
+    service.run(until=3.0, stop_when_over=False)
+    dead = [c for c in rec.calls if c.TYPE == "dead_end"]
+    assert len(dead) == 1 and dead[0].t == 2.0

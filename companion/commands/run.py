@@ -142,6 +142,7 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         journal.set_table(session, {"players": players, "seed": sim_opts["seed"]})
     clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
     scheduled_camera = None
+    delay_s = 0.0
     camera_options: dict[str, Any] = {}
     if camera is not None:
         from companion.sources.carrousel_camera import (
@@ -156,6 +157,8 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
             on_status=lambda text: log.info("camera: %s", text),
         )
         period = config["camera"]["frame_period_s"] or 0.1
+        source.stamp_first_seen = True
+        delay_s = config["camera"]["settle_s"] + 2 * period  # the service's jitter buffer
         scheduled_camera = ScheduledCamera(source, period_s=period, start_t=clock.now())
         camera_options = {
             "camera": source.frames,
@@ -195,6 +198,7 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         announcers=[console, lights, sim],
         state=state,
         last_t=last_t,
+        delay_s=delay_s,
     )
 
 
@@ -274,6 +278,8 @@ def build_camera_service(config: Any, opts: dict[str, Any], journal: Any, spec: 
     clock = MonotonicClock(origin=round(last_t + 0.5, 3) if unfinished is not None else 0.0)
     camera = camera_source_from_config(config, players, spec=spec, clock=clock.now,
                                        on_status=lambda text: log.info("camera: %s", text))
+    camera.stamp_first_seen = True
+    period = config["camera"]["frame_period_s"] or 0.1
     if unfinished is None:
         session = journal.start_session("carrousel", options)
         journal.set_table(session, {"players": players, "camera": spec})
@@ -284,7 +290,10 @@ def build_camera_service(config: Any, opts: dict[str, Any], journal: Any, spec: 
     console = ConsoleAnnouncer(stream=stream, show_moves=show_moves)
     return Service(referee, clock, journal=journal, session=session,
                    sources=[FirstBoardStarts(camera, players, options, started=unfinished is not None), buttons],
-                   announcers=[console, lights], state=state, last_t=last_t)
+                   announcers=[console, lights], state=state, last_t=last_t,
+                   # a claim is judged on the board as it stood at the press, which the camera
+                   # reports only once stable: everything is applied settle_s + 2 frames late
+                   delay_s=config["camera"]["settle_s"] + 2 * period)
 
 
 def build_stream_service(game: str, config: Any, opts: dict[str, Any], make_clock: Any, journal: Any,

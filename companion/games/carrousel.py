@@ -436,16 +436,18 @@ class GameStart(Observation):
         seed: shuffle the 60 cards with this seed (the simulated table); or
         deck: the 60 cards in order, top first, as read from a real table. Exactly one of
             ``seed`` and ``deck`` is given.
-        advanced: the advanced rules (every face-up card on the table counts).
-        dead_end_s: seconds without a point before the dead end (rulebook: 20).
+        advanced: the advanced rules (every face-up card on the table counts); None: the
+            referee's setting (``[carrousel] advanced``).
+        dead_end_s: seconds without a point before the dead end (rulebook: 20); None: the
+            referee's setting (``[carrousel] dead_end_s``).
     """
 
     players: tuple[str, ...]
     spaces: tuple[str, ...]
     seed: int | None = None
     deck: tuple[tuple[str, str, str], ...] | None = None
-    advanced: bool = False
-    dead_end_s: float = 20.0
+    advanced: bool | None = None
+    dead_end_s: float | None = None
 
 
 @event_type("board")
@@ -851,8 +853,10 @@ class CarrouselReferee:
                 ]
         else:
             deck = shuffled_deck(obs.seed)  # type: ignore[arg-type]
-        if not 0.1 <= obs.dead_end_s <= 600:
-            return state, [_invalid(obs, f"dead_end_s: expected 0.1 to 600 s, got {obs.dead_end_s}")]
+        advanced = self.default_advanced if obs.advanced is None else obs.advanced
+        dead_end_s = self.default_dead_end_s if obs.dead_end_s is None else obs.dead_end_s
+        if not 0.1 <= dead_end_s <= 600:
+            return state, [_invalid(obs, f"dead_end_s: expected 0.1 to 600 s, got {dead_end_s}")]
         hands, pile = deal(deck, len(players))  # type: ignore[arg-type]
         new = CarrouselState(
             phase="playing",
@@ -860,8 +864,8 @@ class CarrouselReferee:
             draw_pile=pile,
             position=position,
             target=target_points(len(players)),
-            advanced=obs.advanced,
-            dead_end_s=obs.dead_end_s,
+            advanced=advanced,
+            dead_end_s=dead_end_s,
             # The dead-end clock starts with the game (ruling; docs/vocabulary.md).
             clock_start=obs.t,
             last_t=obs.t,
@@ -873,8 +877,8 @@ class CarrouselReferee:
                 cards={p.name: p.active for p in new.players},  # type: ignore[misc]
                 target=new.target,
                 spaces=position.spaces,
-                advanced=obs.advanced,
-                dead_end_s=obs.dead_end_s,
+                advanced=advanced,
+                dead_end_s=dead_end_s,
             )
         ]
         # Lucky bird at the start of the game (Special Cases).

@@ -90,7 +90,8 @@ class SimulatedCarrouselTable:
             from the rendered frames; None: ``board`` observations are sent directly.
         seats: with a camera, each player's seat at the table (``south``...), in seat order.
         camera_latency_s: with a camera, how long the reading takes to settle; the players
-            do not press before the camera can have seen the move.
+            do not move again before the camera can have seen their last move (they press
+            their buttons as fast as they like: the service's jitter buffer takes care).
     """
 
     def __init__(
@@ -273,11 +274,11 @@ class SimulatedCarrouselTable:
         matching = [p for p in self.players if self.cards.get(p) == seen]
         wait = self._move_time()
         for p in matching:
-            press_at = t + self.camera_latency_s + self._between(0.3, 0.9)
+            press_at = t + self._between(0.3, 0.9)
             self._schedule(press_at, "press", p)
             wait = max(wait, press_at - t + 0.2)
         if not matching and self.rng.random() < self.false_claim_rate:
-            self._schedule(t + self.camera_latency_s + self._between(0.2, 0.8), "press", self.rng.choice(self.players))
+            self._schedule(t + self._between(0.2, 0.8), "press", self.rng.choice(self.players))
         self._schedule(t + wait, "think", None)
 
     def _set_position(self, t: float, position: Position) -> None:

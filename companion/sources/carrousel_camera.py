@@ -64,6 +64,8 @@ class CarrouselCameraSource:
         emit_partial: also report stable board readings with unknown spaces.
         relight_ratio: light change (ratio of the board's white) that makes a camera with a
             ``relock()`` method lock its exposure again.
+        stamp_first_seen: stamp each ``board`` with the time the reading first appeared
+            (for the service's jitter buffer) instead of the time it settled.
 
     Raises:
         ValueError: a bad spec or seat, or a bad calibration file (naming it).
@@ -73,10 +75,11 @@ class CarrouselCameraSource:
     def __init__(self, frames: FrameSource | str, players: Sequence[str] = (),
                  seats: Sequence[str] | None = None, reader: Any = None, settle_s: float = 0.5,
                  frame_period_s: float = 0.0, on_status: Callable[[str], None] | None = None,
-                 emit_partial: bool = False, relight_ratio: float = 1.6):
+                 emit_partial: bool = False, relight_ratio: float = 1.6, stamp_first_seen: bool = False):
         from companion.vision.carrousel import SEATS, CarrouselReader
 
         self.players = tuple(players)
+        self.stamp_first_seen = stamp_first_seen
         self.seats = tuple(seats) if seats is not None else default_seats(len(self.players))
         if len(self.seats) < len(self.players):
             raise ValueError(f"{len(self.players)} players but only {len(self.seats)} seats")
@@ -132,7 +135,9 @@ class CarrouselCameraSource:
         labels = reading.labels
         settled = self._board.update(t, labels)
         if settled is not None and (self.emit_partial or UNKNOWN not in settled):
-            out.append(Board(t=t, spaces=settled))
+            # Stamped when the table first looked like this, not when it had settled: with the
+            # service's jitter buffer a claim pressed meanwhile is judged on this board.
+            out.append(Board(t=self._board.since if self.stamp_first_seen else t, spaces=settled))
         for player, seat in zip(self.players, self.seats):
             card = reading.cards.get(seat)
             triple = tuple(card.triple) if card is not None and card.triple else None

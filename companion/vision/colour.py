@@ -349,6 +349,12 @@ class Stabiliser(Generic[T]):
             return value
         return None
 
+    @property
+    def since(self) -> float:
+        """Time (s) the current candidate reading first appeared: for a value :meth:`update`
+        has just returned, the moment the table started to look like that."""
+        return self._since
+
     def reset(self) -> None:
         """Forget the candidate and the stable reading (e.g. after the camera was lost)."""
         self._has_candidate = self._has_stable = False
