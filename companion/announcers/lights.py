@@ -156,6 +156,8 @@ class _Timeline:
         self._thread.start()
 
     def play(self, steps: list[tuple[float, Callable[[], None]]], reset: Callable[[], None]) -> None:
+        """Replace what is pending with ``steps`` (offset seconds, action); run ``reset`` and
+        the offset-0 steps now, in the caller's thread."""
         now = time.monotonic()
         self._inbox.put(("cancel", now))
         reset_needed = True
@@ -171,6 +173,7 @@ class _Timeline:
         self._inbox.put(("steps", later))
 
     def close(self) -> None:
+        """Stop the thread (at most 2 s); pending steps are dropped."""
         if self._thread.is_alive():
             self._inbox.put(("stop", None))
             self._thread.join(2.0)

@@ -283,6 +283,7 @@ class CarnivalState:
         return self.players[self.active]
 
     def unaccounted(self, card: str) -> int:
+        """Copies of ``card`` not seen anywhere on the table (in hidden hands or the deck)."""
         """Copies of ``card`` the table has not seen anywhere: in the deck or hidden in hands."""
         seen = self.discard.count(card)
         ride = parse_card(card)
@@ -774,6 +775,7 @@ class _Table:
         self.winner: str | None = None
 
     def freeze(self, **changes: Any) -> CarnivalState:
+        """The immutable :class:`CarnivalState` of this working copy, with ``changes`` applied."""
         players = tuple(
             PlayerState(
                 p.name,
@@ -798,6 +800,7 @@ class _Table:
         )
 
     def player(self, name: str | None) -> _Player:
+        """The working copy of the player ``name``; an unknown name rejects the observation."""
         for p in self.players:
             if p.name == name:
                 return p
@@ -847,6 +850,7 @@ class _Table:
         return drawn
 
     def reshuffle(self) -> None:
+        """Step 1: the discard pile but its top card becomes the face-down deck (Fluxo do Jogo 1)."""
         if len(self.discard) > 1:
             self.deck = len(self.discard) - 1
             self.discard = self.discard[-1:]
@@ -855,6 +859,7 @@ class _Table:
     # -- Midways ---------------------------------------------------------------------------
 
     def established_incomplete(self, p: _Player, exclude: str | None = None) -> list[str]:
+        """Rides of ``p``'s Midway that are started but not complete (Cartas Wild), but ``exclude``."""
         return [
             r
             for r in RIDES

@@ -90,6 +90,7 @@ class _Game:
     # -- plumbing ---------------------------------------------------------------------------
 
     def emit(self, obs: Observation) -> Observation:
+        """Apply ``obs`` to the referee (the oracle) and return it; RuntimeError if it is refused."""
         self.state, calls = self.ref.apply(self.state, obs)
         for c in calls:
             if isinstance(c, InvalidObservation):
@@ -97,6 +98,7 @@ class _Game:
         return obs
 
     def tick(self, lo: float = 0.4, hi: float | None = None) -> float:
+        """Advance the table's time by a random pause (seconds, ``lo`` to ``hi``); return the new time."""
         hi = self.move_time_s * 2 if hi is None else hi
         self.t = round(self.t + self.rng.uniform(lo, max(lo, hi)), 3)
         return self.t
@@ -116,6 +118,7 @@ class _Game:
         return out
 
     def me(self, name: str) -> PlayerState:
+        """The referee's state of the player ``name`` (AssertionError if unknown)."""
         p = self.state.player(name)
         assert p is not None
         return p
@@ -148,6 +151,7 @@ class _Game:
     # -- a whole game -----------------------------------------------------------------------
 
     def play(self, max_turns: int) -> Iterator[Observation]:
+        """Yield the observations of a whole game: setup, then turns until a winner (at most ``max_turns``)."""
         n = len(self.players)
         totals = self.ref.spec.totals(n)
         pool = [c for c, k in totals.items() for _ in range(k - (n if c == WILD else 0))]
@@ -162,6 +166,7 @@ class _Game:
             yield from self.turn()
 
     def turn(self) -> Iterator[Observation]:
+        """Yield the observations of the active player's turn (rulebook: Fluxo do Jogo, steps 1-5)."""
         name = self.state.active_player.name
         hand = self.hands[name]
         if self.state.step == "refill_discard":
@@ -224,6 +229,7 @@ class _Game:
                 break  # the rest are impossible: dropped at the end of the turn
 
     def die_value(self, name: str, die: int) -> float:
+        """How much the simulated player wants a die's action (higher first), with a little noise."""
         return {6: 6.0, 5: 5.0, 2: 3.0, 1: 2.5, 3: 2.0, 4: 1.0}[die] + self.rng.random() * 0.1
 
     def pick_target(self, name: str, die: int) -> str | None | bool:
@@ -269,6 +275,7 @@ class _Game:
         return gifts
 
     def action(self, name: str, die: int, target: str | None) -> Iterator[Observation]:
+        """Yield the observations of one die action declared by ``name`` (Ações de Rolagem de Dados)."""
         kind = ACTIONS[die]
         yield self.emit(Declare(t=self.tick(), player=name, die=die, target=target))
         # Opponents may block with a Ticket, the target most willingly (Tickets).

@@ -469,6 +469,7 @@ class _Split:
         self._pose, self._rest, self._n = pose, rest, 0
 
     def uniform(self, *a: Any, **k: Any) -> Any:
+        """``numpy.random.Generator.uniform`` from the pose stream for the first two draws, else the rest."""
         self._n += 1
         return (self._pose if self._n <= 2 else self._rest).uniform(*a, **k)
 
