@@ -31,7 +31,7 @@ from companion.games import Referee
 from companion.journal import Journal
 from companion.sources import Source
 
-__all__ = ["Service", "ScheduledSource", "restore"]
+__all__ = ["Service", "ScheduledSource", "restore", "Opened", "open_session"]
 
 log = logging.getLogger("companion.service")
 
@@ -64,6 +64,50 @@ def restore(referee: Referee, journal: Journal, session: int) -> tuple[Any, floa
         last_t = max(last_t, obs.t)
         n += 1
     return state, last_t, n
+
+
+@dataclasses.dataclass(frozen=True)
+class Opened:
+    """A session ready to run: a new one, or the journal's unfinished one restored.
+
+    Attributes:
+        session: the journal session id.
+        resumed: True when an unfinished game was restored.
+        state: the restored state (None for a new game).
+        last_t: time (s) of the last restored observation (0 for a new game).
+        n: how many observations were re-applied.
+        table: the table's settings (players, seed...): the journal's when resumed.
+    """
+
+    session: int
+    resumed: bool
+    state: Any
+    last_t: float
+    n: int
+    table: dict[str, Any]
+
+    @property
+    def origin(self) -> float:
+        """Session time (s) to start the clock at: just after the last restored observation."""
+        return round(self.last_t + 0.5, 3) if self.resumed else 0.0
+
+
+def open_session(referee: Referee, journal: Journal, options: dict[str, Any], table: dict[str, Any],
+                 new: bool = False) -> Opened:
+    """Resume the journal's unfinished game of ``referee.name`` (unless ``new``), or start a
+    session with the referee ``options`` and the ``table`` settings (journaled, so that a
+    restart resumes the same table).
+
+    Raises:
+        companion.journal.JournalError: a journaled entry that no longer parses.
+    """
+    unfinished = None if new else journal.unfinished(referee.name)
+    if unfinished is not None:
+        state, last_t, n = restore(referee, journal, unfinished.id)
+        return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table})
+    session = journal.start_session(referee.name, options)
+    journal.set_table(session, table)
+    return Opened(session, False, None, 0.0, 0, dict(table))
 
 
 class Service:

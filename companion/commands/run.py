@@ -110,18 +110,18 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
     from companion.announcers.lights import LightsAndBuzzer
     from companion.games import referee_from_config
     from companion.pins import make_pin_factory
-    from companion.service import Service, restore
+    from companion.service import Service, open_session
     from companion.sim.carrousel import SimulatedCarrouselTable
     from companion.sources.buttons import ClaimButtons
 
-    players = opts["players"]
     pins = config["pins"]
     referee = referee_from_config("carrousel", config)
-    unfinished = None if new else journal.unfinished("carrousel")
-    state, last_t, n = None, 0.0, 0
-    if unfinished is not None:
-        state, last_t, n = restore(referee, journal, unfinished.id)
-        players = [p.name for p in state.players] or players
+    sim_opts = opts["sim"]
+    carrousel = config["carrousel"]
+    options = {"advanced": carrousel["advanced"], "dead_end_s": carrousel["dead_end_s"]}
+    opened = open_session(referee, journal, options, {"players": opts["players"], "seed": sim_opts["seed"]}, new)
+    state, last_t, n, session = opened.state, opened.last_t, opened.n, opened.session
+    players = [p.name for p in state.players] if state is not None and state.players else list(opened.table["players"])
     factory, is_mock = make_pin_factory(opts["service"]["pin_factory"])
     buttons = ClaimButtons(players, pins["claim_buttons"], config["buttons"]["bounce_s"], factory)
     lights = LightsAndBuzzer(players, pins["player_leds"], pins["buzzer"], factory)
@@ -132,15 +132,7 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         pin.drive_low()  # the button pulls the pin to ground...
         pin.drive_high()  # ...and is released
 
-    sim_opts = opts["sim"]
-    carrousel = config["carrousel"]
-    options = {"advanced": carrousel["advanced"], "dead_end_s": carrousel["dead_end_s"]}
-    if unfinished is not None:
-        session = unfinished.id
-    else:
-        session = journal.start_session("carrousel", options)
-        journal.set_table(session, {"players": players, "seed": sim_opts["seed"]})
-    clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
+    clock = make_clock(opened.origin)
     scheduled_camera = None
     delay_s = 0.0
     camera_options: dict[str, Any] = {}
@@ -167,7 +159,7 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         }
     sim = SimulatedCarrouselTable(
         players,
-        seed=sim_opts["seed"],
+        seed=opened.table["seed"],
         move_time_s=sim_opts["move_time_s"],
         illegal_rate=sim_opts["illegal_rate"],
         false_claim_rate=sim_opts["false_claim_rate"],
@@ -178,7 +170,7 @@ def build_carrousel_service(config: Any, opts: dict[str, Any], make_clock: Any, 
         start_t=clock.now(),
         **camera_options,
     )
-    if unfinished is not None:
+    if opened.resumed:
         summary = referee.summary(state)
         if state.position is not None:
             sim.resume(state.position, summary, clock.now())
@@ -261,36 +253,29 @@ def build_camera_service(config: Any, opts: dict[str, Any], journal: Any, spec: 
     from companion.clock import MonotonicClock
     from companion.games import referee_from_config
     from companion.pins import make_pin_factory
-    from companion.service import Service, restore
+    from companion.service import Service, open_session
     from companion.sources.buttons import ClaimButtons
     from companion.sources.carrousel_camera import camera_source_from_config
 
     referee = referee_from_config("carrousel", config)
-    players = list(opts["players"])
-    unfinished = None if new else journal.unfinished("carrousel")
-    state, last_t = None, 0.0
-    if unfinished is not None:
-        state, last_t, _ = restore(referee, journal, unfinished.id)
-        players = [p.name for p in state.players] or players
-        session = unfinished.id
     carrousel = config["carrousel"]
     options = {"advanced": carrousel["advanced"], "dead_end_s": carrousel["dead_end_s"]}
-    clock = MonotonicClock(origin=round(last_t + 0.5, 3) if unfinished is not None else 0.0)
+    opened = open_session(referee, journal, options, {"players": list(opts["players"]), "camera": spec}, new)
+    state = opened.state
+    players = [p.name for p in state.players] if state is not None and state.players else list(opened.table["players"])
+    clock = MonotonicClock(origin=opened.origin)
     camera = camera_source_from_config(config, players, spec=spec, clock=clock.now,
                                        on_status=lambda text: log.info("camera: %s", text))
     camera.stamp_first_seen = True
     period = config["camera"]["frame_period_s"] or 0.1
-    if unfinished is None:
-        session = journal.start_session("carrousel", options)
-        journal.set_table(session, {"players": players, "camera": spec})
     factory, _ = make_pin_factory(opts["service"]["pin_factory"])
     pins = config["pins"]
     buttons = ClaimButtons(players, pins["claim_buttons"], config["buttons"]["bounce_s"], factory)
     lights = LightsAndBuzzer(players, pins["player_leds"], pins["buzzer"], factory)
     console = ConsoleAnnouncer(stream=stream, show_moves=show_moves)
-    return Service(referee, clock, journal=journal, session=session,
-                   sources=[FirstBoardStarts(camera, players, options, started=unfinished is not None), buttons],
-                   announcers=[console, lights], state=state, last_t=last_t,
+    return Service(referee, clock, journal=journal, session=opened.session,
+                   sources=[FirstBoardStarts(camera, players, options, started=opened.resumed), buttons],
+                   announcers=[console, lights], state=opened.state, last_t=opened.last_t,
                    # a claim is judged on the board as it stood at the press, which the camera
                    # reports only once stable: everything is applied settle_s + 2 frames late
                    delay_s=config["camera"]["settle_s"] + 2 * period)
@@ -310,25 +295,15 @@ def build_stream_service(game: str, config: Any, opts: dict[str, Any], make_cloc
     """
     from companion.announcers.console import ConsoleAnnouncer
     from companion.games import referee_from_config
-    from companion.service import Service, restore
+    from companion.service import Service, open_session
 
     referee = referee_from_config(game, config)
-    unfinished = None if new else journal.unfinished(game)
-    state, last_t, n = None, 0.0, 0
-    players = list(opts["players"])
-    seed = opts["sim"]["seed"]
-    if unfinished is not None:
-        state, last_t, n = restore(referee, journal, unfinished.id)
-        session = unfinished.id
-        players = unfinished.table.get("players", players)
-        seed = unfinished.table.get("seed", seed)
-    else:
-        section = game.replace("-", "_")
-        options = dict(config[section]) if section in config.values else {}
-        session = journal.start_session(game, options)
-        # The table's own settings, to resume the same stream (not referee options).
-        journal.set_table(session, {"players": players, "seed": seed})
-    clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
+    section = game.replace("-", "_")
+    options = dict(config[section]) if section in config.values else {}
+    opened = open_session(referee, journal, options, {"players": list(opts["players"]), "seed": opts["sim"]["seed"]}, new)
+    state, last_t, n, session = opened.state, opened.last_t, opened.n, opened.session
+    players, seed = list(opened.table["players"]), opened.table["seed"]
+    clock = make_clock(opened.origin)
     if game == "carrossel":
         from companion.sim.carrossel import SimulatedCarrosselTable
 
@@ -341,7 +316,7 @@ def build_stream_service(game: str, config: Any, opts: dict[str, Any], make_cloc
     else:  # pragma: no cover - guarded by SIM_TABLES
         raise ValueError(game)
     console = ConsoleAnnouncer(stream=stream)
-    if unfinished is not None:
+    if opened.resumed:
         sim.resume(n, clock.now())
         console.stream.write(f"resumed session {session} at t={last_t:.1f} s after {n} observations\n")
         console.stream.flush()

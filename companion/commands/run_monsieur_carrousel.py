@@ -133,7 +133,7 @@ def build_monsieur_carrousel_service(
     from companion.games import referee_from_config
     from companion.games.monsieur_carrousel import TableError
     from companion.pins import make_pin_factory
-    from companion.service import Service, restore
+    from companion.service import Service, open_session
     from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, settings_from_config
     from companion.sources.kid_buttons import KidButtons
 
@@ -146,16 +146,9 @@ def build_monsieur_carrousel_service(
         catalogue = Catalogue(sp["language"])
     except (TableError, CatalogueError, ValueError) as exc:
         raise UsageError(f"[monsieur_carrousel]: {exc}") from None
-    unfinished = None if new else journal.unfinished(GAME)
-    state, last_t, n = None, 0.0, 0
-    if unfinished is not None:
-        state, last_t, n = restore(referee, journal, unfinished.id)
-        session = unfinished.id
-        players = list(unfinished.table.get("players", players))
-        seed = unfinished.table.get("seed", seed)
-    else:
-        session = journal.start_session(GAME, dict(config["monsieur_carrousel"]))
-        journal.set_table(session, {"players": players, "seed": seed})
+    opened = open_session(referee, journal, dict(config["monsieur_carrousel"]), {"players": players, "seed": seed}, new)
+    state, last_t, n, session = opened.state, opened.last_t, opened.n, opened.session
+    players, seed = list(opened.table["players"]), opened.table["seed"]
     factory, _is_mock = make_pin_factory(opts["service"]["pin_factory"])
     lights = LightsAndBuzzer(players, pins["player_leds"], pins["buzzer"], factory)
     buttons = KidButtons(pins["yes_button"], pins["no_button"], pins["die_button"], referee.table.die_colours,
@@ -166,7 +159,7 @@ def build_monsieur_carrousel_service(
         speech = SpeechAnnouncer(GAME, sp["language"], voice=sp["voice"], cache_dir=sp["cache_dir"],
                                  speed_wpm=sp["speed_wpm"], timeout_s=sp["timeout_s"], device=sp["device"],
                                  buzzer=lights)
-    clock = make_clock(round(last_t + 0.5, 3) if unfinished is not None else 0.0)
+    clock = make_clock(opened.origin)
     settings = dataclasses.replace(settings_from_config(config), seed=seed, players=tuple(players))
     table = MonsieurCarrouselTable(settings, referee.table)
     shaft = _shaft_spins(config, table.angle_deg, seed, referee.vocabulary)
