@@ -67,11 +67,11 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def describe(call: Call) -> str:
+def describe(call: Call, formats: Mapping[str, Callable[[dict[str, Any]], str]] | None = None) -> str:
     """One human sentence for a call: a written one for the Carrousel calls, else the call's
     type and fields in words (``built: player Cleo; ride ferris_wheel; ...``)."""
     data = call.to_json()
-    fmt = _FORMATS.get(call.TYPE)
+    fmt = (formats or _FORMATS).get(call.TYPE)
     if fmt is not None:
         try:
             return fmt(data)
@@ -99,15 +99,14 @@ class ConsoleAnnouncer:
     ):
         self.stream = stream or sys.stdout
         self.show_moves = show_moves
-        if formats:
-            _FORMATS.update(formats)
+        self.formats = {**_FORMATS, **(formats or {})}  # this console's own, not the module's
 
     def announce(self, call: Call, summary: Mapping[str, Any]) -> None:
         """Print the call's line."""
         if call.TYPE == "move" and not self.show_moves:
             return
         try:
-            self.stream.write(f"{call.t:9.1f} s  {describe(call)}\n")
+            self.stream.write(f"{call.t:9.1f} s  {describe(call, self.formats)}\n")
             self.stream.flush()
         except (OSError, ValueError):
             pass  # a closed terminal must not stop the referee
