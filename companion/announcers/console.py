@@ -69,7 +69,8 @@ def _plain(value: Any) -> str:
 
 def describe(call: Call, formats: Mapping[str, Callable[[dict[str, Any]], str]] | None = None) -> str:
     """One human sentence for a call: a written one for the Carrousel calls, else the call's
-    type and fields in words (``built: player Cleo; ride ferris_wheel; ...``)."""
+    type and fields in words (``built: player Cleo; ride ferris_wheel; ...``). ``formats``:
+    ``type -> formatter`` to use instead of the built-in ones."""
     data = call.to_json()
     fmt = (formats or _FORMATS).get(call.TYPE)
     if fmt is not None:
