@@ -212,7 +212,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
             lambda v: 0 <= v <= 1000,
         ),
         "rate_hz": Key(
-            "int", 100, "an integer 1-1000", "Pico heartbeat rate", lambda v: 1 <= v <= 1000
+            "int", 100, "an integer 1-1000",
+            "heartbeat rate of the encoder reader (Pico or gpio): a stop needs a sample",
+            lambda v: 1 <= v <= 1000,
         ),
         "sim_seed": Key("int", 1, "an integer", "seed of the simulated shaft"),
         "sim_spin_every_s": Key(

@@ -112,6 +112,55 @@ def test_settle_time_bound():
     assert min_decel_counts_s2(0.25, 3) == pytest.approx(128.0)
 
 
+def _spinning(d, until=0.5):
+    """Rest at 0, then 10 counts every 10 ms until ``until`` (s); returns the events."""
+    out = _run(d, [(0.0, 0), (0.01, 0)])
+    t, c = 0.01, 0
+    while t < until - 1e-9:
+        t, c = round(t + 0.01, 2), c + 10
+        out += d.feed(t, c)
+    return out
+
+
+def test_silence_during_a_spin_is_not_a_stop():
+    """No sample for far longer than the settle time (a serial link gone quiet before its
+    loss is detected): time alone never declares the stop."""
+    d = SpinDetector(0.25, 3)
+    assert [k for k, _ in _spinning(d)] == ["started"]
+    for i in range(1, 200):
+        assert d.tick(0.5 + i * 0.01) == []
+    assert d.spinning
+
+
+def test_a_heartbeat_after_the_settle_time_gives_the_stop():
+    """Heartbeats at rest: none before the settle time has passed since the last motion
+    declares the stop; the first one after it does, at its own time."""
+    d = SpinDetector(0.25, 3)
+    _spinning(d)  # last motion at 0.5 s, count 490
+    assert d.feed(0.6, 490) == [] and d.tick(0.74) == []
+    assert d.feed(0.74, 490) == []  # 0.24 s after the last motion
+    assert d.tick(5.0) == []  # late, but the samples do not cover the settle time yet
+    ((kind, stop),) = d.feed(0.9, 490)
+    assert kind == "stopped" and stop.stop_t == 0.9 and stop.stop_count == 490
+    assert d.tick(6.0) == [] and not d.spinning
+
+
+def test_motion_seen_after_a_silence_continues_the_spin():
+    """The first sample after a silence (a reader behind on a busy machine, a link back
+    after a drop) shows the part moved meanwhile: the same spin goes on, one stop at the
+    end with the whole turn."""
+    d = SpinDetector(0.25, 3)
+    out = _spinning(d)
+    out += [e for i in range(1, 60) for e in d.tick(0.5 + i * 0.01)]
+    out += d.feed(1.1, 1490)  # moved 1000 counts during the silence
+    for i in range(1, 40):
+        out += d.feed(1.1 + i * 0.01, 1490)
+    assert [k for k, _ in out] == ["started", "stopped"]
+    stop = out[1][1]
+    assert stop.start_count == 0 and stop.stop_count == 1490
+    assert stop.stop_t == pytest.approx(1.36)  # the median of three sees the move at 1.11 s
+
+
 # ---- layout -----------------------------------------------------------------------------
 
 
@@ -156,8 +205,8 @@ def test_spin_stopped_fields_and_vocabulary_round_trip():
     obs = tr.feed(IndexPulse(0.0, 0))
     for i in range(1, 61):
         obs += tr.feed(CountSample(i * 0.01, 60 * i))  # 1.5 turns ccw
-    for i in range(40):
-        obs += tr.tick(0.6 + i * 0.01)
+    for i in range(1, 41):
+        obs += tr.feed(CountSample(0.6 + i * 0.01, 3600))  # heartbeats at rest
     started, stopped = obs
     assert isinstance(started, SpinStarted) and isinstance(stopped, SpinStopped)
     assert stopped.revolutions == pytest.approx(1.5) and stopped.direction == "ccw"
@@ -171,7 +220,8 @@ def test_no_reference_makes_the_stop_uncertain():
     obs = []
     for i in range(1, 21):
         obs += tr.feed(CountSample(i * 0.01, -30 * i))
-    obs += tr.tick(1.0)
+    for i in range(1, 60):
+        obs += tr.feed(CountSample(0.2 + i * 0.01, -600))  # heartbeats at rest
     assert obs[-1].uncertain and obs[-1].direction == "cw"
     assert "reference" in obs[-1].reason
 
@@ -186,6 +236,25 @@ def test_no_stop_while_the_link_is_down_and_restart_rebases():
     assert not tr.angle.referenced
     obs = tr.feed(CountSample(5.01, 100)) + tr.tick(5.5)
     assert obs[-1].uncertain and "restarted" in obs[-1].reason
+
+
+def test_tracker_declares_no_stop_from_silence_while_the_link_still_counts_as_up():
+    """The Pico reader counts its link lost only after 1 s without a line; meanwhile the
+    tracker, still connected, must not take the silence for a stop."""
+    tr = _tracker()
+    obs = tr.feed(IndexPulse(0.0, 0))
+    for i in range(1, 31):
+        obs += tr.feed(CountSample(i * 0.01, 40 * i))
+    for i in range(1, 90):
+        obs += tr.tick(0.3 + i * 0.01)
+    assert tr.connected and [o.type for o in obs] == ["spin_started"]
+    obs += tr.feed(CountSample(1.2, 2400))  # it turned on meanwhile
+    for i in range(1, 40):
+        obs += tr.feed(CountSample(1.2 + i * 0.01, 2400))  # heartbeats at rest
+    assert [o.type for o in obs] == ["spin_started", "spin_stopped"]
+    stop = obs[-1]
+    assert stop.t == pytest.approx(1.46)  # 0.25 s after the move seen at 1.21 s
+    assert stop.revolutions == pytest.approx(1.0) and not stop.uncertain
 
 
 def test_marker_reference_at_rest_only():
@@ -253,7 +322,8 @@ def mock_factory():
 def test_gpio_encoder_counts_unbounded_with_index(mock_factory):
     from companion.rotation.gpio import GpioEncoder
 
-    enc = GpioEncoder(17, 27, 4, lines_per_rev=24, bounce_s=None, pin_factory=mock_factory)
+    enc = GpioEncoder(17, 27, 4, lines_per_rev=24, bounce_s=None, pin_factory=mock_factory,
+                      rate_hz=None)
     got = []
     enc.start(got.append, ManualClock())
     a, b, idx = (mock_factory.pin(n) for n in (17, 27, 4))
@@ -266,3 +336,67 @@ def test_gpio_encoder_counts_unbounded_with_index(mock_factory):
     assert [s.count for s in got if isinstance(s, IndexPulse)] == [counts[-1]]
     enc.stop()
     enc.stop()
+
+
+def _quadrature_steps(a, b, n):
+    for _ in range(n):
+        a.drive_low(); b.drive_low(); a.drive_high(); b.drive_high()
+
+
+def test_gpio_encoder_at_rest_the_heartbeat_gives_the_stop(mock_factory):
+    """gpiozero reports edges only: after the last step nothing comes from the pins, so the
+    stop is declared by the reader's heartbeat, once the settle time has passed (within
+    0.3 s of the last motion at 100 heartbeats a second), never by silence."""
+    from companion.rotation.gpio import GpioEncoder
+    from companion.rotation.tracker import RotationSource
+
+    clock = ManualClock()
+    enc = GpioEncoder(17, 27, None, lines_per_rev=24, pin_factory=mock_factory, rate_hz=None)
+    src = RotationSource(enc, RotationTracker(AngleModel(24, has_index=False), SpinDetector(0.25, 1)))
+    obs = []
+    src.start(obs.append, clock)
+    a, b = mock_factory.pin(17), mock_factory.pin(27)
+    for _ in range(20):  # a knob turned by hand: a step every 20 ms
+        clock.advance(0.02)
+        _quadrature_steps(a, b, 1)
+    last_motion = clock.now()
+    assert [o.type for o in obs] == ["spin_started"]
+    assert src.tracker.tick(last_motion + 1.0) == []  # pins quiet: no evidence of rest yet
+    while clock.now() < last_motion + 0.5 and len(obs) < 2:
+        clock.advance(0.01)
+        enc.heartbeat()
+    assert [o.type for o in obs] == ["spin_started", "spin_stopped"]
+    assert obs[1].revolutions == pytest.approx(20 / 24, abs=1 / 24)
+    assert 0.25 <= obs[1].t - last_motion <= 0.3
+    src.stop()
+    enc.heartbeat()  # stopped: nothing more
+    assert len(obs) == 2
+
+
+def test_gpio_encoder_heartbeat_thread_reports_the_count_at_rest(mock_factory):
+    import threading
+
+    from companion.clock import MonotonicClock
+    from companion.rotation.gpio import GpioEncoder
+
+    enc = GpioEncoder(17, 27, None, lines_per_rev=24, pin_factory=mock_factory, rate_hz=1000)
+    got, enough = [], threading.Event()
+
+    def on(sample):
+        got.append(sample)
+        if len(got) >= 6:
+            enough.set()
+
+    enc.start(on, MonotonicClock())
+    try:
+        assert enough.wait(5.0), got
+    finally:
+        enc.stop()
+    n = len(got)
+    assert all(isinstance(s, CountSample) and s.count == 0 for s in got)
+    times = [s.t for s in got]
+    assert times == sorted(times) and times[-1] > times[0]
+    enc.stop()
+    assert len(got) == n  # no heartbeat after stop
+    with pytest.raises(ValueError, match="rate_hz"):
+        GpioEncoder(17, 27, rate_hz=0)

@@ -35,10 +35,13 @@ class Rig:
         self.samples.append(s)
         self.obs.extend(self.tracker.feed(s))
 
-    def pump(self, steps: int):
+    def pump(self, steps: int, read: bool = True):
+        """``steps`` steps of 10 ms; ``read=False``: the host reads nothing meanwhile (a busy
+        machine), the lines wait in the pty."""
         for _ in range(steps):
             self.fake.step()
-            self.reader.step()
+            if read:
+                self.reader.step()
             self.clock.advance(self.fake.step_us / 1e6)
             self.obs.extend(self.tracker.tick(self.clock.now()))
 
@@ -97,6 +100,28 @@ def test_unplug_mid_spin_and_replug_renamed_keeps_the_angle(rig):
     assert rig.tracker.angle_deg() == pytest.approx(rig.true_angle(), abs=0.2)
     assert stops[-1].angle_deg == pytest.approx(rig.true_angle(), abs=0.2)
     assert stops[-1].revolutions == pytest.approx((30 * 30 + 30 * 25 + 30 * 5 + 100) / 2400, abs=0.02)
+
+
+def test_a_host_behind_on_a_busy_machine_declares_no_stop_mid_spin(rig):
+    """The host reads nothing for 0.4 s of a spin (longer than the settle time, shorter than
+    the 1 s that makes the link lost): the silence is not a stop; the lines read late show
+    the motion, and the one spin ends with one stop after the shaft rests."""
+    rig.pump(5)
+    _spin_to_index(rig)
+    before = len(rig.obs)
+    rig.fake.speed = 30
+    rig.pump(20)
+    rig.pump(40, read=False)
+    assert not any(isinstance(o, SpinStopped) for o in rig.obs[before:])
+    rig.pump(10)  # catches up with the waiting lines, the shaft still turning
+    rig.fake.speed = 0
+    rig.pump(50)
+    spins = [o.type for o in rig.obs[before:]]
+    assert spins == ["spin_started", "spin_stopped"], spins
+    stop = rig.obs[-1]
+    assert not stop.uncertain
+    assert stop.revolutions == pytest.approx(30 * 70 / 2400, abs=0.01)
+    assert stop.angle_deg == pytest.approx(rig.true_angle(), abs=0.2)
 
 
 def test_replug_after_a_restart_finds_the_angle_again_at_the_index(rig):

@@ -73,7 +73,8 @@ def reader_from_config(config: Config, backend: str | None = None, pin_factory=N
         pins = config["pins"]
         return GpioEncoder(pins["encoder_a"], pins["encoder_b"],
                            pins["encoder_index"] if enc["index"] else None,
-                           lines_per_rev=enc["lines_per_rev"], pin_factory=pin_factory)
+                           lines_per_rev=enc["lines_per_rev"], pin_factory=pin_factory,
+                           rate_hz=enc["rate_hz"])
     from companion.rotation.simulated import SimulatedShaft
 
     return SimulatedShaft(counts_per_rev=4 * enc["lines_per_rev"], seed=enc["sim_seed"],

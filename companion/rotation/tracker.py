@@ -4,7 +4,8 @@ plus the fault handling. :class:`RotationTracker` is pure (time comes with each 
 
 Faults and what happens (each is logged once, none stops the service):
 
-* link lost during a spin (unplugged, serial error): the spin ends *uncertain* when it stops;
+* link lost during a spin (unplugged, serial error): no stop is declared while no samples
+  come; the spin ends *uncertain* when samples show it at rest;
 * link back with the count continuous (same Pico power-on, e.g. renamed ttyACM0 -> ttyACM1):
   counts made meanwhile are kept, the angle stays right;
 * link back after a Pico restart: the angle is unreferenced until the next index pulse or
@@ -128,9 +129,13 @@ class RotationTracker:
         return correction
 
     def tick(self, t: float) -> list[Observation]:
-        """Time is ``t`` (seconds): report a stop whose settle time has passed.
+        """Time is ``t`` (seconds) and no sample came: never a stop from time alone.
 
-        No stop is declared while the link is down: no data is not the same as no motion.
+        A stop is declared only on evidence of rest: a sample at least the settle time after
+        the last motion (:class:`~companion.rotation.spin.SpinDetector`), which :meth:`feed`
+        reports as it arrives. Silence (a link gone quiet before its loss is detected, a
+        reader behind on a busy machine, a link that is down) declares nothing: no data is not
+        the same as no motion.
         """
         if not self.connected:
             return []
@@ -180,35 +185,28 @@ class RotationTracker:
 
 
 class RotationSource:
-    """The rotation :class:`~companion.sources.Source`: a reader, a tracker, and a ticking
-    thread that declares stops on time.
+    """The rotation :class:`~companion.sources.Source`: a reader and a tracker.
+
+    Stops are declared by the samples themselves (every reader sends a heartbeat while the
+    part rests), so no thread of its own is needed.
 
     Args:
         reader: the encoder backend (Pico, gpiozero, simulated).
         tracker: the tracker (owns the angle model and spin detector).
-        tick_s: how often stops are checked between samples (seconds, default 0.02).
         on_sample: optional callback for every raw sample (the monitor's live display).
     """
 
-    def __init__(self, reader: CountReader, tracker: RotationTracker, tick_s: float = 0.02,
-                 on_sample=None):
+    def __init__(self, reader: CountReader, tracker: RotationTracker, on_sample=None):
         self.reader = reader
         self.tracker = tracker
-        self.tick_s = tick_s
         self.on_sample = on_sample
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._emit: Emit | None = None
 
     def start(self, emit: Emit, clock: Clock) -> None:
-        """Start the reader and the ticking thread; observations go to ``emit``."""
+        """Start the reader; observations go to ``emit``."""
         self._emit = emit
-        self._clock = clock
-        self._stop.clear()
         self.reader.start(self._on_sample, clock)
-        self._thread = threading.Thread(target=self._ticker, name="rotation-tick", daemon=True)
-        self._thread.start()
 
     def _on_sample(self, sample: Sample) -> None:
         with self._lock:
@@ -218,26 +216,11 @@ class RotationSource:
         for o in obs:
             self._emit(o)
 
-    def _ticker(self) -> None:
-        t = self._clock.now()
-        while not self._stop.is_set():
-            t = max(t + self.tick_s, self._clock.now())
-            if self._clock.wait(self._stop, t):
-                break
-            with self._lock:
-                obs = self.tracker.tick(self._clock.now())
-            for o in obs:
-                self._emit(o)
-
     def marker_reference(self, angle_deg: float) -> float | None:
         """Thread-safe :meth:`RotationTracker.marker_reference` (called by the camera reader)."""
         with self._lock:
             return self.tracker.marker_reference(angle_deg)
 
     def stop(self) -> None:
-        """Stop the reader and the thread; safe to call twice."""
-        self._stop.set()
+        """Stop the reader; safe to call twice."""
         self.reader.stop()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=2)
-        self._thread = None

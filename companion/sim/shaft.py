@@ -66,8 +66,9 @@ class ShaftSpins:
         if self._next is None or self._next > t:
             return
         out: list[Any] = []
+        # the shaft's samples go on at rest (its heartbeat): the one that comes the settle
+        # time after the last motion makes the tracker report the stop
         self.shaft.advance(t, lambda sample: out.extend(self.tracker.feed(sample)))
-        out.extend(self.tracker.tick(t))
         for obs in out:
             if self.show is not None:
                 self.show(obs)
