@@ -67,6 +67,11 @@ OnSample = Callable[[Sample], None]
 class CountReader(Protocol):
     """An encoder backend.
 
+    While its link is up a reader reports a :class:`CountSample` at least every heartbeat
+    period, also when nothing moves (the Pico's count lines at ``rate_hz``, the gpiozero
+    reader's own timer, the simulated shaft's samples): the spin detector declares a stop only
+    on a sample showing the settle time without motion, never on silence.
+
     Attributes:
         counts_per_rev: nominal counts per turn of the encoder shaft at this backend's
             resolution (4 x lines for the Pico and the simulation, 1 x lines for gpiozero).
