@@ -12,7 +12,7 @@ Rules:
 * During a spin, each move of more than ``deadband_counts`` from the last anchor is *motion*
   and moves the anchor.
 * A stop needs evidence of rest: it is declared by the first sample taken at least
-  ``settle_s`` after the last motion (the samples then cover the whole settle window and show
+  ``settle_s`` after the last motion (the samples then span the whole settle window and show
   no motion), and ``stop_t`` is that sample's time. Time passing without samples declares
   nothing: no data is not the same as no motion (a serial link gone quiet before its loss is
   detected, a reader that falls behind on a busy machine). So every reader must send samples
