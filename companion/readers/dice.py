@@ -2,36 +2,39 @@
 
 Input: a camera frame, ``H x W x 3 uint8, BGR``, looking down on the tray. Output: one
 :class:`DieReading` per die found - its bounding box in pixels and its value 1-6, or
-``"unknown"`` when the reader is not sure. The reader never guesses (DESIGN.md, Vision): a die
-is only given a value when the pips it sees form one of the six faces of a standard die and
-nothing on the face contradicts it.
+``"unknown"`` when the reader is not sure. The reader abstains rather than guess (DESIGN.md,
+Vision): a die is given a value only when two readers that fail in different ways - a trained
+face classifier and a geometric pip fitter - agree, or the classifier alone is sure.
 
-How it works (OpenCV only; no trained model):
+How it works (OpenCV: image processing, and its DNN module for one small trained network):
 
 1. **Finding the dice** (:meth:`DiceReader.find_dice`): inside the tray's region of interest,
    the floor's local colour is a wide median filter of the frame in CIE Lab; pixels far from it
    are foreground. After a morphological opening and closing, each connected component of a
    die's size and squareness is a die. The dice of one frame are of one size: a region much
    larger than the frame's typical die (``TYPICAL_SIZE_RATIO``) holds touching dice and is split
-   by an erosion; a region that does not split into die-shaped parts is reported as one
-   ``unknown`` reading; a region much smaller (``SMALL_SIZE_RATIO``) is a die seen in part, its
-   box grown to the typical size.
-2. **Pip map** (:func:`pip_map`): the die's bounding box is resampled to ``PATCH_PX`` pixels
-   square; each pixel's Lab distance from the median of its neighbourhood (a median filter wider
-   than a pip) is high on pips, whatever their colour against the die's body (white on red, red
-   on black, black on yellow ...).
-3. **Pip candidates**: ``cv2.SimpleBlobDetector`` on the contrast-normalised pip map, keeping
-   round, convex blobs of a pip's size; and on the distance from the face's own colour
-   (:func:`face_map`), which finds dense pips whole where the pip map shows rings.
-4. **Face fitting** (:func:`read_patch`): every subset of 1 to 6 candidates is tested against
-   the layouts of the six faces (pairwise-distance signature within ``SIGNATURE_TOL``, pip
-   spacing and size consistent with the die's size, pattern centred on the die, pips of even
-   contrast); then for the fitted 3 x 3 pip grid, the empty grid places that lie clear of every
-   pip must look like the die's body (negative evidence), and no other pip-sized blob may lie on
-   the face. The largest fitting face wins; a smaller fit that is not part of it makes the die
-   ``unknown``.
-5. **Agreement**: the die is read at three crops (box, box plus 8 % margin, a coarser
-   resampling); a value is given only when at least two readings agree and none disagrees.
+   by an erosion; a region much smaller (``SMALL_SIZE_RATIO``) is a die seen in part, its box
+   grown to the typical size.
+2. **Searching** (:meth:`DiceReader.search`): a region the erosion cannot split, and a patch
+   where pip-like specks gather with no die region around them (a white die on a light floor
+   shows only its pips), are searched with the face classifier: die-sized squares on a fine
+   grid, the most die-like kept. Without the classifier such a region is one ``unknown``
+   reading ("dice touching").
+3. **Face classifier** (:class:`FaceModel`, ``companion/data/dice_faces.onnx``): a small
+   convolutional network trained on the train split of the real photos
+   (tools/train_dice_model.py) gives, for the die's square patch seen in its eight turns and
+   mirror images, the probabilities of "not one die" and of the six values.
+4. **Pips** (:meth:`DiceReader.pip_reading`), a second reader that fails differently: the pip
+   map (:func:`pip_map`: each pixel's Lab distance from its neighbourhood's median, high on
+   pips of any colour) and the distance from the face's colour (:func:`face_map`) give round
+   blobs (``cv2.SimpleBlobDetector``); every subset of 1 to 6 is tested against the layouts of
+   the six faces (pairwise-distance signature, spacing and size against the die's size, centred
+   pattern, even contrast, the empty places of the 3 x 3 grid empty, no other pip on the face)
+   (:func:`read_patch`); three crops must agree.
+5. **Decision** (:func:`decide`): both readers agree (classifier probability at least
+   ``MODEL_WITH_PIPS``), or the pips abstain and the classifier is sure (``MODEL_ALONE``);
+   anything else - a disagreement, an unsure classifier - is ``unknown`` with its reason. The
+   thresholds were chosen on train photos held out of the classifier's training.
 
 Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py`` and
 docs/BENCHMARKS.md.
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from pathlib import Path
 from collections.abc import Sequence
 from typing import Literal
 
@@ -69,6 +73,10 @@ SIGNATURE_TOL = 0.12
 BODY_KERNEL_PX = 25
 #: At most this many pip candidates are fitted; more means texture or clutter: ``unknown``.
 MAX_CANDIDATES = 12
+#: Side (px) of the square patch the face classifier reads (tools/train_dice_model.py).
+MODEL_INPUT_PX = 48
+#: The classifier's patch is the die's box grown by this fraction of its side on each side.
+MODEL_MARGIN = 0.15
 #: A region whose side exceeds the frame's typical die side by this factor holds touching dice.
 TYPICAL_SIZE_RATIO = 1.35
 #: A region smaller than the typical die side by this factor is a die seen only in part.
@@ -325,6 +333,101 @@ def read_patch(patch: np.ndarray) -> tuple[int | None, str]:
     return n, ""
 
 
+def die_patch(frame: np.ndarray, box: Sequence[float]) -> np.ndarray:
+    """The face classifier's view of one die.
+
+    Args:
+        frame: ``H x W x 3 uint8, BGR``.
+        box: ``(x0, y0, x1, y1)`` px, the die's bounding box.
+
+    Returns:
+        ``MODEL_INPUT_PX x MODEL_INPUT_PX x 3 uint8, BGR``: a square around the box's centre,
+        its side the box's longer side grown by :data:`MODEL_MARGIN` on each side (the frame's
+        border repeated where the square leaves the frame).
+    """
+    import cv2
+
+    x0, y0, x1, y1 = (float(v) for v in box)
+    side = max(x1 - x0, y1 - y0, 1e-6) * (1 + 2 * MODEL_MARGIN)
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    s = MODEL_INPUT_PX / side
+    m = np.float32([[s, 0, MODEL_INPUT_PX / 2 - cx * s], [0, s, MODEL_INPUT_PX / 2 - cy * s]])
+    return cv2.warpAffine(
+        frame, m, (MODEL_INPUT_PX, MODEL_INPUT_PX), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+
+
+#: The face classifier shipped with the package (trained by tools/train_dice_model.py).
+MODEL_PATH = Path(__file__).resolve().parents[1] / "data" / "dice_faces.onnx"
+
+
+class FaceModel:
+    """The face classifier: a small convolutional network, run with OpenCV's DNN module.
+
+    It was trained on the train split of nell-byler/dice_detection (tools/train_dice_model.py;
+    the training record is ``dice_faces.json`` beside the model). Each die is seen in the eight
+    turns and mirror images of its patch (a face's value does not change under them) and the
+    class probabilities are averaged.
+
+    Args:
+        path: the ONNX model; default :data:`MODEL_PATH`.
+
+    Raises:
+        FileNotFoundError: the model file is missing.
+        ValueError: OpenCV cannot load the file as a network.
+    """
+
+    #: Output classes: 0 = not one die (floor, part of a die, two dice), then the values 1-6.
+    CLASSES = ("not one die", 1, 2, 3, 4, 5, 6)
+
+    def __init__(self, path: str | Path | None = None):
+        import cv2
+
+        self.path = Path(path) if path is not None else MODEL_PATH
+        if not self.path.is_file():
+            raise FileNotFoundError(f"{self.path}: the dice face model is missing (tools/train_dice_model.py makes it)")
+        try:
+            self._net = cv2.dnn.readNetFromONNX(str(self.path))
+        except cv2.error as exc:
+            raise ValueError(f"{self.path}: not a network OpenCV can load ({str(exc).strip()[:200]})") from None
+
+    def probabilities(self, patches: np.ndarray, views: int = 8) -> np.ndarray:
+        """Class probabilities of die patches.
+
+        Args:
+            patches: ``N x 48 x 48 x 3 uint8, BGR`` (:func:`die_patch`).
+            views: 8 (the turns and mirror images, for reading) or 1 (the patch as it is, a
+                quick look for searching).
+
+        Returns:
+            ``N x 7 float32``, rows summing to 1, columns in :attr:`CLASSES` order: the mean
+            over the views of each patch of the softmax of the network's output.
+
+        Raises:
+            ValueError: ``patches`` is not ``N x 48 x 48 x 3``, or ``views`` not 1 or 8.
+        """
+        if views not in (1, 8):
+            raise ValueError(f"views: expected 1 or 8, got {views}")
+        if patches.ndim != 4 or patches.shape[1:] != (MODEL_INPUT_PX, MODEL_INPUT_PX, 3):
+            raise ValueError(f"patches: expected N x {MODEL_INPUT_PX} x {MODEL_INPUT_PX} x 3, got {patches.shape}")
+        if len(patches) == 0:
+            return np.zeros((0, len(self.CLASSES)), np.float32)
+        x = patches.astype(np.float32).transpose(0, 3, 1, 2) / 255.0  # N x 3 x H x W
+        turned = []
+        for flip in (False, True):
+            v = x[..., ::-1] if flip else x
+            for k in range(4):
+                turned.append(np.rot90(v, k, axes=(2, 3)))
+        turned = turned[:views]
+        batch = np.ascontiguousarray(np.concatenate(turned, axis=0))
+        self._net.setInput(batch)
+        logits = self._net.forward().reshape(len(turned), len(patches), -1).astype(np.float64)
+        logits -= logits.max(axis=2, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=2, keepdims=True)
+        return p.mean(axis=0).astype(np.float32)
+
+
 #: (margin as a fraction of the box width, resampled width px) of the three readings.
 _VARIANTS = ((0.0, PATCH_PX), (0.08, PATCH_PX), (0.0, 64))
 
@@ -342,6 +445,12 @@ class DiceReader:
             above which a pixel belongs to a die.
         lightness_weight: weight of the lightness difference (L*) against the colour
             difference (a*, b*): below 1, shadows count less.
+        model: the face classifier; ``"default"`` loads the packaged one
+            (:data:`MODEL_PATH`), None reads by the pips alone.
+
+    Raises:
+        ValueError: ``die_px`` is not ``0 < smallest < largest``, or the model cannot be loaded.
+        FileNotFoundError: the packaged model is missing.
 
     Example::
 
@@ -356,6 +465,7 @@ class DiceReader:
         die_px: tuple[float, float] = (22.0, 70.0),
         foreground_lab: float = 28.0,
         lightness_weight: float = 0.5,
+        model: FaceModel | None | Literal["default"] = "default",
     ):
         if die_px[0] <= 0 or die_px[1] <= die_px[0]:
             raise ValueError(f"die_px: expected 0 < smallest < largest, got {die_px}")
@@ -363,6 +473,7 @@ class DiceReader:
         self.die_px = die_px
         self.foreground_lab = foreground_lab
         self.lightness_weight = lightness_weight
+        self.model = FaceModel() if model == "default" else model
 
     def find_dice(self, frame: np.ndarray) -> list[tuple[tuple[float, float, float, float], bool]]:
         """Dice-sized foreground regions of the tray.
@@ -383,6 +494,12 @@ class DiceReader:
         Raises:
             ValueError: ``frame`` is not ``H x W x 3 uint8``.
         """
+        return self._regions(frame)[0]
+
+    def _regions(self, frame: np.ndarray):
+        """``(find_dice's list, speck groups, typical die side px or None)``: speck groups are
+        boxes where pip-sized specks gather but no die region was found (a white die on a light
+        floor shows only its pips), for :meth:`search`."""
         import cv2
 
         _check_frame(frame)
@@ -399,8 +516,8 @@ class DiceReader:
         diff = lab.astype(np.float32) - floor.astype(np.float32)
         diff[..., 0] *= self.lightness_weight
         dist = np.linalg.norm(diff, axis=2)
-        mask = (dist > self.foreground_lab).astype(np.uint8)
-        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        raw = (dist > self.foreground_lab).astype(np.uint8)
+        mask = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         lo, hi = self.die_px
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
@@ -450,7 +567,23 @@ class DiceReader:
                 else:
                     grown.append(((bx0, by0, bx1, by1), single))
             out = grown
-        return out
+        # Specks gathered in a die-sized patch, away from every region found: dilate the raw
+        # mask by a third of a die so that a die's pips join up.
+        k = int(round((typical or lo) / 3)) | 1
+        joined = cv2.dilate(raw, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+        m, _, gst, _ = cv2.connectedComponentsWithStats(joined)
+        specks = []
+        for j in range(1, m):
+            gx, gy, gw, gh, _ = (int(v) for v in gst[j])
+            side = max(gw, gh) - k + 1
+            if not (0.5 * lo <= side <= hi and max(gw, gh) <= 1.6 * min(gw, gh)):
+                continue
+            box = (float(gx + x0), float(gy + y0), float(gx + gw + x0), float(gy + gh + y0))
+            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+            if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b, _ in out):
+                continue
+            specks.append(box)
+        return out, specks, typical
 
     def _shape(self, w: int, h: int, area: int) -> str:
         """``"die"``, ``"cluster"`` (several touching dice) or ``"other"`` for a region."""
@@ -464,9 +597,11 @@ class DiceReader:
             return "cluster"
         return "other"
 
-    def read_die(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
-        """Read the die in ``box`` (``x0, y0, x1, y1`` px) of ``frame`` (``H x W x 3 uint8``,
-        BGR): ``(value, "")`` or ``(None, reason)``. Three crops must agree (module notes)."""
+    def pip_reading(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
+        """The pips' reading of the die in ``box``: ``(value, "")`` or ``(None, reason)``.
+
+        Three crops must agree (module notes, steps 2-5).
+        """
         results = [read_patch(_resample(frame, box, m, s)) for m, s in _VARIANTS]
         values = {v for v, _ in results if v is not None}
         given = [v for v, _ in results if v is not None]
@@ -477,8 +612,61 @@ class DiceReader:
             return None, reasons[0] if reasons else "unsure"
         return given[0], ""
 
+    def read_die(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
+        """Read the die in ``box`` (``x0, y0, x1, y1`` px) of ``frame`` (``H x W x 3 uint8``,
+        BGR): ``(value, "")`` or ``(None, reason)``; see :func:`decide`."""
+        _check_frame(frame)
+        probs = self.model.probabilities(die_patch(frame, box)[None])[0] if self.model else None
+        return decide(probs, *self.pip_reading(frame, box))
+
+    def search(
+        self, frame: np.ndarray, region: Sequence[float], side: float, taken: Sequence[Sequence[float]] = ()
+    ) -> list[tuple[float, float, float, float]]:
+        """Dice inside ``region`` found by the face classifier's quick look.
+
+        Squares of ``side`` px are placed on a grid (a fifth of a die apart) over the region
+        grown by half a die; each is scored by the classifier's probability that it holds one
+        die (1 - P(not one die), one view); the best squares above :data:`SEARCH_SCORE` are
+        kept, each at least :data:`SEARCH_SPACING` dice from the others and from ``taken``.
+
+        Args:
+            frame: ``H x W x 3 uint8, BGR``.
+            region: ``(x0, y0, x1, y1)`` px, where to look (dice touching, pips of a pale die).
+            side: a die's side (px) in this frame.
+            taken: boxes of dice already found, which the new ones must keep clear of.
+
+        Returns:
+            The dice's boxes ``(x0, y0, x1, y1)`` px, best first; empty without a model.
+        """
+        if self.model is None:
+            return []
+        x0, y0, x1, y1 = (float(v) for v in region)
+        step = side / 5
+        xs = np.arange(x0, x1 + 1e-6, step) if x1 - x0 > step else np.array([(x0 + x1) / 2])
+        ys = np.arange(y0, y1 + 1e-6, step) if y1 - y0 > step else np.array([(y0 + y1) / 2])
+        centres = [(cx, cy) for cy in ys for cx in xs][:SEARCH_MAX_SQUARES]
+        half = side / 2
+        boxes = [(cx - half, cy - half, cx + half, cy + half) for cx, cy in centres]
+        probs = self.model.probabilities(np.stack([die_patch(frame, b) for b in boxes]), views=1)
+        score = 1.0 - probs[:, 0]
+        kept: list[tuple[float, float, float, float]] = []
+        others = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in taken]
+        for i in np.argsort(-score):
+            if score[i] < SEARCH_SCORE:
+                break
+            cx, cy = centres[i]
+            if all(np.hypot(cx - ox, cy - oy) > SEARCH_SPACING * side for ox, oy in others):
+                kept.append(boxes[i])
+                others.append((cx, cy))
+        return kept
+
     def read(self, frame: np.ndarray) -> list[DieReading]:
         """Every die in the tray, left to right then top to bottom.
+
+        Regions :meth:`find_dice` could not split, and pip-like specks with no die region
+        (a white die on a light floor), are searched with the face classifier
+        (:meth:`search`); without a model an unsplit region is one ``unknown`` reading
+        ("dice touching").
 
         Args:
             frame: ``H x W x 3 uint8, BGR``.
@@ -486,14 +674,85 @@ class DiceReader:
         Raises:
             ValueError: ``frame`` is not ``H x W x 3 uint8``.
         """
+        regions, specks, typical = self._regions(frame)
+        singles = [box for box, single in regions if single]
         readings = []
-        for box, single in self.find_dice(frame):
-            if not single:
-                readings.append(DieReading(box, UNKNOWN, "dice touching"))
-                continue
-            value, reason = self.read_die(frame, box)
+        if self.model is not None:
+            side = typical or float(np.median([max(b[2] - b[0], b[3] - b[1]) for b in singles] or [np.mean(self.die_px)]))
+            for box, single in regions:
+                if not single:
+                    found = self.search(frame, _grown(box, side / 2), side, singles)
+                    singles += found
+                    if not found:
+                        readings.append(DieReading(box, UNKNOWN, "dice touching"))
+            for box in specks[:SEARCH_MAX_REGIONS]:
+                singles += self.search(frame, _grown(box, side / 4), side, singles)[:1]
+        else:
+            readings = [DieReading(box, UNKNOWN, "dice touching") for box, single in regions if not single]
+        probs = (
+            self.model.probabilities(np.stack([die_patch(frame, b) for b in singles]))
+            if self.model and singles
+            else [None] * len(singles)
+        )
+        for box, p in zip(singles, probs):
+            value, reason = decide(p, *self.pip_reading(frame, box))
+            if reason == "not one die" and p is not None:
+                continue  # the classifier sees no die here: a shadow, a hand, the tray's wall
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
         return sorted(readings, key=lambda r: (round(r.centre[1] / 40), r.centre[0]))
+
+
+def _grown(box: Sequence[float], by: float) -> tuple[float, float, float, float]:
+    return (box[0] - by, box[1] - by, box[2] + by, box[3] + by)
+
+
+#: A square is a die when the classifier's quick look gives it at least this probability.
+SEARCH_SCORE = 0.8
+#: Dice found by searching are at least this many die sides apart (centre to centre).
+SEARCH_SPACING = 0.7
+#: At most this many squares are scored in one region, and this many speck groups searched.
+SEARCH_MAX_SQUARES = 400
+SEARCH_MAX_REGIONS = 20
+
+
+#: The face classifier alone gives a value when its probability is at least this.
+MODEL_ALONE = 0.7
+#: With the pips' reading agreeing, a lower probability is enough.
+MODEL_WITH_PIPS = 0.5
+
+
+def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = "") -> tuple[int | None, str]:
+    """One die's value from the face classifier's probabilities and the pips' reading.
+
+    The two readers fail differently: the pip fitter abstains on faint pips and perspective but
+    is hard to fool; the classifier reads most faces but can be confidently wrong on a style it
+    has not seen. So: a value both give is taken when the classifier's probability is at least
+    :data:`MODEL_WITH_PIPS`; the classifier alone needs :data:`MODEL_ALONE`; a disagreement, or
+    the classifier seeing no single die, is ``unknown``. Without a model, the pips decide.
+
+    Args:
+        probs: ``7 float`` class probabilities (:meth:`FaceModel.probabilities`), or None.
+        pip_value: the pips' reading (1-6) or None.
+        pip_reason: why the pips gave no value.
+
+    Returns:
+        ``(value, "")`` or ``(None, reason)``.
+    """
+    if probs is None:
+        return (pip_value, "") if pip_value is not None else (None, pip_reason or "unsure")
+    best = int(np.argmax(probs))
+    p = float(probs[best])
+    if best == 0 and p >= 0.5:
+        return None, "not one die"
+    if pip_value is not None:
+        if best == pip_value and p >= MODEL_WITH_PIPS:
+            return pip_value, ""
+        if best != pip_value:
+            return None, f"pips read {pip_value}, the face looks like {best}"
+        return None, f"pips read {pip_value}, face classifier unsure ({p:.2f})"
+    if best != 0 and p >= MODEL_ALONE:
+        return best, ""
+    return None, f"{pip_reason or 'pips unsure'}; face classifier unsure ({p:.2f})"
 
 
 def roll_values(readings: Sequence[DieReading], dice: int = 3) -> tuple[int | str, ...] | None:

@@ -1,0 +1,247 @@
+"""Train the dice reader's face classifier and export it to ONNX.
+
+The model (``companion/data/dice_faces.onnx``) reads one die: input ``N x 3 x 48 x 48
+float32`` (BGR, 0-1, the die's box grown by :data:`MARGIN` and resampled, exactly as
+``companion.readers.dice.die_patch`` makes it), output ``N x 7`` logits: class 0 "not one die"
+(tray floor, part of a die, two dice), classes 1-6 the face value. It runs with OpenCV's DNN
+module on the Pi; PyTorch is needed only here, to train it.
+
+Data: the train split of nell-byler/dice_detection (BSD-3-Clause). A fixed set of train photos
+(:data:`HOLDOUT`, every fifth photo by name, and the three photos of tests/data/dice) is never
+trained on: it chooses the reader's confidence thresholds and keeps the tests honest. The
+test split is not read here.
+
+Augmentation (the dice of a real table are of other colours, turned, lit otherwise): the eight
+turns and mirror images of the square (a face's value does not change), a shifted and rescaled
+box (the finder's boxes are not exact), colour channels permuted and scaled, brightness and
+contrast, blur, noise.
+
+Usage (a machine with PyTorch; about 10 minutes on 2 x86_64 cores)::
+
+  python -m venv /tmp/train && /tmp/train/bin/pip install torch==2.13.0 onnx opencv-python-headless numpy
+  /tmp/train/bin/python tools/train_dice_model.py --data /work/shared/data/dice --out companion/data/dice_faces.onnx
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from companion.readers.dice import MODEL_INPUT_PX, MODEL_MARGIN  # noqa: E402
+
+NAMES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+#: Training patches are cut wider than the model's input so that shifts and scales can be drawn.
+WIDE = 2.0  # the wide patch spans WIDE x the box's side
+WIDE_PX = 96
+TESTS_PHOTOS = {"IMG_20191208_112710.jpg", "IMG_20191208_112847.jpg", "IMG_20191209_095604.jpg", "IMG_20191208_112942.jpg"}
+
+
+def holdout(names: list[str]) -> set[str]:
+    """The train photos never trained on: every fifth by name, and the tests' photos."""
+    names = sorted(names)
+    return set(names[::5]) | (TESTS_PHOTOS & set(names))
+
+
+def load_labels(folder: Path) -> dict[str, list[tuple[tuple[float, float, float, float], int]]]:
+    """labels.csv -> file name -> [(box px, value)]."""
+    out: dict[str, list] = defaultdict(list)
+    with open(folder / "labels.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            w, h = float(row["width"]), float(row["height"])
+            box = (float(row["xmin"]) * w, float(row["ymin"]) * h, float(row["xmax"]) * w, float(row["ymax"]) * h)
+            out[row["filename"]].append((box, NAMES[row["class_text"]]))
+    return out
+
+
+def wide_patch(frame: np.ndarray, cx: float, cy: float, side: float) -> np.ndarray:
+    """A square of WIDE x ``side`` px around (cx, cy) resampled to WIDE_PX (uint8 BGR)."""
+    half = side * WIDE / 2
+    s = WIDE_PX / (2 * half)
+    m = np.float32([[s, 0, -(cx - half) * s], [0, s, -(cy - half) * s]])
+    return cv2.warpAffine(frame, m, (WIDE_PX, WIDE_PX), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _overlap(a, b) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    return ix * iy / max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
+
+
+def patches(folder: Path, names: list[str], rng: random.Random):
+    """Wide patches and labels: every labelled die (1-6) and negatives (0)."""
+    labels = load_labels(folder)
+    xs, ys = [], []
+    for name in names:
+        frame = cv2.imread(str(folder / name))
+        dice = labels[name]
+        sides = [max(b[2] - b[0], b[3] - b[1]) for b, _ in dice]
+        for (box, value), side in zip(dice, sides):
+            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+            xs.append(wide_patch(frame, cx, cy, side))
+            ys.append(value)
+            # Part of this die: the box shifted by half a die or more.
+            for _ in range(1):
+                ang = rng.uniform(0, 2 * np.pi)
+                d = rng.uniform(0.5, 0.8) * side
+                xs.append(wide_patch(frame, cx + d * np.cos(ang), cy + d * np.sin(ang), side))
+                ys.append(0)
+        # Two dice close together, seen as one region (at most one such pair a die).
+        pairs = []
+        for i in range(len(dice)):
+            for j in range(i + 1, len(dice)):
+                (a, _), (b, _) = dice[i], dice[j]
+                u = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+                side = max(u[2] - u[0], u[3] - u[1])
+                if side < 1.9 * max(sides[i], sides[j]):
+                    pairs.append((u, side))
+        for u, side in rng.sample(pairs, min(len(pairs), max(1, len(dice) // 2))):
+            xs.append(wide_patch(frame, (u[0] + u[2]) / 2, (u[1] + u[3]) / 2, side))
+            ys.append(0)
+        # The tray floor, its wall and stand: die-sized squares clear of every die.
+        typical = float(np.median(sides))
+        tries = 0
+        made = 0
+        while made < max(2, len(dice) // 2) and tries < 200:
+            tries += 1
+            side = typical * rng.uniform(0.8, 1.3)
+            cx, cy = rng.uniform(side, 640 - side), rng.uniform(side, 640 - side)
+            sq = (cx - side / 2, cy - side / 2, cx + side / 2, cy + side / 2)
+            if all(_overlap(sq, b) < 0.05 and _overlap(b, sq) < 0.05 for b, _ in dice):
+                xs.append(wide_patch(frame, cx, cy, side))
+                ys.append(0)
+                made += 1
+    return np.stack(xs), np.array(ys, np.int64)
+
+
+def main(argv=None) -> int:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="/work/shared/data/dice", help="folder with train/")
+    ap.add_argument("--out", default=str(ROOT / "companion" / "data" / "dice_faces.onnx"))
+    ap.add_argument("--epochs", type=int, default=60)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--all", action="store_true", help="train on the holdout photos too")
+    ap.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch")
+    args = ap.parse_args(argv)
+    rng = random.Random(args.seed)
+    torch.manual_seed(args.seed)
+    np.random.seed(args.seed)
+    torch.set_num_threads(args.threads)
+    folder = Path(args.data) / "train"
+    names = sorted(load_labels(folder))
+    held = holdout(names)
+    train_names = names if args.all else [n for n in names if n not in held]
+    t0 = time.time()
+    x, y = patches(folder, train_names, rng)
+    print(f"{len(train_names)} photos, {len(y)} patches ({np.bincount(y).tolist()} by class) in {time.time() - t0:.1f} s")
+    xt = torch.from_numpy(x).permute(0, 3, 1, 2).float() / 255.0
+    yt = torch.from_numpy(y)
+
+    model = build_model(nn)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    steps = args.epochs * ((len(yt) + 127) // 128)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
+    weights = torch.tensor([0.5, 1, 1, 1, 1, 1, 1], dtype=torch.float32)
+    for epoch in range(args.epochs):
+        model.train()
+        perm = torch.randperm(len(yt))
+        total, right = 0.0, 0
+        for k in range(0, len(yt), 128):
+            idx = perm[k : k + 128]
+            xb = augment(xt[idx], torch, F)
+            logits = model(xb)
+            loss = F.cross_entropy(logits, yt[idx], weight=weights, label_smoothing=0.02)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(idx)
+            right += int((logits.argmax(1) == yt[idx]).sum())
+        if epoch % 5 == 4 or epoch == args.epochs - 1:
+            print(f"epoch {epoch + 1}: loss {total / len(yt):.4f}, augmented accuracy {right / len(yt):.4f}, {time.time() - t0:.0f} s")
+    model.eval()
+    out = Path(args.out)
+    dummy = torch.zeros(1, 3, 48, 48)
+    torch.onnx.export(
+        model, dummy, str(out), input_names=["patch"], output_names=["logits"],
+        dynamic_axes={"patch": {0: "n"}, "logits": {0: "n"}}, opset_version=13, dynamo=False,
+    )
+    meta = {
+        "input": f"N x 3 x {MODEL_INPUT_PX} x {MODEL_INPUT_PX} float32 BGR 0-1",
+        "classes": ["not one die", 1, 2, 3, 4, 5, 6],
+        "trained_on": "nell-byler/dice_detection train split" + ("" if args.all else " minus holdout"),
+        "photos": len(train_names),
+        "held_out": [] if args.all else sorted(held),
+        "patches": int(len(y)),
+        "epochs": args.epochs,
+        "seed": args.seed,
+        "torch": torch.__version__,
+    }
+    out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"wrote {out} ({out.stat().st_size} bytes)")
+    return 0
+
+
+def build_model(nn):
+    """A small CNN: 3 x 3 convolutions with batch normalisation, 16-32-32-64-64-64 channels
+    over 48-24-12-6 px, global average pooling, a linear layer to 7 classes. About 115,000
+    weights, 12 million multiply-adds a patch."""
+
+    def conv(cin, cout):
+        return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+
+    return nn.Sequential(
+        *conv(3, 16), nn.MaxPool2d(2),                 # 24
+        *conv(16, 32), *conv(32, 32), nn.MaxPool2d(2),  # 12
+        *conv(32, 64), *conv(64, 64), nn.MaxPool2d(2),  # 6
+        *conv(64, 64),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(64, 7),
+    )
+
+
+def augment(xb, torch, F):
+    """Wide patches (``B x 3 x WIDE_PX x WIDE_PX``) -> model inputs ``B x 3 x 48 x 48``."""
+    b = xb.shape[0]
+    # Crop: the model sees the box grown by MODEL_MARGIN; scale and shift it a little.
+    base = (1 + 2 * MODEL_MARGIN) / WIDE
+    scale = base * torch.empty(b).uniform_(0.85, 1.2)
+    shift = torch.empty(b, 2).uniform_(-0.1, 0.1) / WIDE * 2
+    ang = torch.randint(0, 4, (b,)).float() * (np.pi / 2) + torch.empty(b).uniform_(-0.15, 0.15)
+    cos, sin = torch.cos(ang) * scale, torch.sin(ang) * scale
+    flip = torch.where(torch.rand(b) < 0.5, -1.0, 1.0)
+    theta = torch.stack([torch.stack([cos * flip, -sin, shift[:, 0]], 1), torch.stack([sin * flip, cos, shift[:, 1]], 1)], 1)
+    grid = F.affine_grid(theta, (b, 3, MODEL_INPUT_PX, MODEL_INPUT_PX), align_corners=False)
+    out = F.grid_sample(xb, grid, mode="bilinear", padding_mode="border", align_corners=False)
+    # Colour: permute the channels (a red die becomes a blue one), scale each, brightness, contrast.
+    perm = torch.stack([torch.randperm(3) for _ in range(b)])
+    out = torch.gather(out, 1, perm[:, :, None, None].expand_as(out))
+    out = out * torch.empty(b, 3, 1, 1).uniform_(0.8, 1.2)
+    mean = out.mean(dim=(1, 2, 3), keepdim=True)
+    out = (out - mean) * torch.empty(b, 1, 1, 1).uniform_(0.7, 1.3) + mean * torch.empty(b, 1, 1, 1).uniform_(0.75, 1.25)
+    # Blur some (out of focus, motion), noise all.
+    blur = torch.rand(b) < 0.25
+    if blur.any():
+        k = torch.tensor([1.0, 2.0, 1.0])
+        k = (k[:, None] * k[None, :]) / 16
+        out[blur] = F.conv2d(F.pad(out[blur], (1, 1, 1, 1), mode="replicate"), k.expand(3, 1, 3, 3).contiguous(), groups=3)
+    out = out + torch.randn_like(out) * torch.empty(b, 1, 1, 1).uniform_(0, 0.03)
+    return out.clamp(0, 1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
