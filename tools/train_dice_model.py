@@ -16,7 +16,8 @@ turns and mirror images of the square (a face's value does not change), a shifte
 box (the finder's boxes are not exact), colour channels permuted and scaled, brightness and
 contrast, blur, noise.
 
-Usage (a machine with PyTorch; about 10 minutes on 2 x86_64 cores)::
+Usage (a machine with PyTorch; about 20 minutes a model on 2 x86_64 cores; the packaged model
+is the mean of three trained with different seeds, combined by ``--combine``)::
 
   python -m venv /tmp/train && /tmp/train/bin/pip install torch==2.13.0 onnx opencv-python-headless numpy
   /tmp/train/bin/python tools/train_dice_model.py --data /work/shared/data/dice --out companion/data/dice_faces.onnx
@@ -137,7 +138,16 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--all", action="store_true", help="train on the holdout photos too")
     ap.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch")
+    ap.add_argument("--combine", nargs="+", metavar="MODEL.onnx",
+                    help="instead of training: average these trained models into --out")
     args = ap.parse_args(argv)
+    if args.combine:
+        combine(args.combine, args.out)
+        records = [json.loads(Path(p).with_suffix(".json").read_text()) for p in args.combine]
+        meta = dict(records[0], seed=[r["seed"] for r in records], combined=len(records))
+        Path(args.out).with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
+        print(f"wrote {args.out}: the mean of {len(records)} models")
+        return 0
     rng = random.Random(args.seed)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
@@ -195,6 +205,39 @@ def main(argv=None) -> int:
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {out} ({out.stat().st_size} bytes)")
     return 0
+
+
+def combine(paths: list[str], out: str) -> None:
+    """Several trained models -> one ONNX file: the same input to each, the mean of their
+    softmax probabilities, output as log-probabilities (so that a softmax of the output gives
+    that mean, as for one model's logits)."""
+    import onnx
+    from onnx import compose, helper, numpy_helper
+
+    models = [compose.add_prefix(onnx.load(p), prefix=f"m{i}_") for i, p in enumerate(paths)]
+    nodes, inits = [], []
+    for i, m in enumerate(models):
+        g = m.graph
+        for node in g.node:
+            node.input[:] = ["patch" if x == f"m{i}_patch" else x for x in node.input]
+            nodes.append(node)
+        inits.extend(g.initializer)
+        nodes.append(helper.make_node("Softmax", [f"m{i}_logits"], [f"m{i}_p"], axis=1))
+    total = "m0_p"
+    for i in range(1, len(models)):
+        nodes.append(helper.make_node("Add", [total, f"m{i}_p"], [f"sum{i}"]))
+        total = f"sum{i}"
+    inits.append(numpy_helper.from_array(np.array([1.0 / len(models)], np.float32), "inv_n"))
+    nodes.append(helper.make_node("Mul", [total, "inv_n"], ["mean_p"]))
+    inits.append(numpy_helper.from_array(np.array([1e-7], np.float32), "eps"))
+    nodes.append(helper.make_node("Add", ["mean_p", "eps"], ["mean_p_eps"]))
+    nodes.append(helper.make_node("Log", ["mean_p_eps"], ["logits"]))
+    g0 = onnx.load(paths[0]).graph
+    graph = helper.make_graph(nodes, "dice_faces_ensemble", [g0.input[0]], [g0.output[0]], inits)
+    model = helper.make_model(graph, opset_imports=onnx.load(paths[0]).opset_import)
+    model.ir_version = onnx.load(paths[0]).ir_version
+    onnx.checker.check_model(model)
+    onnx.save(model, out)
 
 
 def build_model(nn):

@@ -497,9 +497,8 @@ class DiceReader:
         return self._regions(frame)[0]
 
     def _regions(self, frame: np.ndarray):
-        """``(find_dice's list, speck groups, typical die side px or None)``: speck groups are
-        boxes where pip-sized specks gather but no die region was found (a white die on a light
-        floor shows only its pips), for :meth:`search`."""
+        """``(find_dice's list, (raw foreground mask of the region of interest, its x0, y0 in
+        the frame), typical die side px or None)``."""
         import cv2
 
         _check_frame(frame)
@@ -567,23 +566,34 @@ class DiceReader:
                 else:
                     grown.append(((bx0, by0, bx1, by1), single))
             out = grown
-        # Specks gathered in a die-sized patch, away from every region found: dilate the raw
-        # mask by a third of a die so that a die's pips join up.
-        k = int(round((typical or lo) / 3)) | 1
-        joined = cv2.dilate(raw, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-        m, _, gst, _ = cv2.connectedComponentsWithStats(joined)
-        specks = []
+        return out, (raw, x0, y0), typical
+
+    def _leftovers(self, raw_at, found: Sequence[Sequence[float]], side: float) -> list[tuple[float, float, float, float]]:
+        """Where the foreground is not explained by the dice found: boxes (frame px) around
+        what is left of the raw foreground mask once every found die's box is cleared, its
+        specks joined by a dilation of a third of a die (a pale die's pips join up; so does the
+        unseen half of two touching dice)."""
+        import cv2
+
+        raw, x0, y0 = raw_at
+        left = raw.copy()
+        for bx0, by0, bx1, by1 in found:
+            left[max(0, int(by0 - y0)) : max(0, int(by1 - y0) + 1), max(0, int(bx0 - x0)) : max(0, int(bx1 - x0) + 1)] = 0
+        k = int(round(side / 3)) | 1
+        joined = cv2.dilate(left, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+        m, labels, gst, _ = cv2.connectedComponentsWithStats(joined)
+        lo, hi = self.die_px
+        boxes = []
         for j in range(1, m):
             gx, gy, gw, gh, _ = (int(v) for v in gst[j])
-            side = max(gw, gh) - k + 1
-            if not (0.5 * lo <= side <= hi and max(gw, gh) <= 1.6 * min(gw, gh)):
+            extent = max(gw, gh) - k + 1
+            if extent < 0.5 * lo or extent > 2.5 * hi:
+                continue  # a speck of dust, or no die-sized thing (a hand, the tray's wall)
+            if int(left[gy : gy + gh, gx : gx + gw][labels[gy : gy + gh, gx : gx + gw] == j].sum()) < 0.02 * side * side:
                 continue
-            box = (float(gx + x0), float(gy + y0), float(gx + gw + x0), float(gy + gh + y0))
-            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-            if any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b, _ in out):
-                continue
-            specks.append(box)
-        return out, specks, typical
+            boxes.append((float(gx + x0), float(gy + y0), float(gx + gw + x0), float(gy + gh + y0)))
+        boxes.sort(key=lambda bb: -(bb[2] - bb[0]) * (bb[3] - bb[1]))
+        return boxes
 
     def _shape(self, w: int, h: int, area: int) -> str:
         """``"die"``, ``"cluster"`` (several touching dice) or ``"other"`` for a region."""
@@ -674,7 +684,7 @@ class DiceReader:
         Raises:
             ValueError: ``frame`` is not ``H x W x 3 uint8``.
         """
-        regions, specks, typical = self._regions(frame)
+        regions, raw_at, typical = self._regions(frame)
         singles = [box for box, single in regions if single]
         readings = []
         if self.model is not None:
@@ -685,8 +695,8 @@ class DiceReader:
                     singles += found
                     if not found:
                         readings.append(DieReading(box, UNKNOWN, "dice touching"))
-            for box in specks[:SEARCH_MAX_REGIONS]:
-                singles += self.search(frame, _grown(box, side / 4), side, singles)[:1]
+            for box in self._leftovers(raw_at, singles, side)[:SEARCH_MAX_REGIONS]:
+                singles += self.search(frame, _grown(box, side / 4), side, singles)
         else:
             readings = [DieReading(box, UNKNOWN, "dice touching") for box, single in regions if not single]
         probs = (
