@@ -60,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
         frame = cv2.imread(path, cv2.IMREAD_COLOR)
         if frame is None:
             raise UsageError(f"{path}: not an image OpenCV can read")
-        readings = reader.read(frame)
+        try:
+            readings = reader.read(frame)
+        except ValueError as exc:
+            raise UsageError(f"{path}: {exc}") from None
         out = {
             "image": path,
             "dice": [

@@ -492,7 +492,7 @@ class DiceReader:
             is False for a region too large for one die (dice touching).
 
         Raises:
-            ValueError: ``frame`` is not ``H x W x 3 uint8``.
+            ValueError: ``frame`` is not ``H x W x 3 uint8``, or the tray lies outside it.
         """
         return self._regions(frame)[0]
 
@@ -508,6 +508,9 @@ class DiceReader:
             x0, y0, x1, y1 = self.tray
             x0, y0 = max(0, x0), max(0, y0)
             roi = frame[y0:y1, x0:x1]
+            if roi.size == 0:
+                fh, fw = frame.shape[:2]
+                raise ValueError(f"tray {tuple(self.tray)}: outside the {fw} x {fh} px frame")
         h, w = roi.shape[:2]
         lab = cv2.cvtColor(roi, cv2.COLOR_BGR2LAB)
         small = cv2.resize(lab, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
@@ -682,7 +685,7 @@ class DiceReader:
             frame: ``H x W x 3 uint8, BGR``.
 
         Raises:
-            ValueError: ``frame`` is not ``H x W x 3 uint8``.
+            ValueError: ``frame`` is not ``H x W x 3 uint8``, or the tray lies outside it.
         """
         regions, raw_at, typical = self._regions(frame)
         singles = [box for box, single in regions if single]
