@@ -115,9 +115,53 @@ def test_decide_takes_agreement_and_confidence_and_abstains_otherwise():
     assert value is None and "pips read 6" in reason and "5" in reason
     value, reason = decide(probs(3, MODEL_WITH_PIPS - 0.05), 3)
     assert value is None and "unsure" in reason
-    assert decide(probs(0, 0.9), 2) == (None, "not one die")
+    value, reason = decide(probs(0, 0.45), 2)  # "not one die" wins, even below one half
+    assert value is None and "pips read 2" in reason and "no single die" in reason
     assert decide(None, 2) == (2, "")
     assert decide(None, None, "two faces fit") == (None, "two faces fit")
+    # Not probabilities of the seven classes, or a pip count no die shows: refused.
+    for bad in (np.eye(10)[9], np.array([0, 0, 0.9]), np.array([-5, 0, 0, 0, 0, 0, 9.0]), np.full(7, np.nan)):
+        with pytest.raises(ValueError, match="probs"):
+            decide(bad, None)
+    with pytest.raises(ValueError, match="pip_value"):
+        decide(None, 9)
+
+
+def test_bad_boxes_trays_and_sizes_are_refused_with_the_field_named():
+    frame = cv2.imread(str(DATA / "IMG_20191208_112847.jpg"))
+    for box in ((10, 10, 10, 40), (40, 10, 10, 40), (float("nan"), 0, 10, 10), (0, 0, float("inf"), 10), (1, 2, 3)):
+        with pytest.raises(ValueError, match="box"):
+            die_patch(frame, box)
+    for tray in ((-50, -50, -10, -10), (10, 10, 5, 5), (0, 0, 10.5, 10), (0, 0, 10)):
+        with pytest.raises(ValueError, match="tray"):
+            DiceReader(tray=tray, model=None)
+    for die_px in ((float("nan"),) * 2, (22, float("inf")), (22,), ("a", "b"), (0.5, 1), (40, 20)):
+        with pytest.raises(ValueError, match="die_px"):
+            DiceReader(die_px=die_px, model=None)
+    with pytest.raises(ValueError, match="outside the 640 x 640 px frame"):
+        DiceReader(tray=(700, 0, 800, 100), model=None).read(frame)
+    with pytest.raises(ValueError, match="empty"):
+        READER.read(np.zeros((0, 0, 3), np.uint8))
+    with pytest.raises(ValueError, match="uint8"):
+        READER.model.probabilities(np.zeros((1, 48, 48, 3), np.float32))
+
+
+def test_a_die_the_pips_read_but_the_classifier_rejects_stays_as_unknown():
+    """The classifier's "not one die" alone does not remove a region the pips read as a die:
+    it stays an ``unknown`` reading, so the tray's count of dice stays right and the referee
+    asks to show the dice again."""
+    frame = cv2.imread(str(DATA / "IMG_20191208_112847.jpg"))
+
+    class Refusing:
+        def probabilities(self, patches, views=8):
+            p = np.zeros((len(patches), 7), np.float32)
+            p[:, 0] = 1.0
+            return p
+
+    reader = DiceReader(tray=(0, 70, 640, 555), model=Refusing())
+    readings = reader.read(frame)
+    assert len(readings) == 3 and all(r.value == UNKNOWN for r in readings)
+    assert all("no single die" in r.reason for r in readings)
 
 
 def test_a_missing_or_broken_model_is_a_clear_error(tmp_path):
@@ -243,8 +287,10 @@ def test_dice_command_prints_each_image_as_json(capsys, tmp_path):
     assert main(["--config", str(cfg), "dice", image]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["image"] == image and sorted(out["roll"]) == [1, 3, 5] and len(out["dice"]) == 3
-    assert main(["--config", str(cfg), "dice", str(tmp_path / "none.jpg")]) == 2
-    assert "no such file" in capsys.readouterr().err
+    # An unreadable image is one line on stderr; the others are still read.
+    assert main(["--config", str(cfg), "dice", str(tmp_path / "none.jpg"), image]) == 2
+    captured = capsys.readouterr()
+    assert "none.jpg: no such file" in captured.err and json.loads(captured.out)["roll"] is not None
     assert main(["--config", str(cfg), "dice", "--tray", "1,2,3", image]) == 2
     assert "--tray" in capsys.readouterr().err
     assert main(["--config", str(cfg), "dice", "--tray", "700,700,900,900", image]) == 2

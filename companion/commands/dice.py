@@ -40,26 +40,33 @@ def _tray(text: str | None, configured: list[int]) -> tuple[int, int, int, int] 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``companion dice``; exit status 0, or 2 for an image that cannot be read."""
+    """Run ``companion dice``; exit status 0, or 2 when an image could not be read (the
+    others are still read; each failure is one line on stderr)."""
     import cv2
 
     from companion.cli import UsageError
     from companion.config import load
-    from companion.readers.dice import DiceReader, roll_values
+    from companion.readers.dice import DiceReader, FaceModel, roll_values
 
     config = load(args.config)
     section = config["dice"]
     tray = _tray(args.tray, section["tray"])
     try:
-        reader = DiceReader(tray=tray, die_px=(section["die_px_min"], section["die_px_max"]))
+        reader = DiceReader(tray=tray, die_px=(section["die_px_min"], section["die_px_max"]), model=None)
     except ValueError as exc:
         raise UsageError(f"[dice] {exc}") from None
+    try:
+        reader.model = FaceModel()
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"the dice face model: {exc}") from None
+    failed = 0
     for path in args.images:
-        if not os.path.isfile(path):
-            raise UsageError(f"{path}: no such file")
-        frame = cv2.imread(path, cv2.IMREAD_COLOR)
+        frame = cv2.imread(path, cv2.IMREAD_COLOR) if os.path.isfile(path) else None
         if frame is None:
-            raise UsageError(f"{path}: not an image OpenCV can read")
+            why = "not an image OpenCV can read" if os.path.isfile(path) else "no such file"
+            sys.stderr.write(f"companion: error: {path}: {why}\n")
+            failed += 1
+            continue
         try:
             readings = reader.read(frame)
         except ValueError as exc:
@@ -73,4 +80,5 @@ def run(args: argparse.Namespace) -> int:
             "roll": roll_values(readings),
         }
         sys.stdout.write(json.dumps(out) + "\n")
-    return 0
+        sys.stdout.flush()
+    return 2 if failed else 0

@@ -30,7 +30,7 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    blobs (``cv2.SimpleBlobDetector``); every subset of 1 to 6 is tested against the layouts of
    the six faces (pairwise-distance signature, spacing and size against the die's size, centred
    pattern, even contrast, the empty places of the 3 x 3 grid empty, no other pip on the face)
-   (:func:`read_patch`); three crops must agree.
+   (:func:`read_patch`); of three crops, at least two must give the value and none another.
 5. **Decision** (:func:`decide`): both readers agree (classifier probability at least
    ``MODEL_WITH_PIPS``), or the pips abstain and the classifier is sure (``MODEL_ALONE``);
    anything else - a disagreement, an unsure classifier - is ``unknown`` with its reason. The
@@ -60,6 +60,10 @@ __all__ = [
     "read_patch",
     "roll_values",
     "RollSettler",
+    "FaceModel",
+    "MODEL_PATH",
+    "die_patch",
+    "decide",
 ]
 
 UNKNOWN = "unknown"
@@ -344,11 +348,17 @@ def die_patch(frame: np.ndarray, box: Sequence[float]) -> np.ndarray:
         ``MODEL_INPUT_PX x MODEL_INPUT_PX x 3 uint8, BGR``: a square around the box's centre,
         its side the box's longer side grown by :data:`MODEL_MARGIN` on each side (the frame's
         border repeated where the square leaves the frame).
+
+    Raises:
+        ValueError: the box is not four finite numbers with x0 < x1, y0 < y1, or the frame is
+            not ``H x W x 3``.
     """
     import cv2
 
-    x0, y0, x1, y1 = (float(v) for v in box)
-    side = max(x1 - x0, y1 - y0, 1e-6) * (1 + 2 * MODEL_MARGIN)
+    x0, y0, x1, y1 = _check_box(box)
+    if frame.ndim != 3 or frame.shape[2] != 3:
+        raise ValueError(f"frame: expected H x W x 3 BGR, got shape {frame.shape}")
+    side = max(x1 - x0, y1 - y0) * (1 + 2 * MODEL_MARGIN)
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     s = MODEL_INPUT_PX / side
     m = np.float32([[s, 0, MODEL_INPUT_PX / 2 - cx * s], [0, s, MODEL_INPUT_PX / 2 - cy * s]])
@@ -404,12 +414,16 @@ class FaceModel:
             over the views of each patch of the softmax of the network's output.
 
         Raises:
-            ValueError: ``patches`` is not ``N x 48 x 48 x 3``, or ``views`` not 1 or 8.
+            ValueError: ``patches`` is not ``N x 48 x 48 x 3 uint8``, or ``views`` not 1 or 8.
         """
         if views not in (1, 8):
             raise ValueError(f"views: expected 1 or 8, got {views}")
-        if patches.ndim != 4 or patches.shape[1:] != (MODEL_INPUT_PX, MODEL_INPUT_PX, 3):
-            raise ValueError(f"patches: expected N x {MODEL_INPUT_PX} x {MODEL_INPUT_PX} x 3, got {patches.shape}")
+        shape = getattr(patches, "shape", None)
+        if shape is None or len(shape) != 4 or shape[1:] != (MODEL_INPUT_PX, MODEL_INPUT_PX, 3) or patches.dtype != np.uint8:
+            raise ValueError(
+                f"patches: expected N x {MODEL_INPUT_PX} x {MODEL_INPUT_PX} x 3 uint8, got shape {shape} "
+                f"dtype {getattr(patches, 'dtype', None)}"
+            )
         if len(patches) == 0:
             return np.zeros((0, len(self.CLASSES)), np.float32)
         x = patches.astype(np.float32).transpose(0, 3, 1, 2) / 255.0  # N x 3 x H x W
@@ -439,8 +453,9 @@ class DiceReader:
         tray: region of interest ``(x0, y0, x1, y1)`` in frame pixels (the tray's floor); None
             = the whole frame.
         die_px: ``(smallest, largest)`` side of a die's bounding box in pixels at this camera
-            distance (default ``(22, 70)``: the dice of the reference photos measure 27-59 px in a
-            640 x 640 frame).
+            distance (default ``(22, 70)``: the dice of the reference photos measure 21-69 px in a
+            640 x 640 frame). Dice larger than ``largest`` are not found as dice, and their
+            pips may be taken for small dice: set it for the camera's height.
         foreground_lab: Lab distance (OpenCV 8-bit units) from the tray floor's local colour
             above which a pixel belongs to a die.
         lightness_weight: weight of the lightness difference (L*) against the colour
@@ -467,10 +482,23 @@ class DiceReader:
         lightness_weight: float = 0.5,
         model: FaceModel | None | Literal["default"] = "default",
     ):
-        if die_px[0] <= 0 or die_px[1] <= die_px[0]:
-            raise ValueError(f"die_px: expected 0 < smallest < largest, got {die_px}")
+        try:
+            lo, hi = (float(v) for v in die_px)
+        except (TypeError, ValueError):
+            raise ValueError(f"die_px: expected (smallest, largest) in px, got {die_px!r}") from None
+        if not (np.isfinite(lo) and np.isfinite(hi) and 4 <= lo < hi):
+            raise ValueError(f"die_px: expected 4 <= smallest < largest, finite, got {die_px!r}")
+        if tray is not None:
+            try:
+                tx0, ty0, tx1, ty1 = (int(v) for v in tray)
+                ok = all(float(v) == int(v) for v in tray)
+            except (TypeError, ValueError, OverflowError):
+                ok = False
+            if not ok or not (0 <= tx0 < tx1 and 0 <= ty0 < ty1):
+                raise ValueError(f"tray: expected whole pixels x0, y0, x1, y1 with 0 <= x0 < x1 and 0 <= y0 < y1, got {tray!r}")
+            tray = (tx0, ty0, tx1, ty1)
         self.tray = tray
-        self.die_px = die_px
+        self.die_px = (lo, hi)
         self.foreground_lab = foreground_lab
         self.lightness_weight = lightness_weight
         self.model = FaceModel() if model == "default" else model
@@ -506,7 +534,6 @@ class DiceReader:
         roi = frame
         if self.tray is not None:
             x0, y0, x1, y1 = self.tray
-            x0, y0 = max(0, x0), max(0, y0)
             roi = frame[y0:y1, x0:x1]
             if roi.size == 0:
                 fh, fw = frame.shape[:2]
@@ -613,7 +640,8 @@ class DiceReader:
     def pip_reading(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
         """The pips' reading of the die in ``box``: ``(value, "")`` or ``(None, reason)``.
 
-        Three crops must agree (module notes, steps 2-5).
+        Of three crops, at least two must give the value and none another (module notes,
+        step 4).
         """
         results = [read_patch(_resample(frame, box, m, s)) for m, s in _VARIANTS]
         values = {v for v, _ in results if v is not None}
@@ -637,7 +665,8 @@ class DiceReader:
     ) -> list[tuple[float, float, float, float]]:
         """Dice inside ``region`` found by the face classifier's quick look.
 
-        Squares of ``side`` px are placed on a grid (a fifth of a die apart) over the region
+        Squares of ``side`` px are placed on a grid (a fifth of a die apart, wider in a region
+        so large that it would take more than about :data:`SEARCH_MAX_SQUARES` squares) over the region
         grown by half a die; each is scored by the classifier's probability that it holds one
         die (1 - P(not one die), one view); the best squares above :data:`SEARCH_SCORE` are
         kept, each at least :data:`SEARCH_SPACING` dice from the others and from ``taken``.
@@ -655,9 +684,11 @@ class DiceReader:
             return []
         x0, y0, x1, y1 = (float(v) for v in region)
         step = side / 5
+        # A large region is searched more coarsely: about SEARCH_MAX_SQUARES squares at most.
+        step = max(step, float(np.sqrt(max(x1 - x0, 1) * max(y1 - y0, 1) / SEARCH_MAX_SQUARES)) + 1e-6)
         xs = np.arange(x0, x1 + 1e-6, step) if x1 - x0 > step else np.array([(x0 + x1) / 2])
         ys = np.arange(y0, y1 + 1e-6, step) if y1 - y0 > step else np.array([(y0 + y1) / 2])
-        centres = [(cx, cy) for cy in ys for cx in xs][:SEARCH_MAX_SQUARES]
+        centres = [(cx, cy) for cy in ys for cx in xs]
         half = side / 2
         boxes = [(cx - half, cy - half, cx + half, cy + half) for cx, cy in centres]
         probs = self.model.probabilities(np.stack([die_patch(frame, b) for b in boxes]), views=1)
@@ -674,7 +705,7 @@ class DiceReader:
         return kept
 
     def read(self, frame: np.ndarray) -> list[DieReading]:
-        """Every die in the tray, left to right then top to bottom.
+        """Every die in the tray, in rows 40 px high from the top, left to right in a row.
 
         Regions :meth:`find_dice` could not split, and pip-like specks with no die region
         (a white die on a light floor), are searched with the face classifier
@@ -708,9 +739,10 @@ class DiceReader:
             else [None] * len(singles)
         )
         for box, p in zip(singles, probs):
-            value, reason = decide(p, *self.pip_reading(frame, box))
-            if reason == "not one die" and p is not None:
-                continue  # the classifier sees no die here: a shadow, a hand, the tray's wall
+            pips, pip_reason = self.pip_reading(frame, box)
+            if p is not None and int(np.argmax(p)) == 0 and pips is None:
+                continue  # neither reader sees a die here: a shadow, a hand, the tray's wall
+            value, reason = decide(p, pips, pip_reason)
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
         return sorted(readings, key=lambda r: (round(r.centre[1] / 40), r.centre[0]))
 
@@ -750,20 +782,29 @@ def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = ""
 
     Returns:
         ``(value, "")`` or ``(None, reason)``.
+
+    Raises:
+        ValueError: ``probs`` is not 7 probabilities summing to 1, or ``pip_value`` not 1-6.
     """
+    if pip_value is not None and pip_value not in range(1, 7):
+        raise ValueError(f"pip_value: expected 1-6 or None, got {pip_value!r}")
     if probs is None:
         return (pip_value, "") if pip_value is not None else (None, pip_reason or "unsure")
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.shape != (7,) or not np.isfinite(probs).all() or probs.min() < 0 or abs(probs.sum() - 1) > 1e-3:
+        raise ValueError(f"probs: expected 7 probabilities (not one die, 1-6) summing to 1, got {probs!r}")
     best = int(np.argmax(probs))
     p = float(probs[best])
-    if best == 0 and p >= 0.5:
-        return None, "not one die"
+    if best == 0:
+        seen = f"pips read {pip_value}, " if pip_value is not None else ""
+        return None, f"{seen}the face classifier sees no single die ({p:.2f})"
     if pip_value is not None:
         if best == pip_value and p >= MODEL_WITH_PIPS:
             return pip_value, ""
         if best != pip_value:
             return None, f"pips read {pip_value}, the face looks like {best}"
         return None, f"pips read {pip_value}, face classifier unsure ({p:.2f})"
-    if best != 0 and p >= MODEL_ALONE:
+    if p >= MODEL_ALONE:
         return best, ""
     return None, f"{pip_reason or 'pips unsure'}; face classifier unsure ({p:.2f})"
 
@@ -780,11 +821,23 @@ def roll_values(readings: Sequence[DieReading], dice: int = 3) -> tuple[int | st
     return tuple(r.value for r in readings)
 
 
+def _check_box(box: Sequence[float]) -> tuple[float, float, float, float]:
+    try:
+        x0, y0, x1, y1 = (float(v) for v in box)
+    except (TypeError, ValueError):
+        raise ValueError(f"box: expected x0, y0, x1, y1 in px, got {box!r}") from None
+    if not all(np.isfinite((x0, y0, x1, y1))) or not (x0 < x1 and y0 < y1):
+        raise ValueError(f"box: expected finite x0 < x1 and y0 < y1 in px, got {box!r}")
+    return x0, y0, x1, y1
+
+
 def _check_frame(frame: np.ndarray) -> None:
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         shape = getattr(frame, "shape", None)
         dtype = getattr(frame, "dtype", None)
         raise ValueError(f"frame: expected an H x W x 3 uint8 BGR image, got shape {shape} dtype {dtype}")
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        raise ValueError(f"frame: expected an H x W x 3 uint8 BGR image, got an empty one {frame.shape}")
 
 
 class RollSettler:
