@@ -287,6 +287,17 @@ def test_dice_command_prints_each_image_as_json(capsys, tmp_path):
     assert main(["--config", str(cfg), "dice", image]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["image"] == image and sorted(out["roll"]) == [1, 3, 5] and len(out["dice"]) == 3
+    # The overlay: the same image with the three dice boxed and labelled.
+    overlay = tmp_path / "read.png"
+    assert main(["--config", str(cfg), "dice", image, "--overlay", str(overlay)]) == 0
+    capsys.readouterr()
+    drawn, original = cv2.imread(str(overlay)), cv2.imread(image)
+    assert drawn.shape == original.shape
+    for die in out["dice"]:
+        x0, y0, x1, y1 = (int(round(v)) for v in die["box"])
+        assert tuple(drawn[y0 + (y1 - y0) // 2, x0]) == (40, 170, 40)  # green box edge: a value
+    assert main(["--config", str(cfg), "dice", image, "--overlay", str(tmp_path / "no" / "x.png")]) == 2
+    assert "cannot write the overlay" in capsys.readouterr().err
     # An unreadable image is one line on stderr; the others are still read.
     assert main(["--config", str(cfg), "dice", str(tmp_path / "none.jpg"), image]) == 2
     captured = capsys.readouterr()

@@ -6,7 +6,8 @@ the die size come from the [dice] section of the configuration (or --tray).
 
 Examples:
   companion dice tray.jpg
-  companion dice --tray 60,90,600,520 photos/*.jpg
+  companion dice tray.jpg --overlay tray_read.png
+  companion dice --tray 60,90,600,520 photos/*.jpg --overlay annotated/
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 __all__ = ["configure", "run"]
 
@@ -23,6 +25,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``companion dice``."""
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="camera images (JPEG, PNG ...)")
     parser.add_argument("--tray", metavar="X0,Y0,X1,Y1", help="tray region in pixels (default: [dice] tray)")
+    parser.add_argument("--overlay", metavar="OUT",
+                        help="write the image annotated with each die's box and value: a file for one "
+                             "image, a folder for several (NAME_dice.png)")
 
 
 def _tray(text: str | None, configured: list[int]) -> tuple[int, int, int, int] | None:
@@ -46,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
     from companion.cli import UsageError
     from companion.config import load
-    from companion.readers.dice import DiceReader, FaceModel, roll_values
+    from companion.readers.dice import DiceReader, FaceModel, draw_readings, roll_values
 
     config = load(args.config)
     section = config["dice"]
@@ -59,6 +64,13 @@ def run(args: argparse.Namespace) -> int:
         reader.model = FaceModel()
     except (OSError, ValueError) as exc:
         raise UsageError(f"the dice face model: {exc}") from None
+    overlay_dir = None
+    if args.overlay and len(args.images) > 1:
+        overlay_dir = Path(args.overlay)
+        try:
+            overlay_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--overlay {args.overlay}: cannot make the folder ({exc.strerror})") from None
     failed = 0
     for path in args.images:
         frame = cv2.imread(path, cv2.IMREAD_COLOR) if os.path.isfile(path) else None
@@ -81,4 +93,8 @@ def run(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
+        if args.overlay:
+            target = overlay_dir / f"{Path(path).stem}_dice.png" if overlay_dir else Path(args.overlay)
+            if not cv2.imwrite(str(target), draw_readings(frame, readings, tray)):
+                raise UsageError(f"{target}: cannot write the overlay image (folder missing or unknown extension?)")
     return 2 if failed else 0

@@ -64,6 +64,7 @@ __all__ = [
     "MODEL_PATH",
     "die_patch",
     "decide",
+    "draw_readings",
 ]
 
 UNKNOWN = "unknown"
@@ -807,6 +808,42 @@ def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = ""
     if p >= MODEL_ALONE:
         return best, ""
     return None, f"{pip_reason or 'pips unsure'}; face classifier unsure ({p:.2f})"
+
+
+def draw_readings(
+    frame: np.ndarray, readings: Sequence[DieReading], tray: Sequence[int] | None = None
+) -> np.ndarray:
+    """The frame annotated with what the reader saw.
+
+    Each die's box and value in green, an ``unknown`` die's box in orange with "?" and the
+    start of its reason; the tray's region of interest as a thin grey rectangle.
+
+    Args:
+        frame: ``H x W x 3 uint8, BGR`` (not modified).
+        readings: :meth:`DiceReader.read`'s result for that frame.
+        tray: ``(x0, y0, x1, y1)`` px or None.
+
+    Returns:
+        A new ``H x W x 3 uint8, BGR`` image.
+    """
+    import cv2
+
+    _check_frame(frame)
+    out = frame.copy()
+    scale = max(0.4, min(out.shape[:2]) / 1000)
+    if tray is not None:
+        cv2.rectangle(out, (int(tray[0]), int(tray[1])), (int(tray[2]) - 1, int(tray[3]) - 1), (160, 160, 160), 1)
+    for r in readings:
+        x0, y0, x1, y1 = (int(round(v)) for v in r.box)
+        known = r.value != UNKNOWN
+        colour = (40, 170, 40) if known else (0, 140, 255)
+        cv2.rectangle(out, (x0, y0), (x1, y1), colour, 2)
+        label = str(r.value) if known else "? " + r.reason.split(";")[0].split(",")[0][:24]
+        (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
+        ty = y0 - 4 if y0 - th - 6 >= 0 else y1 + th + 4
+        cv2.rectangle(out, (x0, ty - th - 3), (x0 + tw + 4, ty + 3), colour, -1)
+        cv2.putText(out, label, (x0 + 2, ty), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1, cv2.LINE_AA)
+    return out
 
 
 def roll_values(readings: Sequence[DieReading], dice: int = 3) -> tuple[int | str, ...] | None:
