@@ -72,7 +72,7 @@ def test_labelled_dice_are_read_right_or_unknown_never_wrong(reader):
 
 
 def test_face_model_gives_probabilities_of_seven_classes():
-    name, frame, box, value = labelled()[0]
+    name, frame, box, value = next(d for d in labelled() if d[0] == "IMG_20191208_112847.jpg" and d[3] == 3)
     patches = np.stack([die_patch(frame, box), frame[100:148, 100:148]])  # a die, the bare floor
     p8 = READER.model.probabilities(patches)
     p1 = READER.model.probabilities(patches, views=1)

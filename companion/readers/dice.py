@@ -762,9 +762,9 @@ SEARCH_MAX_REGIONS = 20
 
 
 #: The face classifier alone gives a value when its probability is at least this.
-MODEL_ALONE = 0.7
+MODEL_ALONE = 0.6
 #: With the pips' reading agreeing, a lower probability is enough.
-MODEL_WITH_PIPS = 0.5
+MODEL_WITH_PIPS = 0.4
 
 
 def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = "") -> tuple[int | None, str]:
