@@ -35,7 +35,6 @@ from companion.games.carnival import (
     GameStarted,
     MoveWild,
     NaturalSet,
-    PlayerState,
     RefillDiscard,
     Ride,
     Roll,
