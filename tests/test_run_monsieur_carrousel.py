@@ -17,6 +17,7 @@ from companion.commands.run import _options
 from companion.commands.run_monsieur_carrousel import build_monsieur_carrousel_service
 from companion.config import validate
 from companion.journal import Journal
+from tests.doubles import Recorder
 
 needs_audio_tools = pytest.mark.skipif(
     shutil.which("espeak-ng") is None or shutil.which("aplay") is None, reason="espeak-ng or aplay missing"
@@ -27,17 +28,6 @@ needs_audio_tools = pytest.mark.skipif(
 def reset_pins():
     yield
     Device.pin_factory = None
-
-
-class Recorder:
-    def __init__(self):
-        self.calls = []
-
-    def announce(self, call, summary):
-        self.calls.append(call)
-
-    def close(self):
-        pass
 
 
 def service_for(tmp_path, seed=1, journal=None, new=True, extra=None, speak=False):

@@ -18,6 +18,7 @@ from companion.games.carrousel import CARDS, Board, CarrouselReferee, Claim, Gam
 from companion.journal import Journal
 from companion.service import Service
 from companion.sources.buttons import ClaimButtons
+from tests.doubles import Recorder
 
 
 @pytest.fixture
@@ -26,17 +27,6 @@ def factory():
     yield f
     f.reset()
     Device.pin_factory = None
-
-
-class Recorder:
-    def __init__(self):
-        self.calls = []
-
-    def announce(self, call, summary):
-        self.calls.append(call)
-
-    def close(self):
-        pass
 
 
 def sim_service(tmp_path, seed=1, players="Ana,Ben,Cleo,Dev", extra=None, journal=None, new=True):

@@ -27,12 +27,10 @@ is the mean of three trained with different seeds, combined by ``--combine``)::
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import random
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import cv2
@@ -41,9 +39,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from companion.readers.dice import MODEL_INPUT_PX, MODEL_MARGIN  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
 
-NAMES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+from companion.readers.dice import MODEL_INPUT_PX, MODEL_MARGIN  # noqa: E402
+from dice_bench import load_labels  # noqa: E402  (labels.csv of the data set)
+
 #: Training patches are cut wider than the model's input so that shifts and scales can be drawn.
 WIDE = 2.0  # the wide patch spans WIDE x the box's side
 WIDE_PX = 96
@@ -54,17 +54,6 @@ def holdout(names: list[str]) -> set[str]:
     """The train photos never trained on: every fifth by name, and the tests' photos."""
     names = sorted(names)
     return set(names[::5]) | (TESTS_PHOTOS & set(names))
-
-
-def load_labels(folder: Path) -> dict[str, list[tuple[tuple[float, float, float, float], int]]]:
-    """labels.csv -> file name -> [(box px, value)]."""
-    out: dict[str, list] = defaultdict(list)
-    with open(folder / "labels.csv", newline="") as fh:
-        for row in csv.DictReader(fh):
-            w, h = float(row["width"]), float(row["height"])
-            box = (float(row["xmin"]) * w, float(row["ymin"]) * h, float(row["xmax"]) * w, float(row["ymax"]) * h)
-            out[row["filename"]].append((box, NAMES[row["class_text"]]))
-    return out
 
 
 def wide_patch(frame: np.ndarray, cx: float, cy: float, side: float) -> np.ndarray:
