@@ -2,12 +2,14 @@
 
 Subcommands:
   markers      the printable sheet of the table's ArUco markers at true size, with a mm ruler
+  mat          the printable Carrousel mat at true size (spaces, marker places, card places)
   intrinsics   the camera's intrinsics from photos of a chessboard
   geometry     fit the board's space positions from a photo of the table
   colours      capture the horses' and cards' reference colours under the table's own light
 
 Examples:
   companion calibrate markers --out calibration/markers.pdf
+  companion calibrate mat --out mat.pdf --paper a4
   companion calibrate intrinsics shots/left*.jpg --pattern 9x6 --square-mm 25
   companion calibrate geometry table.jpg
   companion calibrate colours table1.jpg --spaces .gbyrk. --card south=red,blue,green
@@ -34,6 +36,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--out", default=str(DEFAULT_DIR / "markers.pdf"), help="a .pdf or .png file (default %(default)s)")
     m.add_argument("--geometry", metavar="FILE", help="board geometry (default calibration/carrousel-board.json)")
     m.add_argument("--dpi", type=int, default=300, help="PNG print resolution (default %(default)s)")
+    mat = sub.add_parser("mat", help="printable Carrousel mat at true size (PDF, tiled on A4/Letter or one page)")
+    mat.add_argument("--out", default="mat.pdf", help="a .pdf file (default %(default)s)")
+    mat.add_argument("--geometry", metavar="FILE", help="board geometry (default calibration/carrousel-board.json)")
+    mat.add_argument("--paper", default="a4", help="a4, letter, a3, tabloid, a2, a1 or fit (one page of the "
+                                                    "mat's size, for a large-format printer); default %(default)s")
+    mat.add_argument("--print-markers", action="store_true", help="print the markers in their places "
+                                                                  "(one page, or no seam across a marker)")
     i = sub.add_parser("intrinsics", help="camera intrinsics from chessboard photos")
     i.add_argument("images", nargs="+", metavar="IMAGE")
     i.add_argument("--pattern", default="9x6", help="inner corners per row x per column (default %(default)s)")
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
         return calibrate_encoder.run(args)
     try:
-        return {"markers": _markers, "intrinsics": _intrinsics, "geometry": _geometry, "colours": _colours}[args.what](args)
+        return {"markers": _markers, "mat": _mat, "intrinsics": _intrinsics, "geometry": _geometry, "colours": _colours}[args.what](args)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
@@ -88,7 +97,10 @@ def _markers(args: argparse.Namespace) -> int:
     side = float(abs(geo.markers[ids[0]][1][0] - geo.markers[ids[0]][0][0]))
     out = Path(args.out)
     if out.suffix.lower() == ".pdf":
-        data = marker_sheet_pdf(ids, geo.dictionary, side, "Carousel Companion: Carrousel table markers")
+        from companion.vision.mat import load_mat_layout, marker_places
+
+        data = marker_sheet_pdf(ids, geo.dictionary, side, "Carousel Companion: Carrousel table markers",
+                                places=marker_places(load_mat_layout(args.geometry)))
     elif out.suffix.lower() == ".png":
         data = marker_sheet_png(ids, geo.dictionary, side, args.dpi)
     else:
@@ -97,6 +109,23 @@ def _markers(args: argparse.Namespace) -> int:
     out.write_bytes(data)
     _say(f"markers {', '.join(map(str, ids))} ({geo.dictionary}, {side:g} mm) written; "
          f"print at 100 % and check the 150 mm ruler")
+    print(out)
+    return 0
+
+
+def _mat(args: argparse.Namespace) -> int:
+    from companion.vision.mat import load_mat_layout, mat_pages, mat_pdf
+
+    out = Path(args.out)
+    if out.suffix.lower() != ".pdf":
+        raise ValueError(f"{out}: expected a .pdf file name")
+    layout = load_mat_layout(args.geometry)
+    data = mat_pdf(layout, args.paper, print_markers=args.print_markers)
+    pages = mat_pages(layout.mat_mm, args.paper)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    _say(f"Carrousel mat {layout.mat_mm:g} mm square on {len(pages)} {args.paper} page(s) "
+         f"({pages[0].rows} x {pages[0].cols}); print at 100 % and check both 100 mm rulers")
     print(out)
     return 0
 

@@ -183,7 +183,8 @@ def _sheet_layout(marker_ids: Sequence[int], marker_mm: float) -> list[tuple[int
     return out
 
 
-def marker_sheet_pdf(marker_ids: Sequence[int], dictionary_name: str, marker_mm: float, title: str = "") -> bytes:
+def marker_sheet_pdf(marker_ids: Sequence[int], dictionary_name: str, marker_mm: float, title: str = "",
+                     places: Mapping[int, str] | None = None) -> bytes:
     """A one-page A4 PDF with the markers at true size (vector: exact when printed at 100 %),
     each labelled with its id, and a 150 mm ruler with millimetre ticks to check the scale.
 
@@ -192,6 +193,8 @@ def marker_sheet_pdf(marker_ids: Sequence[int], dictionary_name: str, marker_mm:
         dictionary_name: their ArUco dictionary (``"DICT_4X4_50"``).
         marker_mm: side of the black square, mm.
         title: a line printed at the top.
+        places: marker id -> where it goes (:func:`companion.vision.mat.marker_places`),
+            printed under the ruler.
 
     Raises:
         RegistrationError: an unknown dictionary.
@@ -229,6 +232,15 @@ def marker_sheet_pdf(marker_ids: Sequence[int], dictionary_name: str, marker_mm:
         if mm % 10 == 0:
             text(rx + mm - 1.5, ry + 10, 7, str(mm))
     text(rx, ry + 16, 9, "ruler: 150 mm. Print at 100 % (no fit-to-page) and check it with a real ruler.")
+    if places:
+        import textwrap
+
+        y = ry + 26
+        text(rx, y, 9, "Where each marker goes (cut it out with a white border of at least 5 mm):")
+        for mid in marker_ids:
+            for line in textwrap.wrap(f"id {mid}: {places.get(int(mid), 'not in the geometry file')}", 100):
+                y += 4.5
+                text(rx, y, 8, line)
     content = "\n".join(ops).encode("latin-1")
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
