@@ -247,6 +247,13 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "seconds without a point before the dead end is called (rulebook: 20)",
             lambda v: 0.1 <= v <= 600,
         ),
+        "countdown_s": Key(
+            "int",
+            0,
+            "an integer from 0 to 10",
+            "the last seconds before the dead end counted down aloud (0 = off)",
+            lambda v: 0 <= v <= 10,
+        ),
     },
     "monsieur_carrousel": {
         "layout": Key(

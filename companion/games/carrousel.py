@@ -72,6 +72,7 @@ __all__ = [
     "Penalty",
     "ClaimTooLate",
     "DeadEnd",
+    "Countdown",
     "DeadEndCorrected",
     "DeadEndNotCorrected",
     "CardCorrected",
@@ -440,6 +441,8 @@ class GameStart(Observation):
             referee's setting (``[carrousel] advanced``).
         dead_end_s: seconds without a point before the dead end (rulebook: 20); None: the
             referee's setting (``[carrousel] dead_end_s``).
+        countdown_s: the last seconds before the dead end counted down aloud (0 = none,
+            at most 10); None: the referee's setting (``[carrousel] countdown_s``).
     """
 
     players: tuple[str, ...]
@@ -448,6 +451,7 @@ class GameStart(Observation):
     deck: tuple[tuple[str, str, str], ...] | None = None
     advanced: bool | None = None
     dead_end_s: float | None = None
+    countdown_s: int | None = None
 
 
 @event_type("board")
@@ -574,6 +578,16 @@ class DeadEnd(Call):
     expected: tuple[str, ...] = ()
 
 
+@event_type("countdown")
+@dataclasses.dataclass(frozen=True, slots=True)
+class Countdown(Call):
+    """``seconds_left`` (int) seconds before the dead end falls due, called at each of the
+    last ``countdown_s`` whole seconds (an option of the referee; the rulebook's 20 seconds
+    are the players' own count, Special Cases: dead end)."""
+
+    seconds_left: int = 0
+
+
 @event_type("dead_end_corrected")
 @dataclasses.dataclass(frozen=True, slots=True)
 class DeadEndCorrected(Call):
@@ -622,6 +636,7 @@ VOCABULARY = Vocabulary(
         Penalty,
         ClaimTooLate,
         DeadEnd,
+        Countdown,
         DeadEndCorrected,
         DeadEndNotCorrected,
         CardCorrected,
@@ -677,6 +692,9 @@ class CarrouselState(NamedTuple):
         winner: the winner's name once over.
         last_scored: ``(scorer, owner, card)`` of the last point while the horses have not
             moved since, else None (to tell a late or double press from a wrong claim).
+        countdown_s: how many of the last seconds before the dead end are counted down
+            (0 = none).
+        counted_t: session time (s) of the last ``countdown`` called (-1: none yet).
     """
 
     phase: Phase = "waiting"
@@ -691,6 +709,8 @@ class CarrouselState(NamedTuple):
     last_t: float = 0.0
     winner: str | None = None
     last_scored: tuple[str, str, Card] | None = None
+    countdown_s: int = 0
+    counted_t: float = -1.0
 
     def player(self, name: str) -> PlayerState | None:
         """The player of that name, or None."""
@@ -710,6 +730,20 @@ class CarrouselState(NamedTuple):
         if self.phase != "playing" or self.expected is not None:
             return None
         return self.clock_start + self.dead_end_s
+
+    def countdown_times(self) -> list[tuple[float, int]]:
+        """The countdown calls still to come before the dead end: ``(session time s,
+        seconds_left)`` in time order; empty when the countdown is off or no dead end is due.
+        A countdown second at or before the clock's (re)start is skipped."""
+        due = self.dead_end_due
+        if due is None or self.countdown_s <= 0:
+            return []
+        out = []
+        for left in range(self.countdown_s, 0, -1):
+            at = due - left
+            if at > self.clock_start and at > self.counted_t:
+                out.append((at, left))
+        return out
 
 
 _STATE_INDEX = {name: i for i, name in enumerate(CarrouselState._fields)}
@@ -733,6 +767,11 @@ class CarrouselReferee:
     Args:
         advanced: default for ``game_start.advanced`` when the observation does not say.
         dead_end_s: default for ``game_start.dead_end_s`` (rulebook: 20 s).
+        countdown_s: default for ``game_start.countdown_s``: how many of the last seconds
+            before the dead end are called as ``countdown`` (int 0-10; 0 = off).
+
+    Raises:
+        ValueError: ``countdown_s`` not an integer from 0 to 10.
 
     Observations: ``game_start``, ``board``, ``claim``, ``card_seen``, ``tick``
     (``docs/vocabulary.md``). Bad input never raises: it gives an ``invalid_observation`` call
@@ -750,19 +789,28 @@ class CarrouselReferee:
     name = "carrousel"
     vocabulary = VOCABULARY
 
-    def __init__(self, advanced: bool = False, dead_end_s: float = 20.0):
+    def __init__(self, advanced: bool = False, dead_end_s: float = 20.0, countdown_s: int = 0):
+        if isinstance(countdown_s, bool) or not isinstance(countdown_s, int) or not 0 <= countdown_s <= 10:
+            raise ValueError(f"countdown_s: expected an integer from 0 to 10, got {countdown_s!r}")
         self.default_advanced = advanced
         self.default_dead_end_s = dead_end_s
+        self.default_countdown_s = countdown_s
 
     # -- the Referee protocol ------------------------------------------------------------
 
     def initial_state(self) -> CarrouselState:
         """Waiting for ``game_start``."""
-        return CarrouselState(advanced=self.default_advanced, dead_end_s=self.default_dead_end_s)
+        return CarrouselState(
+            advanced=self.default_advanced,
+            dead_end_s=self.default_dead_end_s,
+            countdown_s=self.default_countdown_s,
+        )
 
     def next_deadline(self, state: CarrouselState) -> float | None:
-        """When the dead end falls due (session seconds), or None."""
-        return state.dead_end_due
+        """The next countdown second, else when the dead end falls due (session seconds), or
+        None."""
+        coming = state.countdown_times()
+        return coming[0][0] if coming else state.dead_end_due
 
     def is_over(self, state: CarrouselState) -> bool:
         """True once somebody has won."""
@@ -784,7 +832,8 @@ class CarrouselReferee:
     ) -> tuple[CarrouselState, list[Call]]:
         """Apply one observation at its time ``observation.t`` (seconds).
 
-        A dead end that fell due at or before ``t`` is called first, timed at its due time.
+        Countdown seconds and a dead end that fell due at or before ``t`` are called first,
+        each timed at its own time (seconds).
         Observations must come in time order; an earlier ``t`` than the last one is rejected.
         """
         t = observation.t
@@ -798,6 +847,11 @@ class CarrouselReferee:
                 )
             ]
         calls: list[Call] = []
+        coming = [(at, left) for at, left in state.countdown_times() if at <= t]
+        if coming:
+            # Each counted second is called once, at its own time (the countdown option).
+            calls = [Countdown(t=at, seconds_left=left) for at, left in coming]
+            state = _evolve(state, counted_t=coming[-1][0])
         due = state.dead_end_due
         if due is not None and t >= due:
             state, calls = self._dead_end(state, due)
@@ -857,6 +911,9 @@ class CarrouselReferee:
         dead_end_s = self.default_dead_end_s if obs.dead_end_s is None else obs.dead_end_s
         if not 0.1 <= dead_end_s <= 600:
             return state, [_invalid(obs, f"dead_end_s: expected 0.1 to 600 s, got {dead_end_s}")]
+        countdown_s = self.default_countdown_s if obs.countdown_s is None else obs.countdown_s
+        if not 0 <= countdown_s <= 10:
+            return state, [_invalid(obs, f"countdown_s: expected 0 to 10 s, got {countdown_s}")]
         hands, pile = deal(deck, len(players))  # type: ignore[arg-type]
         new = CarrouselState(
             phase="playing",
@@ -866,6 +923,7 @@ class CarrouselReferee:
             target=target_points(len(players)),
             advanced=advanced,
             dead_end_s=dead_end_s,
+            countdown_s=countdown_s,
             # The dead-end clock starts with the game (ruling; docs/vocabulary.md).
             clock_start=obs.t,
             last_t=obs.t,
