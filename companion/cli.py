@@ -41,6 +41,7 @@ def finite_float(text: str) -> float:
 #: name -> (module, one-line help). Order is the order of ``companion --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("companion.commands.run", "run the referee service (the simulated table when no hardware)"),
+    "enter": ("companion.commands.enter", "tell the running service what no sensor sees (an entry)"),
     "referee": ("companion.commands.referee", "observations as JSON Lines in, calls as JSON Lines out"),
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
     "config": ("companion.commands.config", "print the effective configuration"),
@@ -50,6 +51,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dice": ("companion.commands.dice", "read the dice in camera images, as JSON"),
     "read": ("companion.commands.read", "read a game's table from photographs and print it as JSON"),
     "calibrate": ("companion.commands.calibrate", "calibration: camera (markers, intrinsics, geometry, colours) and encoder"),
+    "doctor": ("companion.commands.doctor", "check every part the game needs: camera, GPIO, Pico, audio, groups, calibration"),
+    "status": ("companion.commands.status", "ask the running service how the game stands (or show the journal's last game)"),
+    "service": ("companion.commands.service", "install or remove the systemd unit that runs the companion at boot"),
 }
 
 

@@ -81,7 +81,9 @@ GPIO = "a BCM GPIO number 0-27"
 SCHEMA: dict[str, dict[str, Key]] = {
     "service": {
         "game": Key(
-            "str", "carrousel", "a game name (carrousel)", "game refereed by `companion run`"
+            "str", "carrousel", "a game name: carrousel, monsieur-carrousel, carrossel or carnival",
+            "game refereed by `companion run`",
+            lambda v: v in ("carrousel", "monsieur-carrousel", "carrossel", "carnival"),
         ),
         "journal": Key(
             "str",
@@ -116,8 +118,24 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "str",
             "auto",
             "'auto', 'sim' or 'hardware'",
-            "'sim' plays on the simulated table; 'auto' does so when there is no camera",
+            "'sim' plays on the simulated table; 'hardware' uses only the real parts and stops "
+            "naming any that is missing; 'auto' = hardware on a Raspberry Pi, sim elsewhere",
             lambda v: v in ("auto", "sim", "hardware"),
+        ),
+        "announcers": Key(
+            "list[str]",
+            ["console", "speech", "lights"],
+            "a list of distinct names among console, speech, lights",
+            "what tells the table each call (speech also needs [speech] enabled)",
+            lambda v: len(set(v)) == len(v) and all(x in ("console", "speech", "lights") for x in v),
+        ),
+        "next_game": Key(
+            "str",
+            "auto",
+            "'auto', 'wait' or 'exit'",
+            "after a game ends: 'wait' for the next one (a long press on button 1, or `companion "
+            "enter --new-game`), 'exit'; 'auto' = wait at a real table, exit on the simulated one",
+            lambda v: v in ("auto", "wait", "exit"),
         ),
         "speed": Key(
             "float",
@@ -414,10 +432,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "camera": {
         "source": Key(
             "str",
-            "sim",
-            "picamera2, opencv:INDEX, opencv:PATH_OR_URL, folder:PATH or sim[:SEED]",
-            "where frames come from (companion run --camera overrides it)",
-            lambda v: v == "picamera2" or v.startswith(("opencv:", "folder:", "sim")),
+            "auto",
+            "auto, picamera2, opencv:INDEX, opencv:PATH_OR_URL, folder:PATH or sim[:SEED]",
+            "where frames come from (companion run --camera overrides it); 'auto' = picamera2 "
+            "at a real table; sim[:SEED] only on the simulated table",
+            lambda v: v in ("auto", "picamera2") or v.startswith(("opencv:", "folder:", "sim")),
         ),
         "settle_s": Key(
             "float", 0.5, "seconds from 0 to 10", "a reading must stay the same this long before it is reported",

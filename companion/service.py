@@ -129,6 +129,14 @@ class Service:
             whose board is known only once it has been stable for its settle time, a claim
             pressed just after a move is then judged on the board as it stood at the press,
             not on the reading before. 0 (no camera): applied at once.
+        observers: told ``applied(observation, calls)`` after each observation is journaled
+            (the entry source answers its client with the calls); the observation is the one
+            that was emitted, even when its time was moved up to keep time order.
+        paused: ``paused() -> bool``; while True the referee's deadlines are withheld (a part
+            of the table is lost: no dead end is called while the camera is away).
+        heartbeat: called on the loop's thread at least every ``heartbeat_s`` seconds of real
+            time (the systemd watchdog), or None.
+        heartbeat_s: real seconds between heartbeats.
     """
 
     def __init__(
@@ -143,6 +151,10 @@ class Service:
         state: Any = None,
         last_t: float = 0.0,
         delay_s: float = 0.0,
+        observers: Sequence[Any] = (),
+        paused: Any = None,
+        heartbeat: Any = None,
+        heartbeat_s: float = 5.0,
     ):
         if journal is not None and session is None:
             raise ValueError("a journal needs a session id")
@@ -160,7 +172,12 @@ class Service:
         self._buffer: list[tuple[float, int, Observation]] = []
         self._buffer_seq = itertools.count()
         self._ticked: float | None = None
+        self.observers = list(observers)
+        self.paused = paused
+        self.heartbeat = heartbeat
+        self.heartbeat_s = heartbeat_s
         self._inbox: deque[Observation] = deque()
+        self._told: deque[Call] = deque()
         self._wake = threading.Event()
         self._stop = threading.Event()
 
@@ -169,6 +186,12 @@ class Service:
     def emit(self, observation: Observation) -> None:
         """Hand an observation to the loop (any thread; never blocks)."""
         self._inbox.append(observation)
+        self._wake.set()
+
+    def tell(self, call: Call) -> None:
+        """Announce a call of the service itself (a part lost or back) on the loop's thread
+        (any thread; never blocks). It does not go through the referee and is not journaled."""
+        self._told.append(call)
         self._wake.set()
 
     def stop(self) -> None:
@@ -189,6 +212,9 @@ class Service:
         log.info("ready: refereeing %s", self.referee.name)
         try:
             while not self._stop.is_set():
+                if self._told:
+                    self._announce_told()
+                    continue
                 if self._inbox:
                     self._drain()
                     continue
@@ -202,14 +228,20 @@ class Service:
                 deadline = self.referee.next_deadline(self.state)
                 if deadline is not None and deadline == self._ticked:
                     deadline = None  # its tick waits in the buffer
+                if deadline is not None and self.paused is not None and self.paused():
+                    deadline = None  # a part is lost: the game waits for it
                 buffered = self._buffer[0][0] + self.delay_s if self._buffer else None
                 wake_at = _earliest([deadline, until, buffered, *(s.next_time() for s in self.scheduled)])
                 self._wake.clear()
-                if self._inbox or self._stop.is_set():
+                if self._inbox or self._told or self._stop.is_set():
                     continue
                 if wake_at is None and not self.sources:
                     break  # nothing can ever happen again
-                if self.clock.wait(self._wake, wake_at):
+                if self.heartbeat is not None:
+                    self._beat()
+                    if self._wait_beating(wake_at):
+                        continue
+                elif self.clock.wait(self._wake, wake_at):
                     continue
                 now = self.clock.now()
                 for s in self.scheduled:
@@ -237,6 +269,30 @@ class Service:
                     log.exception("stopping a source failed")
         return self.state
 
+    def _beat(self) -> None:
+        try:
+            self.heartbeat()
+        except Exception:  # the watchdog must never stop the referee
+            log.exception("heartbeat failed")
+
+    def _wait_beating(self, wake_at: float | None) -> bool:
+        """Wait like ``clock.wait`` but beat the heartbeat every ``heartbeat_s`` real
+        seconds; True when woken by an event, False at ``wake_at``."""
+        while True:
+            until = self.clock.now() + self.heartbeat_s * _speed(self.clock)
+            if wake_at is not None and wake_at <= until:
+                return self.clock.wait(self._wake, wake_at)
+            if self.clock.wait(self._wake, until):
+                return True
+            self._beat()
+
+    def _announce_told(self) -> None:
+        summary = self.referee.summary(self.state)
+        while self._told:
+            call = self._told.popleft()
+            log.info("%s", call.to_json())
+            self._announce(call, summary)
+
     def _drain(self) -> None:
         batch = []
         while self._inbox:
@@ -261,6 +317,7 @@ class Service:
 
     def _apply(self, obs: Observation) -> list[Call]:
         """Apply, journal the observation with its calls, announce; returns the calls."""
+        original = obs
         if obs.t < self.last_t:
             # Stamped before an observation already applied (another thread was first):
             # judged now, not lost.
@@ -271,6 +328,11 @@ class Service:
             self.journal.append_step(self.session, obs, calls)  # type: ignore[arg-type]
         self.state = state
         self.last_t = obs.t
+        for observer in self.observers:
+            try:
+                observer.applied(original, calls)
+            except Exception:
+                log.exception("observer %s failed", type(observer).__name__)
         if calls:
             summary = self.referee.summary(self.state)
             for call in calls:
@@ -292,6 +354,11 @@ class Service:
                 a.close()
             except Exception:
                 log.exception("closing announcer %s failed", type(a).__name__)
+
+
+def _speed(clock: Clock) -> float:
+    """Session seconds per real second of ``clock`` (1 unless it says otherwise)."""
+    return float(getattr(clock, "speed", 1.0) or 1.0)
 
 
 def _earliest(times: Iterable[float | None]) -> float | None:

@@ -138,7 +138,8 @@ def test_simulated_table_resumes_a_journaled_game():
     table = SimulatedCarnivalTable(seed=9)
     got = []
     table.start(got.append, clock=None)
-    table.resume(applied=40, t=500.0)
+    _, state40, _ = referee_game(full[:40])
+    table.resume(state40, t=500.0)
     assert table.next_time() == 500.0
     while table.next_time() is not None:
         table.advance(table.next_time())

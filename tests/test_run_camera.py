@@ -6,23 +6,17 @@ from __future__ import annotations
 import io
 
 from companion.clock import ManualClock
-from companion.commands.run import _options, build_carrousel_service
+from companion.assembly import assemble
 from companion.config import validate
 from companion.games.carrousel import Board, CarrouselReferee
 from companion.journal import Journal
 
 
 def test_camera_sim_calls_match_the_true_positions(tmp_path):
-    config = validate({"service": {"pin_factory": "mock"}, "sim": {"seed": 3}})
-
-    class Args:
-        speed = seed = table = game = None
-        players = "Ana,Ben"
-        journal = str(tmp_path / "j.db")
-
+    config = validate({"service": {"pin_factory": "mock", "announcers": ["console", "lights"]}, "sim": {"seed": 3}})
     journal = Journal(tmp_path / "j.db")
-    service = build_carrousel_service(config, _options(Args(), config), ManualClock, journal, new=True,
-                                      stream=io.StringIO(), camera="sim")
+    service = assemble("carrousel", config, journal, ManualClock, "sim", players=["Ana", "Ben"], new=True,
+                       stream=io.StringIO(), options={"camera": "sim"})
     sim = service.scheduled[0]
     truth: list[tuple[float, tuple[str, ...]]] = [(0.0, sim.position.spaces)]  # the setup
     set_position = sim._set_position

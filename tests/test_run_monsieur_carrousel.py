@@ -13,8 +13,7 @@ from companion.announcers.speech import wav_duration_s
 from companion.cli import main
 from companion.clock import ManualClock
 from companion.commands.replay import replay_session
-from companion.commands.run import _options
-from companion.commands.run_monsieur_carrousel import build_monsieur_carrousel_service
+from companion.assembly import assemble
 from companion.config import validate
 from companion.journal import Journal
 from tests.doubles import Recorder
@@ -39,20 +38,12 @@ def service_for(tmp_path, seed=1, journal=None, new=True, extra=None, speak=Fals
     }
     for k, v in (extra or {}).items():
         data.setdefault(k, {}).update(v)
+    data["speech"]["enabled"] = speak
     config = validate(data)
-
-    class Args:
-        speed = None
-        seed = None
-        table = None
-        game = None
-        players = "Ana,Ben,Cleo"
-        journal = str(tmp_path / "j.db")
-
-    opts = _options(Args(), config)
     journal = journal or Journal(tmp_path / "j.db", sync="normal")
     out = io.StringIO()
-    service = build_monsieur_carrousel_service(config, opts, ManualClock, journal, new=new, stream=out, speak=speak)
+    service = assemble("monsieur-carrousel", config, journal, ManualClock, "sim", players=["Ana", "Ben", "Cleo"],
+                       new=new, stream=out)
     rec = Recorder()
     service.announcers.append(rec)
     return service, rec, out, journal

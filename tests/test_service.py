@@ -13,7 +13,7 @@ from companion.announcers.lights import LightsAndBuzzer
 from companion.clock import ManualClock
 from companion.config import validate
 from companion.commands.replay import replay_session
-from companion.commands.run import _options, build_carrousel_service
+from companion.assembly import assemble
 from companion.games.carrousel import CARDS, Board, CarrouselReferee, Claim, GameStart, Position
 from companion.journal import Journal
 from companion.service import Service
@@ -30,21 +30,11 @@ def factory():
 
 
 def sim_service(tmp_path, seed=1, players="Ana,Ben,Cleo,Dev", extra=None, journal=None, new=True):
-    data = {"service": {"pin_factory": "mock"}, "sim": {"seed": seed}, "buttons": {"bounce_s": 0.001}}
+    data = {"service": {"pin_factory": "mock", "announcers": ["console", "lights"]}, "sim": {"seed": seed},
+            "buttons": {"bounce_s": 0.001}}
     for k, v in (extra or {}).items():
         data.setdefault(k, {}).update(v)
     config = validate(data)
-
-    class Args:
-        speed = None
-        seed = None
-        table = None
-        game = None
-
-    args = Args()
-    args.players = players
-    args.journal = str(tmp_path / "j.db")
-    opts = _options(args, config)
     journal = journal or Journal(tmp_path / "j.db", sync="normal")
     out = io.StringIO()
     clocks = []
@@ -53,7 +43,8 @@ def sim_service(tmp_path, seed=1, players="Ana,Ben,Cleo,Dev", extra=None, journa
         clocks.append(ManualClock(origin))
         return clocks[-1]
 
-    service = build_carrousel_service(config, opts, make_clock, journal, new=new, stream=out)
+    service = assemble("carrousel", config, journal, make_clock, "sim", players=players.split(","), new=new,
+                       stream=out)
     recorder = Recorder()
     service.announcers.append(recorder)
     return service, recorder, out, journal
@@ -259,16 +250,11 @@ def test_paced_clock_plays_the_same_game_at_any_speed(tmp_path):
     manual, rec_manual, _, _ = sim_service(tmp_path / "m", seed=8)
     manual.run()
     manual.close()
-    config = validate({"service": {"pin_factory": "mock"}, "sim": {"seed": 8}, "buttons": {"bounce_s": 0.001}})
-
-    class Args:
-        speed = seed = table = game = None
-        players = "Ana,Ben,Cleo,Dev"
-        journal = str(tmp_path / "p.db")
-
+    config = validate({"service": {"pin_factory": "mock", "announcers": ["console", "lights"]}, "sim": {"seed": 8},
+                       "buttons": {"bounce_s": 0.001}})
     journal = Journal(tmp_path / "p.db", sync="normal")
-    paced = build_carrousel_service(config, _options(Args(), config), lambda o: PacedClock(o, 1000.0), journal,
-                                    new=True, stream=io.StringIO())
+    paced = assemble("carrousel", config, journal, lambda o: PacedClock(o, 1000.0), "sim", new=True,
+                     stream=io.StringIO())
     rec = Recorder()
     paced.announcers.append(rec)
     paced.run()

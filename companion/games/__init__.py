@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from companion.events import Call, Observation, Vocabulary
 
-__all__ = ["Referee", "GAMES", "referee_for", "referee_from_config", "UnknownGame"]
+__all__ = ["Referee", "GAMES", "KITS", "referee_for", "referee_from_config", "UnknownGame"]
 
 
 class UnknownGame(LookupError):
@@ -55,6 +55,16 @@ GAMES: dict[str, str] = {
     "monsieur-carrousel": "companion.games.monsieur_carrousel:MonsieurCarrouselReferee",
     "carrossel": "companion.games.carrossel:CarrosselReferee",
     "carnival": "companion.games.carnival:CarnivalReferee",
+}
+
+
+#: Game name -> ``module:attribute`` of its :class:`~companion.assembly.Kit`: how
+#: :func:`companion.assembly.assemble` builds the game's service at a simulated or a real table.
+KITS: dict[str, str] = {
+    "carrousel": "companion.kits.carrousel:KIT",
+    "monsieur-carrousel": "companion.kits.monsieur_carrousel:KIT",
+    "carrossel": "companion.kits.carrossel:KIT",
+    "carnival": "companion.kits.carnival:KIT",
 }
 
 

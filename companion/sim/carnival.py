@@ -428,7 +428,9 @@ class SimulatedCarnivalTable:
         block_rate: float = 0.25,
         unreadable_rate: float = 0.05,
         start_t: float = 0.0,
+        referee: Any = None,
     ):
+        self.referee = referee
         self._args = (seed, tuple(players), move_time_s, block_rate, unreadable_rate)
         self._stream = carnival_game(*self._args)
         self._offset = start_t
@@ -439,10 +441,20 @@ class SimulatedCarnivalTable:
     def _pull(self) -> None:
         self._next = next(self._stream, None)
 
-    def resume(self, applied: int, t: float) -> None:
+    def resume(self, state: Any, t: float) -> None:
         """Carry on a journaled game after a restart: the same seed gives the same game, so the
-        first ``applied`` observations (already journaled) are skipped and the next one comes
-        at session time ``t`` (s), the rest keeping their spacing."""
+        observations that led to ``state`` (already journaled; found with the table's
+        ``referee``) are skipped and the next one comes at session time ``t`` (s), the rest
+        keeping their spacing.
+
+        Raises:
+            ValueError: ``state`` does not come from this seed's game.
+        """
+        from companion.games.carnival import CarnivalReferee
+        from companion.sim.stream import applied_count
+
+        referee = self.referee or CarnivalReferee()
+        applied = applied_count(referee, carnival_game(*self._args), state)
         self._stream = carnival_game(*self._args)
         for _ in range(applied):
             next(self._stream, None)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from companion.clock import Clock
 from companion.events import Observation
@@ -201,19 +202,30 @@ class SimulatedCarrosselTable:
         self,
         seed: int = 1,
         players: Sequence[str] = ("Ana", "Ben", "Cleo", "Dev"),
+        referee: Any = None,
         **options: float,
     ):
+        self.referee = referee
         self.simulation = CarrosselSimulation(seed=seed, players=players, **options)  # type: ignore[arg-type]
         self._queue: list[Observation] = []
         self._emit = None
         self._skip = 0
         self._resume_at: float | None = None
 
-    def resume(self, applied: int, t: float) -> None:
+    def resume(self, state: Any, t: float) -> None:
         """Carry on a journaled game after a restart: the same seed gives the same game, so
-        the first ``applied`` observations (already journaled) are skipped and the next one
-        comes at session time ``t`` (s), the rest keeping their spacing."""
-        self._skip = applied
+        the observations that led to ``state`` (already journaled; found with the table's
+        ``referee``) are skipped and the next one comes at session time ``t`` (s), the rest
+        keeping their spacing.
+
+        Raises:
+            ValueError: ``state`` does not come from this seed's game.
+        """
+        from companion.games.carrossel import CarrosselReferee
+        from companion.sim.stream import applied_count
+
+        referee = self.referee or CarrosselReferee()
+        self._skip = applied_count(referee, self.simulation.observations(), state)
         self._resume_at = t
 
     def start(self, emit, clock: Clock) -> None:  # type: ignore[no-untyped-def]

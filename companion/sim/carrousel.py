@@ -137,12 +137,14 @@ class SimulatedCarrouselTable:
 
     # -- resuming a journaled game -------------------------------------------------------
 
-    def resume(self, position: Position, summary: Mapping[str, Any], t: float) -> None:
-        """Carry on a game restored from the journal: the horses stand as last read, the
-        cards as the referee tracks them; play goes on at ``t`` (s)."""
-        self.position = position
-        self.cards = dict(summary.get("cards", {}))
-        self.over = summary.get("phase") == "over"
+    def resume(self, state: Any, t: float) -> None:
+        """Carry on a game restored from the journal (``state``, the referee's): the horses
+        stand as last read, the cards as the referee tracks them; play goes on at ``t`` (s)."""
+        if state.position is None:
+            return  # the game had not started: the table starts it as usual
+        self.position = state.position
+        self.cards = {p.name: p.active for p in state.players}
+        self.over = state.phase == "over"
         self._queue.clear()
         # A different stream of decisions after a restart, still fixed by the seed.
         self.rng = random.Random(f"{self.seed}:{t:.3f}")

@@ -291,6 +291,8 @@ def camera_source_from_config(config: Any, players: Sequence[str], spec: str | N
                              Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"],
                                        lens=lens))
     spec = spec or cam["source"]
+    if spec == "auto":
+        spec = "picamera2"  # a real table's camera; the simulated one is asked for by name
     kwargs: dict[str, Any] = {"clock": clock or time.monotonic}
     if spec == "picamera2":
         kwargs.update(size=(cam["width"], cam["height"]), warmup_s=cam["warmup_s"])

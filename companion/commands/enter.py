@@ -1,0 +1,140 @@
+"""Tell the running service what no sensor sees: an entry, sent to its entry socket.
+
+An entry is an observation of the game's vocabulary (docs/vocabulary.md), written as its type
+and fields ``name=value``: a value is read as JSON when it parses (numbers, true/false, null,
+["a","b"]), a value with commas as a list, anything else as text. The service stamps it with
+its own clock, checks it with the referee and answers with the calls it caused, printed here in
+sentences (a refusal in plain words, exit status 1).
+
+Examples:
+  companion enter carrossel play player=Ana slot=9 animals=swan,fox
+  companion enter carrossel choose player=Ben option=2
+  companion enter carnival game_start players=Ana,Ben discard=ferris_wheel,carousel
+  companion enter monsieur-carrousel answer value=yes
+  companion enter --json '{"type": "claim", "player": "Ana"}' carrousel
+  companion enter --new-game carnival       # between games: start the next one
+  companion enter --status
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["configure", "run", "parse_fields"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``companion enter``."""
+    parser.add_argument("game", nargs="?", help="the game the entry is for (checked by the service)")
+    parser.add_argument("type", nargs="?", help="the observation type, e.g. play, roll, answer")
+    parser.add_argument("fields", nargs="*", metavar="NAME=VALUE", help="the observation's fields")
+    parser.add_argument("--json", metavar="OBJECT", help="the observation as one JSON object instead")
+    parser.add_argument("--new-game", nargs="?", const="", metavar="GAME", help="start the next game (between games)")
+    parser.add_argument("--status", action="store_true", help="print the service's status as JSON")
+    parser.add_argument("--journal", help="the service's journal (default: [service] journal); the socket is beside it")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the answer (default %(default)s)")
+
+
+def parse_fields(pairs: list[str]) -> dict[str, Any]:
+    """``["player=Ana", "slot=9", "animals=swan,fox"]`` -> ``{"player": "Ana", "slot": 9,
+    "animals": ["swan", "fox"]}``.
+
+    Raises:
+        companion.cli.UsageError: a pair without ``=``, or a field given twice.
+    """
+    from companion.cli import UsageError
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"{pair!r}: expected NAME=VALUE")
+        if name in out:
+            raise UsageError(f"field {name!r} given twice")
+        out[name] = _value(text)
+    return out
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    if "," in text:
+        return [_value(part) for part in text.split(",")]
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    """Send the entry (or control request) and print the answer."""
+    from companion.cli import UsageError
+    from companion.config import load
+    from companion.sources.entries import request, socket_path_for
+
+    config = load(args.config)
+    path = socket_path_for(args.journal or config["service"]["journal"])
+    if args.status:
+        obj: dict[str, Any] = {"control": "status"}
+    elif args.new_game is not None:
+        obj = {"control": "new_game", "game": args.new_game or args.game or None}
+    else:
+        if args.game is None:
+            raise UsageError("expected GAME and an entry: companion enter GAME TYPE NAME=VALUE ... (see --help)")
+        if args.json is not None:
+            if args.type is not None or args.fields:
+                raise UsageError("--json: give the whole observation there, not TYPE and fields too")
+            try:
+                obj = json.loads(args.json)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"--json: not JSON: {exc.msg} at column {exc.colno}") from None
+            if not isinstance(obj, dict):
+                raise UsageError("--json: expected one JSON object")
+        else:
+            if args.type is None:
+                raise UsageError("expected the observation type after the game (e.g. play, roll, answer)")
+            obj = {"type": args.type, **parse_fields(args.fields)}
+        obj["game"] = args.game
+    try:
+        reply = request(path, obj, timeout_s=args.timeout)
+    except (ConnectionError, TimeoutError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if not reply.get("ok"):
+        print(f"companion: refused: {reply.get('error')}", file=sys.stderr)
+        return 1
+    if "status" in reply:
+        print(json.dumps(reply["status"], indent=2, ensure_ascii=False))
+        return 0
+    if "queued" in reply:
+        print(f"new game: {reply['queued']}")
+        return 0
+    if reply.get("pending"):
+        print("sent; the referee has not answered yet (it judges entries after the camera's settle time)")
+        return 0
+    refused = False
+    for call in reply.get("calls", []):
+        refused |= call.get("type") == "invalid_observation"
+        print(_sentence(call, args.game, config["speech"]["language"]))
+    if not reply.get("calls"):
+        print("accepted (no call)")
+    return 1 if refused else 0
+
+
+def _sentence(call: dict[str, Any], game: str, language: str) -> str:
+    """The call as the console would write it (its catalogue sentence)."""
+    from companion.games import referee_for
+
+    try:
+        from companion.announcers.console import sentence
+
+        obj = referee_for(game).vocabulary.call(call)
+        return sentence(obj, game, language)
+    except Exception:
+        from companion.announcers.console import describe
+
+        try:
+            return describe(referee_for(game).vocabulary.call(call))
+        except Exception:
+            return json.dumps(call, ensure_ascii=False)

@@ -1,0 +1,126 @@
+"""The kits: what each game registers beside its engine so that one path assembles its service.
+
+One module per game (:mod:`.carrousel`, :mod:`.monsieur_carrousel`, :mod:`.carrossel`,
+:mod:`.carnival`), each with a ``KIT`` (:class:`companion.assembly.Kit`) listed in
+:data:`companion.games.KITS`. This module holds the parts several kits share: the real shaft
+encoder, the camera's health.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from companion.assembly import Table
+from companion.health import PartMissing
+
+__all__ = ["real_encoder", "camera_status", "CAMERA_FIX", "ENCODER_FIX"]
+
+log = logging.getLogger("companion.kits")
+
+CAMERA_FIX = ("check the camera's ribbon cable (or the USB webcam) and `companion doctor`; "
+              "[camera] source names it (picamera2, opencv:0, opencv:FILE)")
+ENCODER_FIX = ("plug the Pico in with a data USB cable (flashed as in firmware/README.md), or set "
+               "[encoder] port, or [encoder] backend = \"gpio\" for a knob on the GPIO pins")
+
+
+def real_encoder(t: Table, convert: Callable[[Any], Any] | None = None) -> Any:
+    """The real shaft encoder (the Pico on USB, or gpiozero) as a rotation source whose link
+    is watched by ``t.parts`` (``encoder``).
+
+    Args:
+        t: the table being assembled.
+        convert: maps each rotation observation to the game's own (or None to drop it).
+
+    Raises:
+        PartMissing: ``[encoder] backend = "sim"``, or no Pico found on USB / the configured
+            port does not exist.
+    """
+    from companion.rotation import reader_from_config, tracker_from_config
+    from companion.rotation.pico import find_pico_port, parse_usb_id
+    from companion.rotation.samples import LinkLost, LinkRestored
+    from companion.rotation.tracker import RotationSource
+
+    enc = t.config["encoder"]
+    backend = enc["backend"]
+    if backend == "sim":
+        raise PartMissing("encoder", "[encoder] backend is \"sim\", the simulated shaft", ENCODER_FIX)
+    if backend in ("auto", "pico"):
+        port = enc["port"]
+        if port:
+            if "://" not in port and not os.path.exists(port):
+                raise PartMissing("encoder (Pico on USB)", f"{port} does not exist", ENCODER_FIX)
+        elif find_pico_port(parse_usb_id(enc["usb_id"])) is None:
+            raise PartMissing("encoder (Pico on USB)", f"no Pico found on USB ({enc['usb_id']})", ENCODER_FIX)
+        backend = "pico"
+    reader = reader_from_config(t.config, backend, pin_factory=t.pin_factory)
+    t.parts.set("encoder", "ok", f"{backend}" + (f" {enc['port']}" if enc["port"] else ""))
+
+    def on_sample(sample: Any) -> None:
+        if isinstance(sample, LinkLost):
+            t.parts.lost("encoder", sample.reason, "check the Pico's USB cable; the game goes on when it is back")
+        elif isinstance(sample, LinkRestored):
+            t.parts.back("encoder", getattr(sample, "reason", ""))
+
+    source = RotationSource(reader, tracker_from_config(t.config, reader), on_sample=on_sample)
+    if convert is None:
+        return source
+    return _Converted(source, convert)
+
+
+class _Converted:
+    """A source whose observations pass through ``convert`` (None drops one)."""
+
+    def __init__(self, source: Any, convert: Callable[[Any], Any]):
+        self.source = source
+        self.convert = convert
+
+    def start(self, emit: Callable[[Any], None], clock: Any) -> None:
+        """Start the wrapped source; its observations are converted."""
+        def wrapped(obs: Any) -> None:
+            out = self.convert(obs)
+            if out is not None:
+                emit(out)
+
+        self.source.start(wrapped, clock)
+
+    def stop(self) -> None:
+        """Stop the wrapped source."""
+        self.source.stop()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.source, name)
+
+
+def camera_status(t: Table, spec: str, frames_read: Callable[[], int]) -> Callable[[str], None]:
+    """An ``on_status(text)`` for a camera source: ``camera lost`` -> the part is lost, the
+    end of a video file or folder -> the run ends with a one-line summary, any other state
+    after a loss -> the part is back."""
+
+    def on_status(text: str) -> None:
+        log.info("camera: %s", text)
+        if text.startswith("camera: end of frames"):
+            t.on_end(f"{spec}: the frames ended after {frames_read()} frames read")
+        elif text.startswith("camera lost"):
+            t.parts.lost("camera", text, CAMERA_FIX)
+        else:
+            t.parts.back("camera", text)
+
+    return on_status
+
+
+def camera_spec(t: Table) -> str:
+    """The real camera's spec: ``--camera``, else ``[camera] source`` (``auto`` = picamera2).
+
+    Raises:
+        PartMissing: the simulated camera was asked for at a real table.
+    """
+    spec = t.options.get("camera") or t.config["camera"]["source"]
+    if spec == "auto":
+        spec = "picamera2"
+    if spec.startswith("sim"):
+        raise PartMissing("camera", f"{spec!r} is the simulated camera",
+                          "set [camera] source (or --camera) to picamera2, opencv:0 or opencv:FILE")
+    return spec

@@ -1,0 +1,66 @@
+"""Carnival's kit: the simulated table (a seeded stream of a whole game) and the real one (the
+camera reads the dice in the tray as ``roll`` observations; the deal, builds, actions and
+tickets, which no sensor sees, come from the entry source)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from companion.assembly import Kit, Rig, Table
+from companion.health import PartMissing
+
+__all__ = ["KIT"]
+
+log = logging.getLogger("companion.kits.carnival")
+
+
+def _options(config: Any) -> dict[str, Any]:
+    return dict(config["carnival"])
+
+
+def simulated(t: Table) -> Rig:
+    """A seeded stream of a whole game: the deal, rolls, actions, builds."""
+    from companion.sim.carnival import SimulatedCarnivalTable
+
+    sim = SimulatedCarnivalTable(t.players, seed=t.seed, move_time_s=t.config["sim"]["move_time_s"],
+                                 start_t=t.clock.now(), referee=t.referee)
+    return Rig(sources=[sim], scheduled=[sim], resume=sim.resume)
+
+
+def real(t: Table) -> Rig:
+    """The dice camera reports each roll of the active player once the dice lie still; the
+    players tell the deal (``game_start`` with the face-up discard cards), builds, actions and
+    tickets through the entry source."""
+    from companion.kits import CAMERA_FIX, camera_spec
+    from companion.sources.dice_camera import dice_source_from_config
+    from companion.vision.frames import FrameSourceError
+
+    spec = camera_spec(t)
+
+    def on_part(ok: bool, detail: str) -> None:
+        if ok:
+            t.parts.back("camera", detail)
+        else:
+            t.parts.lost("camera", detail, CAMERA_FIX)
+
+    def on_status(text: str) -> None:
+        console = t.console
+        log.info("dice: %s", text)
+        if console is not None and hasattr(console, "note"):
+            console.note(t.clock.now(), text)
+
+    try:
+        dice = dice_source_from_config(t.config, spec=spec, clock=t.clock.now, on_status=on_status,
+                                       on_part=on_part, on_end=t.on_end)
+    except FrameSourceError as exc:
+        raise PartMissing("camera", str(exc), CAMERA_FIX) from None
+    t.parts.set("camera", "ok", spec)
+    lines = [] if t.resumed else [
+        "Carnival: deal the cards, then tell the companion the face-up discard cards: "
+        "`companion enter carnival game_start --players ... --discard ...` (or the table's page); "
+        "roll the dice in the tray."]
+    return Rig(sources=[dice], announcers=[dice], lines=lines)
+
+
+KIT = Kit(game="carnival", options=_options, simulated=simulated, real=real)

@@ -1,0 +1,107 @@
+"""Carrossel's kit: the simulated table (a seeded stream of a whole game) and the real one (the
+round board's angle from the shaft encoder; the face-down plays, the choices and the abilities,
+which no sensor sees, from the entry source).
+
+Angle convention: the engine's ``board_turned.angle_deg`` is degrees clockwise seen from above,
+0 = the board as it stood at setup. The encoder's tracker reports degrees counter-clockwise
+(``[encoder] direction`` says which way a rising count turns); this kit converts, taking the
+encoder's angle when the game starts (or resumes) as the board's angle the referee expects.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from companion.assembly import Kit, Rig, Table
+
+__all__ = ["KIT", "BoardAngle"]
+
+log = logging.getLogger("companion.kits.carrossel")
+
+
+def _options(config: Any) -> dict[str, Any]:
+    return dict(config["carrossel"])
+
+
+def simulated(t: Table) -> Rig:
+    """A seeded stream of a whole game: plays, choices, turns of the board."""
+    from companion.sim.carrossel import SimulatedCarrosselTable
+
+    sim = SimulatedCarrosselTable(seed=t.seed, players=t.players, referee=t.referee)
+    return Rig(sources=[sim], scheduled=[sim], resume=sim.resume)
+
+
+class BoardAngle:
+    """Turns the rotation tracker's stops into Carrossel's ``board_turned`` observations.
+
+    Args:
+        expected_deg: the board's angle (degrees clockwise from setup) the referee expects now.
+
+    The first stop or sample angle seen (counter-clockwise, the tracker's) is taken as
+    ``expected_deg``; later stops are reported relative to it, clockwise.
+    """
+
+    def __init__(self, expected_deg: float = 0.0):
+        self.expected_deg = expected_deg
+        self._zero_ccw: float | None = None
+        self._lock = threading.Lock()
+
+    def reference(self, ccw_deg: float) -> None:
+        """Take ``ccw_deg`` (the tracker's angle now) as the board at ``expected_deg``."""
+        with self._lock:
+            if self._zero_ccw is None:
+                self._zero_ccw = ccw_deg + self.expected_deg  # clockwise = minus counter-clockwise
+
+    def convert(self, obs: Any) -> Any:
+        """``spin_stopped`` -> ``board_turned`` (clockwise degrees from setup); others dropped."""
+        from companion.games.carrossel import BoardTurned
+
+        if obs.TYPE == "spin_started":
+            self.reference(obs.angle_deg)
+            return None
+        if obs.TYPE != "spin_stopped":
+            return None
+        with self._lock:
+            zero = self._zero_ccw if self._zero_ccw is not None else obs.angle_deg
+        cw = (zero - obs.angle_deg) % 360.0
+        return BoardTurned(t=obs.t, angle_deg=round(cw, 3), uncertain=bool(obs.uncertain))
+
+
+def real(t: Table) -> Rig:
+    """The encoder on the board's bearing reports each turn; the game starts at once (the
+    client deck and objectives drawn by the referee, announced for the players to lay out);
+    plays, choices and abilities come from the entry source."""
+    from companion.games.carrossel import GameStart
+    from companion.kits import real_encoder
+    from companion.sources.starters import StartNow
+
+    expected = 0.0
+    if t.opened.state is not None:
+        expected = float(t.referee.summary(t.opened.state).get("angle_deg") or 0.0)
+    angle = BoardAngle(expected)
+    encoder = real_encoder(t, angle.convert)
+    tracker = encoder.source.tracker
+
+    # the encoder's first angle is the board's expected angle (wraps the source's sample hook
+    # before it starts, so the reader calls this one)
+    original = encoder.source._on_sample
+
+    def on_sample(sample: Any) -> None:
+        original(sample)
+        a = tracker.angle_deg
+        if a is not None:
+            angle.reference(a)
+
+    encoder.source._on_sample = on_sample
+    players = tuple(t.players)
+    seed = t.random_seed()
+    start = StartNow(lambda now: GameStart(t=now, players=players, seed=seed), started=t.resumed)
+    lines = [] if t.resumed else [
+        "Carrossel: lay out the booths and objectives as announced; tell each play with "
+        "`companion enter carrossel play ...` (or the table's page); turn the board when asked."]
+    return Rig(sources=[start, encoder], lines=lines)
+
+
+KIT = Kit(game="carrossel", options=_options, simulated=simulated, real=real)

@@ -1,0 +1,98 @@
+"""Monsieur Carrousel's kit: the simulated table (simulated children, the simulated shaft's
+spins) and the real one (the shaft encoder through the rotation tracker, the electronic die
+button, the kids' YES/NO buttons; every step spoken)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from companion.assembly import Kit, Rig, Table, gpio_part
+
+__all__ = ["KIT", "GAME"]
+
+GAME = "monsieur-carrousel"
+
+log = logging.getLogger("companion.kits.monsieur_carrousel")
+
+
+def _options(config: Any) -> dict[str, Any]:
+    return dict(config["monsieur_carrousel"])
+
+
+def _buttons(t: Table) -> Any:
+    from companion.sources.kid_buttons import KidButtons
+
+    pins = t.config["pins"]
+    return gpio_part("YES/NO and die buttons", lambda: KidButtons(
+        pins["yes_button"], pins["no_button"], pins["die_button"], t.referee.table.die_colours,
+        t.config["buttons"]["bounce_s"], t.pin_factory))
+
+
+def _show(t: Table) -> Any:
+    return getattr(t.console, "show_spin", None)
+
+
+def simulated(t: Table) -> Rig:
+    """Simulated children roll the die, seat the kids, spin the carousel (the simulated shaft's
+    physics through the rotation tracker, when ``[encoder] backend`` is sim or auto without a
+    Pico) and press YES or NO when asked."""
+    from companion.rotation import reader_from_config, tracker_from_config
+    from companion.rotation.simulated import SimulatedShaft
+    from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, settings_from_config
+    from companion.sim.shaft import ShaftSpins
+
+    settings = dataclasses.replace(settings_from_config(t.config), seed=t.seed, players=tuple(t.players))
+    table = MonsieurCarrouselTable(settings, t.referee.table)
+    reader = reader_from_config(t.config)
+    shaft = None
+    if isinstance(reader, SimulatedShaft):
+        reader.stop()
+        enc = t.config["encoder"]
+        cpr = 4 * enc["lines_per_rev"]
+        sim_shaft = SimulatedShaft(counts_per_rev=cpr, seed=t.seed, spin_every_s=None, drop_every_s=None,
+                                   index_count=0 if enc["index"] else None,
+                                   start_count=round(table.angle_deg / 360.0 * cpr))
+        vocabulary = t.referee.vocabulary
+        shaft = ShaftSpins(sim_shaft, tracker_from_config(t.config, sim_shaft),
+                           convert=lambda obs: vocabulary.observation(obs.to_json()), show=_show(t))
+        t.parts.set("encoder", "simulated", "the simulated shaft")
+    else:
+        reader.stop()
+    table.shaft = shaft
+    rotation = [shaft] if shaft is not None else []
+    return Rig(sources=[_buttons(t), table, *rotation], scheduled=[table, *rotation], announcers=[table],
+               resume=lambda state, now: table.resume(state, now) if state.phase != "setup" else None)
+
+
+def real(t: Table) -> Rig:
+    """The shaft encoder reports the carousel's spins; the die button rolls the electronic die;
+    the kids answer with YES and NO (a kid seated on the suggested seat is confirmed with YES).
+    The game starts at once with the configured players."""
+    from companion.games.monsieur_carrousel import GameStart
+    from companion.kits import real_encoder
+    from companion.sources.starters import StartNow
+
+    vocabulary = t.referee.vocabulary
+    show = _show(t)
+
+    def convert(obs: Any) -> Any:
+        if show is not None:
+            show(obs)
+        return vocabulary.observation(obs.to_json())
+
+    encoder = real_encoder(t, convert)
+    buttons = _buttons(t)
+    if t.config["camera"]["source"] not in ("auto", "") and not t.config["camera"]["source"].startswith("sim"):
+        log.warning("Monsieur Carrousel's camera reader is not built yet: the seats are confirmed with "
+                    "the YES button and the carousel is read by the encoder")
+    players = tuple(t.players)
+    start = StartNow(lambda now: GameStart(t=now, players=players), started=t.resumed)
+    lines = [] if t.resumed else [
+        "Monsieur Carrousel: press the die button to roll; put the kid on the seat you are told and "
+        "press YES; turn the carousel when asked."]
+    return Rig(sources=[start, buttons, encoder], lines=lines)
+
+
+KIT = Kit(game=GAME, options=_options, simulated=simulated, real=real)

@@ -1,0 +1,399 @@
+"""The entry source: what players tell the companion by hand.
+
+No sensor sees Carrossel's face-down plays, Carnival's hands, or a YES/NO at a table without
+buttons. Players (or the table's web page, or ``companion enter``) send those as observations of
+the game's own vocabulary, one JSON object per line, to a Unix stream socket beside the journal
+(``journal.db`` -> ``journal.sock``, mode 0600: only the service's user may write to it), or on
+the service's standard input (``companion run --entries -``). Every entry is stamped with the
+session time at which it arrives (a ``t`` in the line is ignored: a client cannot know the
+session's clock), handed to the service loop and journaled like any other observation.
+
+Protocol (newline-delimited JSON, one reply line per request line)::
+
+    -> {"type": "play", "player": "Ana", "slot": 9, "animals": ["swan"]}
+    <- {"ok": true, "calls": [{"type": "play_received", "t": 12.3, ...}]}
+    -> {"type": "roll", "player": "Ana", "dice": [7]}
+    <- {"ok": true, "calls": [{"type": "invalid_observation", "reason": "...", ...}]}
+    -> {"game": "carnival", "type": "roll", ...}   (the service referees another game)
+    <- {"ok": false, "error": "this service referees carrossel, not carnival"}
+    -> {"type": "board"}                       (not Carrossel's vocabulary)
+    <- {"ok": false, "error": "unknown observation type 'board' for carrossel (expected one of ...)"}
+    -> {"control": "status"}
+    <- {"ok": true, "status": {"game": "carrossel", "session": 3, "parts": {...}, ...}}
+    -> {"control": "new_game", "game": "carnival"}
+    <- {"ok": true, "queued": "carnival"}
+
+A refusal by the referee is an ``invalid_observation`` call (journaled, announced): the game goes
+on. A malformed line gets ``ok: false`` with one line naming what is wrong; nothing is journaled
+for it and nothing already journaled is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import stat
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from companion.clock import Clock
+from companion.events import Call, EventError, Observation, Vocabulary
+from companion.health import PartMissing
+
+__all__ = ["EntryServer", "EntrySource", "request", "socket_path_for", "MAX_LINE"]
+
+log = logging.getLogger("companion.entries")
+
+#: Longest accepted request line, bytes (a Carrossel play is a few hundred).
+MAX_LINE = 64 * 1024
+
+#: Seconds a client waits for the referee's answer before the reply says ``pending``.
+REPLY_TIMEOUT_S = 5.0
+
+
+def socket_path_for(journal_path: str | os.PathLike[str]) -> Path:
+    """The entry socket beside a journal: the journal's path with the suffix ``.sock``."""
+    return Path(journal_path).expanduser().with_suffix(".sock")
+
+
+def request(path: str | os.PathLike[str], obj: dict[str, Any], timeout_s: float = 10.0) -> dict[str, Any]:
+    """Send one request to a running service's entry socket and return its reply.
+
+    Args:
+        path: the socket (see :func:`socket_path_for`).
+        obj: an observation (``{"type": ...}``) or a control request (``{"control": ...}``).
+        timeout_s: seconds to wait for the reply.
+
+    Raises:
+        ConnectionError: no service listens there (its message says so, naming the path).
+        TimeoutError: the service did not answer in time.
+        ValueError: the reply is not a JSON object.
+    """
+    p = Path(path).expanduser()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout_s)
+    try:
+        try:
+            s.connect(str(p))
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            raise ConnectionError(f"{p}: no companion service is listening ({exc.strerror})") from None
+        s.sendall((json.dumps(obj) + "\n").encode("utf-8"))
+        data = b""
+        while not data.endswith(b"\n"):
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                raise TimeoutError(f"{p}: the service did not answer within {timeout_s:g} s") from None
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    try:
+        reply = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{p}: not a JSON reply: {data[:80]!r}") from None
+    if not isinstance(reply, dict):
+        raise ValueError(f"{p}: expected a JSON object as the reply, got {reply!r:.80}")
+    return reply
+
+
+class _Waiter:
+    """One entry waiting for the referee's calls."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.calls: list[Call] = []
+
+
+class EntryServer:
+    """The entry socket (and optionally standard input) of a running service.
+
+    One server lives as long as ``companion run``; each game's service gets an
+    :class:`EntrySource` from :meth:`source`, which binds the server to that game's vocabulary
+    and the service's clock while it runs. Between games (the service waits for the next one),
+    observations are refused with a clear line and ``new_game`` is accepted.
+
+    Args:
+        path: the socket file (created; an existing socket file left by a dead service is
+            replaced; any other file there is refused).
+        stdin: a text stream read line by line (``--entries -``), or None. Replies to lines of
+            standard input go to the log (errors as one line on standard error).
+        status: ``status() -> dict`` for ``{"control": "status"}``.
+        on_new_game: ``on_new_game(game_or_None)`` for ``{"control": "new_game"}``; returns an
+            error line, or None when accepted.
+
+    Raises:
+        PartMissing: the socket cannot be created (its folder missing or not writable, a path
+            too long for a Unix socket, another file in the way).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], stdin: IO[str] | None = None,
+                 status: Callable[[], dict[str, Any]] | None = None,
+                 on_new_game: Callable[[str | None], str | None] | None = None):
+        self.path = Path(path).expanduser()
+        self.stdin = stdin
+        self.status = status or (lambda: {})
+        self.on_new_game = on_new_game
+        self._vocabulary: Vocabulary | None = None
+        self._game = ""
+        self._emit: Callable[[Observation], None] | None = None
+        self._clock: Clock | None = None
+        self._lock = threading.Lock()
+        self._waiting: dict[int, _Waiter] = {}
+        self._sock: socket.socket | None = None
+        self._closed = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.accepted = 0
+        self.refused = 0
+
+    # -- life -------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Create the socket (mode 0600) and start accepting clients (and reading stdin)."""
+        fix = "set [service] journal to a file in a folder you can write (the socket goes beside it)"
+        if len(os.fsencode(self.path)) > 100:
+            raise PartMissing("entry socket", f"{self.path} is too long for a Unix socket (100 bytes)", fix)
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise PartMissing("entry socket", f"{self.path}: {exc.strerror}", fix) from None
+        if st is not None:
+            if not stat.S_ISSOCK(st.st_mode):
+                raise PartMissing("entry socket", f"{self.path} exists and is not a socket", "move that file away")
+            if _answers(self.path):
+                raise PartMissing("entry socket", f"{self.path}: another companion service is running",
+                                  "stop it first (systemctl stop carousel-companion) or use another journal")
+            os.unlink(self.path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # the socket is created 0600: only this user may write entries
+        try:
+            sock.bind(str(self.path))
+        except OSError as exc:
+            sock.close()
+            raise PartMissing("entry socket", f"{self.path}: {exc.strerror}", fix) from None
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        sock.listen(8)
+        sock.settimeout(0.2)
+        self._sock = sock
+        self._spawn(self._accept, "entries-accept")
+        if self.stdin is not None:
+            self._spawn(self._read_stdin, "entries-stdin")
+        log.info("entries: %s%s", self.path, " and standard input" if self.stdin is not None else "")
+
+    def close(self) -> None:
+        """Stop accepting and remove the socket file; safe to call twice."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        if self._sock is not None:
+            self._sock.close()
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+        for t in self._threads:
+            if t is not threading.current_thread() and t.name != "entries-stdin":
+                t.join(timeout=1)
+
+    def source(self, game: str, vocabulary: Vocabulary) -> EntrySource:
+        """The :class:`~companion.sources.Source` (and service observer) of one game."""
+        return EntrySource(self, game, vocabulary)
+
+    # -- binding to a game ---------------------------------------------------------------
+
+    def bind(self, game: str, vocabulary: Vocabulary, emit: Callable[[Observation], None], clock: Clock) -> None:
+        """Entries now go to this game's service (called by :meth:`EntrySource.start`)."""
+        with self._lock:
+            self._game, self._vocabulary, self._emit, self._clock = game, vocabulary, emit, clock
+
+    def unbind(self) -> None:
+        """No game is being refereed: observations are refused until the next one."""
+        with self._lock:
+            self._vocabulary, self._emit, self._clock = None, None, None
+            waiting = list(self._waiting.values())
+            self._waiting.clear()
+        for w in waiting:
+            w.done.set()
+
+    def applied(self, observation: Observation, calls: list[Call]) -> None:
+        """Service observer: the referee judged ``observation``; wake its client."""
+        with self._lock:
+            w = self._waiting.pop(id(observation), None)
+        if w is not None:
+            w.calls = list(calls)
+            w.done.set()
+
+    # -- handling one line ---------------------------------------------------------------
+
+    def handle(self, line: bytes | str, wait: bool = True) -> dict[str, Any]:
+        """Handle one request line; return the reply object (never raises for bad input)."""
+        try:
+            text = line.decode("utf-8") if isinstance(line, bytes) else line
+            obj = json.loads(text)
+        except UnicodeDecodeError:
+            return self._refuse("not UTF-8 text")
+        except json.JSONDecodeError as exc:
+            return self._refuse(f"not JSON: {exc.msg} at column {exc.colno}")
+        if not isinstance(obj, dict):
+            return self._refuse(f"expected a JSON object, got {type(obj).__name__}")
+        if "control" in obj:
+            return self._control(obj)
+        with self._lock:
+            vocabulary, emit, clock, game = self._vocabulary, self._emit, self._clock, self._game
+        if vocabulary is None or emit is None or clock is None:
+            return self._refuse("no game is being refereed now; start one with {\"control\": \"new_game\"}")
+        wanted = obj.get("game")
+        if wanted is not None:
+            if wanted != game:
+                return self._refuse(f"this service referees {game}, not {wanted}")
+            cls = vocabulary.observations.get(obj.get("type"))  # type: ignore[arg-type]
+            if cls is None or "game" not in getattr(cls, "__dataclass_fields__", {}):
+                obj = {k: v for k, v in obj.items() if k != "game"}
+        kind = obj.get("type")
+        if not isinstance(kind, str) or kind not in vocabulary.observations:
+            known = ", ".join(sorted(t for t in vocabulary.observations if t != "tick"))
+            return self._refuse(f"unknown observation type {kind!r} for {game} (expected one of {known})")
+        if kind == "tick":
+            return self._refuse("'tick' is the service's own observation, not an entry")
+        obj = {**obj, "t": clock.now()}
+        try:
+            obs = vocabulary.observation(obj)
+        except EventError as exc:
+            return self._refuse(f"{kind}: {exc}")
+        waiter = _Waiter()
+        if wait:
+            with self._lock:
+                self._waiting[id(obs)] = waiter
+        self.accepted += 1
+        log.info("entry: %s", json.dumps(obs.to_json(), ensure_ascii=False))
+        emit(obs)
+        if not wait:
+            return {"ok": True}
+        if not waiter.done.wait(REPLY_TIMEOUT_S):
+            with self._lock:
+                self._waiting.pop(id(obs), None)
+            return {"ok": True, "pending": True, "calls": []}
+        return {"ok": True, "calls": [c.to_json() for c in waiter.calls]}
+
+    def _control(self, obj: dict[str, Any]) -> dict[str, Any]:
+        what = obj.get("control")
+        if what == "status":
+            try:
+                return {"ok": True, "status": self.status()}
+            except Exception as exc:  # a status that fails must not stop the service
+                log.exception("status failed")
+                return self._refuse(f"status: {exc}")
+        if what == "new_game":
+            game = obj.get("game")
+            if game is not None and not isinstance(game, str):
+                return self._refuse("new_game: 'game' must be a game name")
+            if self.on_new_game is None:
+                return self._refuse("new_game: this service does not take a new game now")
+            error = self.on_new_game(game)
+            if error:
+                return self._refuse(f"new_game: {error}")
+            return {"ok": True, "queued": game or "the same game"}
+        return self._refuse(f"unknown control {what!r} (expected 'status' or 'new_game')")
+
+    def _refuse(self, error: str) -> dict[str, Any]:
+        self.refused += 1
+        log.warning("entry refused: %s", error)
+        return {"ok": False, "error": error}
+
+    # -- threads -----------------------------------------------------------------------------
+
+    def _spawn(self, target: Callable[..., None], name: str, *args: Any) -> None:
+        t = threading.Thread(target=target, args=args, name=name, daemon=True)
+        t.start()
+        self._threads = [x for x in self._threads if x.is_alive()] + [t]
+
+    def _accept(self) -> None:
+        assert self._sock is not None
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self._spawn(self._client, "entries-client", conn)
+
+    def _client(self, conn: socket.socket) -> None:
+        conn.settimeout(60.0)
+        buf = b""
+        try:
+            while not self._closed.is_set():
+                try:
+                    chunk = conn.recv(65536)
+                except socket.timeout:
+                    return
+                if not chunk:
+                    return
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip():
+                        reply = self.handle(line)
+                        conn.sendall((json.dumps(reply, ensure_ascii=False) + "\n").encode("utf-8"))
+                if len(buf) > MAX_LINE:
+                    conn.sendall((json.dumps(self._refuse(f"line longer than {MAX_LINE} bytes")) + "\n").encode())
+                    return
+        except OSError:
+            return  # the client went away
+        finally:
+            conn.close()
+
+    def _read_stdin(self) -> None:
+        assert self.stdin is not None
+        for n, line in enumerate(self.stdin, 1):
+            if self._closed.is_set():
+                return
+            if not line.strip():
+                continue
+            reply = self.handle(line, wait=False)
+            if not reply.get("ok"):
+                print(f"companion: standard input line {n}: {reply['error']}", file=sys.stderr, flush=True)
+
+
+class EntrySource:
+    """One game's view of the :class:`EntryServer`: a Source and a service observer."""
+
+    def __init__(self, server: EntryServer, game: str, vocabulary: Vocabulary):
+        self.server = server
+        self.game = game
+        self.vocabulary = vocabulary
+
+    def start(self, emit: Callable[[Observation], None], clock: Clock) -> None:
+        """Entries now go to ``emit``, stamped by ``clock``."""
+        self.server.bind(self.game, self.vocabulary, emit, clock)
+
+    def stop(self) -> None:
+        """Entries are refused until the next game's source starts; safe to call twice."""
+        self.server.unbind()
+
+    def applied(self, observation: Observation, calls: list[Call]) -> None:
+        """Forwarded to the server (the service's observer hook)."""
+        self.server.applied(observation, calls)
+
+
+def _answers(path: Path) -> bool:
+    """True when a service accepts connections on the socket ``path``."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(0.5)
+    try:
+        s.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
