@@ -1,0 +1,225 @@
+"""How the running service's game stands: the game, the scores, the phase, each part.
+
+  companion status [--journal FILE] [--json]
+
+The running service answers on its entry socket, beside the journal (journal.db ->
+journal.sock). When nothing answers there, status says "not running", shows the journal's last
+game with its scores, and exits with status 3 (as `systemctl status` does); a service that
+does not answer in time exits with 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["configure", "run", "request", "socket_path", "scores_in_words", "GAME_NAMES",
+           "NOT_RUNNING"]
+
+#: Exit status when no service answers (systemctl status uses 3 for "not running").
+NOT_RUNNING = 3
+
+#: The games' names as players write them.
+GAME_NAMES = {
+    "carrousel": "Carrousel",
+    "monsieur-carrousel": "Monsieur Carrousel",
+    "carrossel": "Carrossel",
+    "carnival": "Carnival",
+}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``companion status``."""
+    from companion.cli import finite_float
+
+    parser.add_argument("--journal", metavar="FILE", help="the service's journal (default: [service] journal)")
+    parser.add_argument("--timeout", type=finite_float, default=2.0, metavar="SECONDS",
+                        help="how long to wait for the service's answer (default %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print the service's status as JSON")
+
+
+def socket_path(journal: str | Path) -> Path:
+    """The entry socket of the service that writes ``journal``: its path with ``.sock``."""
+    return Path(journal).expanduser().with_suffix(".sock")
+
+
+def request(path: str | Path, obj: Mapping[str, Any], timeout_s: float = 2.0) -> dict[str, Any]:
+    """One request line to the service's entry socket, one JSON reply line back.
+
+    Args:
+        path: the Unix stream socket.
+        obj: the request, e.g. ``{"control": "status"}``.
+        timeout_s: seconds for connecting, sending and the whole reply.
+
+    Raises:
+        ConnectionError: nothing listens there (naming the path).
+        TimeoutError: no complete reply within ``timeout_s``.
+        ValueError: the reply is not one JSON object.
+    """
+    p = Path(path).expanduser()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout_s)
+    data = b""
+    try:
+        try:
+            s.connect(str(p))
+        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
+            raise ConnectionError(f"nothing answers on {p} ({exc.strerror})") from None
+        try:
+            s.sendall((json.dumps(obj) + "\n").encode("utf-8"))
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except socket.timeout:
+            raise TimeoutError(f"the service on {p} did not answer within {timeout_s:g} s") from None
+    finally:
+        s.close()
+    try:
+        reply = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{p}: the answer is not JSON: {data[:80]!r}") from None
+    if not isinstance(reply, dict):
+        raise ValueError(f"{p}: expected a JSON object as the answer, got {data[:80]!r}")
+    return reply
+
+
+def _pairs(d: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name} {value}" for name, value in d.items())
+
+
+def scores_in_words(game: str, summary: Mapping[str, Any]) -> str:
+    """The scores of a referee's summary as a line: ``"scores: Ana 3, Ben 5"`` (Carrousel),
+    victory points (Carrossel), tickets (Carnival), kids, raindrops and sunbeams (Monsieur
+    Carrousel, played together); ``""`` when the summary has none."""
+    if isinstance(summary.get("scores"), dict) and summary["scores"]:
+        return "scores: " + _pairs(summary["scores"])
+    if isinstance(summary.get("vp"), dict) and summary["vp"]:
+        return "victory points: " + _pairs(summary["vp"])
+    if isinstance(summary.get("tickets"), dict) and summary["tickets"]:
+        return "tickets: " + _pairs(summary["tickets"])
+    if game == "monsieur-carrousel" and "raindrops" in summary:
+        seated = summary.get("seated")
+        raindrops = f"raindrops {summary['raindrops']}" + (
+            f" of {summary['raindrops_max']}" if summary.get("raindrops_max") else "")
+        return ", ".join(x for x in (f"kids seated {seated}" if seated is not None else "", raindrops,
+                                     f"sunbeams {summary.get('sunbeams', 0)}") if x)
+    return ""
+
+
+def _result_in_words(summary: Mapping[str, Any]) -> str:
+    if summary.get("winner"):
+        return f"winner {summary['winner']}"
+    result = summary.get("result")
+    if isinstance(result, str) and result:
+        return f"result: {result.replace('_', ' ')}"
+    return ""
+
+
+def _game_name(game: str) -> str:
+    return GAME_NAMES.get(game, game)
+
+
+def _print_status(status: Mapping[str, Any], out: Callable[[str], None]) -> None:
+    game = str(status.get("game", "?"))
+    summary = status.get("summary") or {}
+    table = {"sim": "the simulated table", "hardware": "a real table"}.get(str(status.get("table")), "a table")
+    out(f"carousel-companion: running, {_game_name(game)} on {table}")
+    t = status.get("t")
+    when = f", at {float(t):.1f} s" if isinstance(t, (int, float)) else ""
+    phase = summary.get("phase")
+    over = " (game over)" if status.get("over") else ""
+    out(f"session {status.get('session', '?')}{when}" + (f", phase {phase}" if phase else "") + over)
+    for line in (scores_in_words(game, summary), _result_in_words(summary)):
+        if line:
+            out(line)
+    parts = status.get("parts") or {}
+    for name, part in parts.items():
+        if isinstance(part, Mapping):
+            detail = f" ({part['detail']})" if part.get("detail") else ""
+            out(f"  {name}: {part.get('state', '?')}{detail}")
+
+
+def _last_session(journal_path: Path, out: Callable[[str], None]) -> None:
+    """The journal's last game and its scores (read-only)."""
+    from companion.journal import Journal, JournalError
+
+    if not journal_path.exists():
+        out(f"no journal at {journal_path} yet: no game has been played")
+        return
+    try:
+        with Journal(journal_path, readonly=True) as journal:
+            sessions = journal.sessions()
+            if not sessions:
+                out(f"the journal {journal_path} holds no game yet")
+                return
+            last = sessions[-1]
+            summary: Mapping[str, Any] | None = last.result if isinstance(last.result, dict) else None
+            note = ""
+            if not last.finished:
+                summary, note = _replayed_summary(journal, last)
+    except JournalError as exc:
+        out(f"the journal cannot be read: {exc}")
+        return
+    state = "finished" if last.finished else "unfinished: it resumes when the service starts"
+    out(f"last game in {journal_path}: session {last.id}, {_game_name(last.game)}, "
+        f"started {last.started_at.replace('T', ' ').replace('+00:00', ' UTC')}, {state}")
+    if summary:
+        for line in (scores_in_words(last.game, summary), _result_in_words(summary)):
+            if line:
+                out(line)
+    if note:
+        out(note)
+
+
+def _replayed_summary(journal: Any, session: Any) -> tuple[Mapping[str, Any] | None, str]:
+    """An unfinished session's summary, from its observations re-applied to its referee."""
+    from companion.events import EventError
+    from companion.games import UnknownGame, referee_for
+    from companion.journal import JournalError
+    from companion.service import restore
+
+    try:
+        referee = referee_for(session.game, **session.options)
+        state, _, _ = restore(referee, journal, session.id)
+    except UnknownGame:
+        return None, f"(this version does not know the game {session.game!r})"
+    except (JournalError, EventError, TypeError) as exc:
+        return None, f"(its entries cannot be replayed: {exc})"
+    return dict(referee.summary(state)), ""
+
+
+def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
+    """Run ``companion status``: 0 when the service answered, 3 when none runs, 1 when it
+    does not answer in time or refuses."""
+    from companion import config as config_mod
+
+    config = config_mod.load(getattr(args, "config", None))
+    journal = Path(args.journal or config["service"]["journal"]).expanduser()
+    sock = socket_path(journal)
+    try:
+        reply = request(sock, {"control": "status"}, timeout_s=args.timeout)
+    except ConnectionError as exc:
+        out(f"carousel-companion: not running ({exc})")
+        _last_session(journal, out)
+        return NOT_RUNNING
+    except PermissionError:
+        out(f"carousel-companion: {sock} belongs to the service's user: run status as that user "
+            "(sudo -u USER companion status)")
+        return 1
+    except (TimeoutError, ValueError) as exc:
+        out(f"carousel-companion: not answering: {exc}; see journalctl -u carousel-companion")
+        return 1
+    if not reply.get("ok") or not isinstance(reply.get("status"), dict):
+        out(f"carousel-companion: the service refused the status request: {reply.get('error', 'no reason given')}")
+        return 1
+    if args.json:
+        out(json.dumps(reply["status"], ensure_ascii=False, indent=2))
+    else:
+        _print_status(reply["status"], out)
+    return 0
