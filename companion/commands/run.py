@@ -282,6 +282,8 @@ def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier
         while not nxt.event.wait(1.0):
             if stopping.is_set():
                 return None
+            if notifier.watchdog_period_s:
+                notifier.watchdog()  # waiting between games is alive: WatchdogSec must not kill it
     finally:
         nxt.waiting = False
         if button is not None:
