@@ -117,7 +117,7 @@ def test_a_service_that_does_not_answer(tmp_path):
     finally:
         server.close()
     assert rc == 1
-    assert lines == [f"carousel-companion: not answering: the service on {tmp_path}/journal.sock did not "
+    assert lines == [f"carousel-companion: not answering: {tmp_path}/journal.sock: the service did not "
                      "answer within 0.2 s; see journalctl -u carousel-companion"]
 
 
@@ -133,7 +133,7 @@ def test_a_refusal_is_reported(tmp_path):
 def test_not_running_and_no_journal(tmp_path):
     rc, lines = _status(tmp_path / "journal.db")
     assert rc == status.NOT_RUNNING == 3
-    assert lines[0].startswith(f"carousel-companion: not running (nothing answers on {tmp_path}/journal.sock")
+    assert lines[0].startswith(f"carousel-companion: not running ({tmp_path}/journal.sock: no companion service is listening")
     assert lines[1:] == [f"no journal at {tmp_path}/journal.db yet: no game has been played"]
 
 

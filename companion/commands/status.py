@@ -3,7 +3,7 @@
   companion status [--journal FILE] [--json]
 
 The running service answers on its entry socket, beside the journal (journal.db ->
-journal.sock). When nothing answers there, status says "not running", shows the journal's last
+journal.sock; the protocol is in companion/sources/entries.py). When nothing answers there, status says "not running", shows the journal's last
 game with its scores, and exits with status 3 (as `systemctl status` does); a service that
 does not answer in time exits with 1.
 """
@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["configure", "run", "request", "socket_path", "scores_in_words", "GAME_NAMES",
-           "NOT_RUNNING"]
+__all__ = ["configure", "run", "scores_in_words", "GAME_NAMES", "NOT_RUNNING"]
 
 #: Exit status when no service answers (systemctl status uses 3 for "not running").
 NOT_RUNNING = 3
@@ -40,53 +38,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=finite_float, default=2.0, metavar="SECONDS",
                         help="how long to wait for the service's answer (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the service's status as JSON")
-
-
-def socket_path(journal: str | Path) -> Path:
-    """The entry socket of the service that writes ``journal``: its path with ``.sock``."""
-    return Path(journal).expanduser().with_suffix(".sock")
-
-
-def request(path: str | Path, obj: Mapping[str, Any], timeout_s: float = 2.0) -> dict[str, Any]:
-    """One request line to the service's entry socket, one JSON reply line back.
-
-    Args:
-        path: the Unix stream socket.
-        obj: the request, e.g. ``{"control": "status"}``.
-        timeout_s: seconds for connecting, sending and the whole reply.
-
-    Raises:
-        ConnectionError: nothing listens there (naming the path).
-        TimeoutError: no complete reply within ``timeout_s``.
-        ValueError: the reply is not one JSON object.
-    """
-    p = Path(path).expanduser()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout_s)
-    data = b""
-    try:
-        try:
-            s.connect(str(p))
-        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
-            raise ConnectionError(f"nothing answers on {p} ({exc.strerror})") from None
-        try:
-            s.sendall((json.dumps(obj) + "\n").encode("utf-8"))
-            while not data.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        except socket.timeout:
-            raise TimeoutError(f"the service on {p} did not answer within {timeout_s:g} s") from None
-    finally:
-        s.close()
-    try:
-        reply = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError(f"{p}: the answer is not JSON: {data[:80]!r}") from None
-    if not isinstance(reply, dict):
-        raise ValueError(f"{p}: expected a JSON object as the answer, got {data[:80]!r}")
-    return reply
 
 
 def _pairs(d: Mapping[str, Any]) -> str:
@@ -198,10 +149,11 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     """Run ``companion status``: 0 when the service answered, 3 when none runs, 1 when it
     does not answer in time or refuses."""
     from companion import config as config_mod
+    from companion.sources.entries import request, socket_path_for
 
     config = config_mod.load(getattr(args, "config", None))
     journal = Path(args.journal or config["service"]["journal"]).expanduser()
-    sock = socket_path(journal)
+    sock = socket_path_for(journal)
     try:
         reply = request(sock, {"control": "status"}, timeout_s=args.timeout)
     except ConnectionError as exc:
