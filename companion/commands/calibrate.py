@@ -6,6 +6,7 @@ Subcommands:
   intrinsics   the camera's intrinsics from photos of a chessboard
   geometry     fit the board's space positions from a photo of the table
   colours      capture the horses' and cards' reference colours under the table's own light
+  tray         the dice tray's box in the dice camera's frame (Carnival)
 
 Examples:
   companion calibrate markers --out calibration/markers.pdf
@@ -14,6 +15,7 @@ Examples:
   companion calibrate geometry table.jpg
   companion calibrate colours table1.jpg --spaces .gbyrk. --card south=red,blue,green
   companion calibrate colours photo.jpg --truth photo.json
+  companion calibrate tray tray.jpg --box 90,140,545,495
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        description=(calibrate_encoder.__doc__ or "").strip(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     calibrate_encoder.configure(e)
+    from companion.commands import calibrate_tray
+
+    tr = sub.add_parser("tray", help="the dice tray's box in the dice camera's frame (calibration/dice-tray.toml)",
+                        description=(calibrate_tray.__doc__ or "").strip(),
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    calibrate_tray.configure(tr)
 
 
 def _say(text: str) -> None:
@@ -82,6 +90,13 @@ def run(args: argparse.Namespace) -> int:
         from companion.commands import calibrate_encoder
 
         return calibrate_encoder.run(args)
+    if args.what == "tray":
+        from companion.commands import calibrate_tray
+
+        try:
+            return calibrate_tray.run(args)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     try:
         return {"markers": _markers, "mat": _mat, "intrinsics": _intrinsics, "geometry": _geometry, "colours": _colours}[args.what](args)
     except ValueError as exc:

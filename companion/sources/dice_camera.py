@@ -1,0 +1,615 @@
+"""The camera over the dice tray as a source of Carnival ``roll`` observations.
+
+Frames (from any :mod:`companion.vision.frames` source: picamera2, ``opencv:0``,
+``opencv:FILE``, ``folder:PATH``) go through three stages, all in the pure per-frame
+:meth:`DiceCameraSource.step` (time arrives with the frame; no clock, no thread):
+
+1. **Motion gate.** The tray's region, grey and shrunk to :data:`THUMB_PX` px, is compared with
+   the frame the dice were last seen still in. A difference above ``motion_level`` (grey levels,
+   0-255, on the shrunk image) is motion: dice tumbling, a hand in the tray. Nothing is read
+   while the tray moves, and the settle time starts again.
+2. **Reading.** Once the tray is still, the :class:`~companion.readers.dice.DiceReader` reads it
+   (on the tray's region only), once at once and again when the tray has stayed still for
+   ``settle_s`` seconds; still frames in between are not read (on a Pi a reading costs several
+   frame periods).
+3. **Settling.** A :class:`~companion.readers.dice.RollSettler` reports the three values once
+   they have read the same for ``settle_s`` (the still period counts from the first still frame).
+
+What comes out, from the calls it is told as an announcer (:meth:`DiceCameraSource.announce`):
+the engine says whose turn it is and what step it is in (``turn``, ``rolled``, the summary's
+``player`` and ``step``). A roll is expected in the active player's step ``choose`` (Fluxo do
+Jogo 3, option 2) and again in ``assign`` (a re-read replaces the roll until two dice are
+placed; docs/carnival.md, ruling 6). Only then does a settled tray become a
+:class:`~companion.games.carnival.Roll` for the active player; at any other time the dice are
+ignored (put on the tableau, pushed aside). Three dice with one read as ``"unknown"`` are still
+sent (the referee answers ``dice_unreadable``), and ``on_status`` says so; any other count
+("I see four dice") is only said through ``on_status``: no call is invented.
+
+Parts: a frame source that raises (unplugged, hung beyond its restarts) is reported once with
+``on_part(False, detail)``; the source keeps trying every ``retry_s`` seconds (re-opening the
+camera when given ``reopen``) and reports ``on_part(True, detail)`` when frames come back. A video
+file or an image folder that has no more frames calls ``on_end(summary)`` once, e.g.
+``"dice.avi: 240 frames, 3 rolls"``, and the source stops.
+
+The tray: ``[dice] tray`` in the configuration, or else the calibration file written by
+``companion calibrate tray IMAGE --box x0,y0,x1,y1`` (:data:`TRAY_FILE`,
+``calibration/dice-tray.toml``), or else the whole frame. A tray outside the camera's frame is a
+``ValueError`` of one line naming where the tray came from and the fix.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from companion.clock import Clock
+from companion.events import Call, Observation
+from companion.games.carnival import Roll
+from companion.readers.dice import UNKNOWN, DiceReader, DieReading, RollSettler
+from companion.sources import Emit
+from companion.vision.frames import Frame, FrameSource, FrameSourceError, open_frame_source
+
+__all__ = [
+    "DiceCameraSource",
+    "dice_source_from_config",
+    "TRAY_FILE",
+    "THUMB_PX",
+    "MOTION_LEVEL",
+    "load_tray",
+    "tray_toml",
+    "dice_status",
+]
+
+log = logging.getLogger(__name__)
+
+#: Where ``companion calibrate tray`` writes the tray's box (relative to the working directory,
+#: like every file of ``calibration/``).
+TRAY_FILE = Path("calibration") / "dice-tray.toml"
+#: Longer side (px) of the shrunk grey tray the motion gate compares.
+THUMB_PX = 80
+#: Default motion threshold: largest grey-level change (0-255) of one pixel of the shrunk tray
+#: that still counts as "still" (JPEG and sensor noise stay well below; a die moving by a
+#: fraction of its side changes its pixels by several tens).
+MOTION_LEVEL = 12.0
+#: Dice in a Carnival roll (Fluxo do Jogo 3.2).
+DICE = 3
+#: The engine's steps in which a ``roll`` is taken (CarnivalReferee._roll: "choose", "assign").
+ROLL_STEPS = ("choose", "assign")
+
+_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def dice_status(readings: Sequence[DieReading], dice: int = DICE) -> str:
+    """What is wrong with a settled tray, in words for the table; "" when it holds ``dice``
+    readable dice or nothing at all.
+
+    Args:
+        readings: the reader's readings of one still tray.
+        dice: dice in a roll.
+
+    Returns:
+        ``"I see four dice: roll three dice"``, ``"a die cannot be read: roll it again"``, or "".
+    """
+    n = len(readings)
+    if n == 0:
+        return ""
+    if n == dice:
+        unread = sum(1 for r in readings if r.value == UNKNOWN)
+        if not unread:
+            return ""
+        return "a die cannot be read: roll it again" if unread == 1 else f"{_WORDS[unread]} dice cannot be read: roll them again"
+    word = _WORDS[n] if n < len(_WORDS) else str(n)
+    return f"I see {word} {'die' if n == 1 else 'dice'}: roll {_WORDS[dice]} dice"
+
+
+# ---------------------------------------------------------------------------- the tray file
+
+
+def load_tray(path: str | Path) -> tuple[tuple[int, int, int, int], tuple[int, int] | None]:
+    """The tray's box from a calibration file written by ``companion calibrate tray``.
+
+    The file (TOML)::
+
+        box = [90, 140, 545, 495]     # x0, y0, x1, y1: pixels of the camera frame
+        image_size = [640, 640]       # width, height of the frame it was drawn on
+        image = "tray.jpg"            # the photo it was drawn on (for the record)
+
+    Args:
+        path: the file.
+
+    Returns:
+        ``(box, image_size)``: box ``(x0, y0, x1, y1)`` whole pixels; image size ``(width,
+        height)`` px, or None when the file does not say.
+
+    Raises:
+        ValueError: the file is missing, not TOML, or its ``box`` / ``image_size`` is ill-formed
+            (the message names the file, the field and the fix).
+    """
+    p = Path(path)
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{p}: no such file (companion calibrate tray IMAGE --box x0,y0,x1,y1 writes it)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{p}: cannot read the tray calibration ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{p}: not valid TOML ({exc}); write it again with companion calibrate tray") from None
+    box = doc.get("box")
+    if not (isinstance(box, list) and len(box) == 4 and all(isinstance(v, int) and not isinstance(v, bool) for v in box)
+            and 0 <= box[0] < box[2] and 0 <= box[1] < box[3]):
+        raise ValueError(f"{p}: box: expected [x0, y0, x1, y1] whole pixels with 0 <= x0 < x1 and 0 <= y0 < y1, "
+                         f"got {box!r}")
+    size = doc.get("image_size")
+    if size is not None and not (isinstance(size, list) and len(size) == 2
+                                 and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
+        raise ValueError(f"{p}: image_size: expected [width, height] in pixels, got {size!r}")
+    return (box[0], box[1], box[2], box[3]), ((size[0], size[1]) if size else None)
+
+
+def tray_toml(box: Sequence[int], image_size: Sequence[int], image: str = "") -> str:
+    """The text of a tray calibration file (read back by :func:`load_tray`).
+
+    Args:
+        box: ``(x0, y0, x1, y1)`` whole pixels of the tray's floor.
+        image_size: ``(width, height)`` px of the frame the box was drawn on.
+        image: the photo's file name, recorded in the file.
+    """
+    x0, y0, x1, y1 = (int(v) for v in box)
+    w, h = (int(v) for v in image_size)
+    name = str(image).replace("\\", "\\\\").replace('"', '\\"')
+    return (
+        "# The dice tray's floor in the camera frame (companion calibrate tray).\n"
+        "# The dice reader looks only inside box; a frame of another size needs a new calibration.\n"
+        f"box = [{x0}, {y0}, {x1}, {y1}]    # x0, y0, x1, y1: pixels\n"
+        f"image_size = [{w}, {h}]    # width, height: pixels of the frame it was drawn on\n"
+        f'image = "{name}"\n'
+    )
+
+
+# ---------------------------------------------------------------------------- the source
+
+
+class DiceCameraSource:
+    """A :class:`~companion.sources.Source` (``start``/``stop``) and an
+    :class:`~companion.announcers.Announcer` (``announce``/``close``) that turns camera frames
+    of the dice tray into Carnival ``roll`` observations.
+
+    Wiring: the camera looks straight down on the dice tray, the whole tray in the frame, lit
+    evenly (exposure locked: picamera2 does it after ``[camera] warmup_s``). Give the service
+    this object both as a source and as an announcer, so that it hears whose turn it is.
+
+    Args:
+        frames: a frame source, or its spec (``"picamera2"``, ``"opencv:0"``,
+            ``"opencv:FILE"``, ``"folder:PATH"``; see
+            :func:`~companion.vision.frames.open_frame_source`).
+        settings: the ``[dice]`` configuration section (``tray`` ``[x0, y0, x1, y1]`` px or
+            ``[]``, ``die_px_min`` and ``die_px_max`` px, ``settle_s`` seconds); missing keys take
+            the defaults ``[]``, 22, 70, 0.5.
+        tray: ``(x0, y0, x1, y1)`` px; overrides ``settings["tray"]`` (the calibration file's).
+        tray_from: where the tray came from, for messages (``"[dice] tray"``, a file name).
+        reader: a ready :class:`~companion.readers.dice.DiceReader` (its own tray and die size
+            are then used); default: one made from ``settings`` with the packaged face model.
+        frame_period_s: the thread reads at most one frame per this many seconds (0 = as fast
+            as frames come).
+        motion_level: grey levels (0-255) of change on the shrunk tray above which it moves.
+        retry_s: seconds between attempts to get frames again after the camera was lost.
+        reopen: makes a new frame source after a loss (a camera that was unplugged); None =
+            keep reading the same one.
+        on_status: ``on_status(text)`` when a settled tray is not a roll while one is expected
+            (:func:`dice_status`), once per change.
+        on_part: ``on_part(ok, detail)``: ``False`` once when the frames stop (the source
+            raised), ``True`` when they come back.
+        on_end: ``on_end(summary)`` once when a video file or folder has no more frames.
+
+    Raises:
+        ValueError: a bad setting (naming it), or the face model cannot be loaded.
+        FrameSourceError: the camera cannot be opened (``frames`` given as a spec).
+
+    Example::
+
+        dice = DiceCameraSource("opencv:dice.avi", {"tray": [90, 140, 545, 495]},
+                                on_status=print, on_end=print)
+        service = Service(CarnivalReferee(), clock, sources=[dice], announcers=[dice, console])
+    """
+
+    def __init__(self, frames: FrameSource | str, settings: Mapping[str, Any] | None = None, *,
+                 tray: Sequence[int] | None = None, tray_from: str = "[dice] tray",
+                 reader: DiceReader | None = None, frame_period_s: float = 0.0,
+                 motion_level: float = MOTION_LEVEL, retry_s: float = 1.0,
+                 reopen: Callable[[], FrameSource] | None = None,
+                 on_status: Callable[[str], None] | None = None,
+                 on_part: Callable[[bool, str], None] | None = None,
+                 on_end: Callable[[str], None] | None = None):
+        s = dict(settings or {})
+        settle_s = float(s.get("settle_s", 0.5))
+        if not 0 <= settle_s <= 10:
+            raise ValueError(f"[dice] settle_s: expected seconds from 0 to 10, got {settle_s}")
+        if not motion_level > 0:
+            raise ValueError(f"motion_level: expected grey levels > 0, got {motion_level}")
+        if reader is None:
+            box = tuple(tray) if tray is not None else (tuple(s.get("tray") or ()) or None)
+            try:
+                reader = DiceReader(tray=box, die_px=(s.get("die_px_min", 22.0), s.get("die_px_max", 70.0)))
+            except FileNotFoundError as exc:
+                raise ValueError(f"the dice face model: {exc}") from None
+            except ValueError as exc:
+                raise ValueError(f"{tray_from if 'tray' in str(exc) else '[dice]'}: {exc}") from None
+        self.reader = reader
+        self.tray_from = tray_from
+        self.frames: FrameSource = open_frame_source(frames) if isinstance(frames, str) else frames
+        self.settle_s = settle_s
+        self.frame_period_s = float(frame_period_s)
+        self.motion_level = float(motion_level)
+        self.retry_s = float(retry_s)
+        self.reopen = reopen
+        self.on_status, self.on_part, self.on_end = on_status, on_part, on_end
+        self.settler = RollSettler(settle_s, DICE)
+        # counters, for the summary and the views
+        self.frames_read = 0
+        self.readings_made = 0
+        self.rolls = 0
+        self.status = ""
+        self.last_readings: list[DieReading] = []
+        # what the referee said (announce, from the service's thread)
+        self._lock = threading.Lock()
+        self._player: str | None = None
+        self._step: str | None = None
+        self._phase = "waiting"
+        self._hands: dict[str, int] = {}
+        # the tray between frames
+        self._checked_shape: tuple[int, ...] | None = None
+        self._still_ref: np.ndarray | None = None  # shrunk tray of the first still frame
+        self._still_since: float | None = None  # its time (s); None while moving
+        self._still_confirmed = False
+        self._last_read_t: float | None = None
+        self._tray_key: tuple | None = None
+        self._tray_since = 0.0
+        self._tray_done = False
+        self._pending: Frame | None = None  # a frame read ahead (dice_source_from_config)
+        self._ended = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ what the referee says
+    def announce(self, call: Call, summary: Mapping[str, Any]) -> None:
+        """Learn whose turn it is and whether a roll may be taken, from one referee call and the
+        referee's summary after it (``phase``, ``player``, ``step``; without them, from the call
+        alone). Called on the service's thread; never blocks."""
+        with self._lock:
+            if summary and "step" in summary and "player" in summary:
+                self._phase = str(summary.get("phase", "playing"))
+                self._player = summary.get("player")
+                self._step = summary.get("step")
+                return
+            kind = call.type
+            if kind == "turn":
+                self._phase, self._player, self._step = "playing", getattr(call, "player", None), getattr(call, "step", None)
+                self._hands[str(self._player)] = int(getattr(call, "hand", 0))
+            elif kind == "discard_refilled":
+                hand = self._hands.get(str(self._player), 0)
+                self._step = "discard_down" if hand > 6 else "choose"  # Fluxo do Jogo 1 -> 2 or 3
+            elif kind == "discarded":
+                self._step = "choose"
+            elif kind == "wild_exchanged":
+                self._step = "build"
+            elif kind == "rolled":
+                self._step = "actions" if getattr(call, "triple", False) else "assign"
+            elif kind in ("dice_assigned", "action_declared"):
+                self._step = "actions"
+            elif kind in ("built", "turn_ended"):
+                self._step = "build"
+            elif kind == "winner":
+                self._phase, self._step = "over", None
+
+    def expected(self) -> tuple[str, bool]:
+        """``(active player, a roll may be taken now)``; ``("", False)`` before the game."""
+        with self._lock:
+            ok = self._phase == "playing" and self._player is not None and self._step in ROLL_STEPS
+            return (str(self._player) if self._player is not None else "", ok)
+
+    def close(self) -> None:
+        """The announcer's end: stops the source (safe to call twice)."""
+        self.stop()
+
+    # ------------------------------------------------------------------ one frame
+    def check_tray(self, shape: Sequence[int]) -> None:
+        """Check that the tray lies inside frames of ``shape`` (``H, W[, 3]``).
+
+        Raises:
+            ValueError: one line naming the tray, where it came from, the frame size and the fix.
+        """
+        tray = self.reader.tray
+        if tray is None:
+            return
+        h, w = int(shape[0]), int(shape[1])
+        x0, y0, x1, y1 = tray
+        if x1 > w or y1 > h:
+            raise ValueError(
+                f"the dice tray {list(tray)} ({self.tray_from}) lies outside the {w} x {h} px camera frame: "
+                f"draw it again on a frame of this camera (companion calibrate tray IMAGE --box x0,y0,x1,y1) "
+                f"or set [dice] tray"
+            )
+
+    def _thumb(self, image: np.ndarray) -> np.ndarray:
+        import cv2
+
+        tray = self.reader.tray
+        roi = image if tray is None else image[tray[1]:tray[3], tray[0]:tray[2]]
+        h, w = roi.shape[:2]
+        scale = THUMB_PX / max(h, w)
+        grey = cv2.cvtColor(roi, cv2.COLOR_BGR2GRAY)
+        size = (max(1, int(round(w * scale))), max(1, int(round(h * scale))))
+        return cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.int16)
+
+    def _say(self, text: str) -> None:
+        if text and text != self.status:
+            log.info("dice: %s", text)
+            if self.on_status is not None:
+                self.on_status(text)
+        self.status = text
+
+    def step(self, t: float, frame: Frame | np.ndarray) -> list[Observation]:
+        """One frame at session time ``t`` (seconds): the observations it completes.
+
+        Args:
+            t: the frame's session time, seconds (never goes backwards).
+            frame: a :class:`~companion.vision.frames.Frame` or its image, ``H x W x 3 uint8``,
+                BGR.
+
+        Returns:
+            ``[Roll(t, player, dice)]`` when the tray has just settled on three dice while a roll
+            is expected; else ``[]``.
+
+        Raises:
+            ValueError: the frame is not ``H x W x 3 uint8`` or the tray lies outside it.
+        """
+        image = frame.image if isinstance(frame, Frame) else frame
+        if not (isinstance(image, np.ndarray) and image.ndim == 3 and image.shape[2] == 3 and image.dtype == np.uint8):
+            raise ValueError(f"frame: expected an H x W x 3 uint8 BGR image, got {getattr(image, 'shape', type(image).__name__)}")
+        if image.shape != self._checked_shape:
+            self.check_tray(image.shape)
+            self._checked_shape = image.shape
+        self.frames_read += 1
+        thumb = self._thumb(image)
+        ref = self._still_ref
+        if ref is None or ref.shape != thumb.shape or int(np.abs(thumb - ref).max()) > self.motion_level:
+            # The tray moves (or this is the first frame): this frame is the new reference; the
+            # still period, if it is one, starts here.
+            moved = ref is not None
+            self._still_ref, self._still_since, self._still_confirmed = thumb, t, False
+            self._last_read_t = None
+            if moved:
+                self.settler.update(t, [])  # a move is a new throw: the same dice may report again
+                self._tray_key = None
+            return []
+        since = self._still_since if self._still_since is not None else t
+        due = self._last_read_t is None or (t - self._last_read_t >= self.settle_s and not self._tray_done)
+        if not due:
+            return []
+        readings = self.reader.read(image)
+        self.readings_made += 1
+        self.last_readings = readings
+        # The first reading of a still tray is stamped with the time the tray became still.
+        read_t = since if self._last_read_t is None else t
+        self._last_read_t = read_t
+        return self._settle(read_t, t, readings)
+
+    def _settle(self, read_t: float, t: float, readings: list[DieReading]) -> list[Observation]:
+        key = (len(readings), tuple(sorted(str(r.value) for r in readings)))
+        if key != self._tray_key:
+            self._tray_key, self._tray_since, self._tray_done = key, read_t, False
+        settled = not self._tray_done and read_t - self._tray_since >= self.settle_s
+        values = self.settler.update(read_t, readings)
+        player, ok = self.expected()
+        out: list[Observation] = []
+        if settled:
+            self._tray_done = True
+            if ok:
+                self._say(dice_status(readings))
+        if values is not None:
+            if ok:
+                self.rolls += 1
+                out.append(Roll(t=t, player=player, dice=tuple(values)))
+                log.info("dice: %s rolled %s", player, list(values))
+            else:
+                log.debug("dice settled on %s but no roll is expected now", list(values))
+        return out
+
+    # ------------------------------------------------------------------ Source protocol
+    def _part(self, ok: bool, detail: str) -> None:
+        log.log(logging.INFO if ok else logging.WARNING, "dice camera: %s", detail)
+        if self.on_part is not None:
+            self.on_part(ok, detail)
+
+    def _name(self) -> str:
+        src = self.frames
+        for attr in ("target", "path"):
+            v = getattr(src, attr, None)
+            if isinstance(v, (str, Path)) and str(v):
+                return Path(v).name or str(v)
+        return str(getattr(src, "name", "camera"))
+
+    def summary(self) -> str:
+        """One line: ``"dice.avi: 240 frames, 3 rolls"``."""
+        return (f"{self._name()}: {self.frames_read} frame{'s' if self.frames_read != 1 else ''}, "
+                f"{self.rolls} roll{'s' if self.rolls != 1 else ''}")
+
+    def _read(self) -> Frame | None:
+        if self._pending is not None:
+            frame, self._pending = self._pending, None
+            return frame
+        return self.frames.read()
+
+    def start(self, emit: Emit, clock: Clock) -> None:
+        """Read frames on a thread, stamp them with ``clock``'s session time and ``emit`` the
+        rolls. Nothing raises once started: losses go to ``on_part``, the end to ``on_end``."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            next_t = clock.now()
+            lost = False
+            while not self._stop.is_set():
+                if self.frame_period_s > 0:
+                    if clock.wait(self._stop, next_t):
+                        break
+                    next_t = max(next_t + self.frame_period_s, clock.now())
+                try:
+                    frame = self._read()
+                except Exception as exc:  # CameraLost, FrameSourceError, a driver's own error
+                    if not lost:
+                        lost = True
+                        text = str(exc) or type(exc).__name__
+                        self._part(False, text if text.startswith("camera lost") else f"camera lost: {self._name()}: {text}")
+                    if clock.wait(self._stop, clock.now() + self.retry_s):
+                        break
+                    if self.reopen is not None:
+                        try:
+                            self.frames.close()
+                        except Exception as close_exc:
+                            log.debug("dice camera: close: %s", close_exc)
+                        try:
+                            self.frames = self.reopen()
+                        except Exception as open_exc:
+                            log.debug("dice camera: reopen: %s", open_exc)
+                    continue
+                if frame is None:
+                    self._finish()
+                    break
+                if lost:
+                    lost = False
+                    self._part(True, f"camera back: {self._name()}")
+                try:
+                    observations = self.step(clock.now(), frame)
+                except ValueError as exc:  # a tray outside a frame of a new size
+                    self._part(False, str(exc))
+                    break
+                except Exception as exc:  # a reader bug must not kill the service
+                    log.exception("dice reader failed")
+                    self._part(False, f"dice reader error: {exc}")
+                    break
+                for obs in observations:
+                    emit(obs)
+
+        self._thread = threading.Thread(target=loop, name="dice-camera", daemon=True)
+        self._thread.start()
+
+    def _finish(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        text = self.summary()
+        log.info("dice camera: end of frames: %s", text)
+        if self.on_end is not None:
+            self.on_end(text)
+
+    def stop(self) -> None:
+        """Stop reading and release the camera; safe to call twice."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self._thread = None
+        try:
+            self.frames.close()
+        except Exception as exc:
+            log.warning("dice camera: close: %s", exc)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the reading thread to end (end of frames, a tray error or stop)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+def _resolve_tray(config: Any, tray_file: str | Path) -> tuple[tuple[int, int, int, int] | None, str, tuple[int, int] | None]:
+    """``(box, where it came from, calibrated frame size)``: ``[dice] tray`` when set, else the
+    calibration file when it exists, else ``(None, "whole frame", None)``."""
+    configured = list(config["dice"]["tray"] or [])
+    if configured:
+        return (configured[0], configured[1], configured[2], configured[3]), "[dice] tray", None
+    path = Path(tray_file)
+    if path.is_file():
+        box, size = load_tray(path)
+        return box, str(path), size
+    return None, "whole frame", None
+
+
+def dice_source_from_config(config: Any, spec: str | None = None, clock: Callable[[], float] | None = None,
+                            on_status: Callable[[str], None] | None = None,
+                            on_part: Callable[[bool, str], None] | None = None,
+                            on_end: Callable[[str], None] | None = None,
+                            tray_file: str | Path = TRAY_FILE) -> DiceCameraSource:
+    """Build the dice camera from the configuration: ``[camera]`` (``source``, ``width``,
+    ``height``, ``warmup_s``, ``frame_period_s``) and ``[dice]`` (``tray``, ``die_px_min``,
+    ``die_px_max``, ``settle_s``).
+
+    The camera is opened and its first frame read (kept for the source), so that a tray outside
+    the frame stops the start here, with one line.
+
+    Args:
+        config: the loaded configuration.
+        spec: overrides ``[camera] source`` (``companion run --camera ...``); ``auto`` means
+            picamera2. ``sim`` is refused: the simulated camera renders the Carrousel table, not
+            dice (the simulated Carnival table is ``companion/sim/carnival.py``).
+        clock: timestamps of the frames (default ``time.monotonic``).
+        on_status, on_part, on_end: see :class:`DiceCameraSource`.
+        tray_file: the tray calibration, used when ``[dice] tray`` is ``[]`` and the file exists
+            (default :data:`TRAY_FILE`).
+
+    Raises:
+        ValueError: a bad spec, tray, tray file or setting, a tray outside the frame, a camera
+            that gives no frame (each one line naming it and the fix).
+        FrameSourceError: the camera cannot be opened.
+    """
+    import time
+
+    cam = config["camera"]
+    spec = spec or cam["source"]
+    if spec == "auto":
+        spec = "picamera2"
+    if spec.startswith("sim"):
+        raise ValueError(
+            f"camera {spec!r}: the simulated camera renders the Carrousel table, not a dice tray; give the dice "
+            f"camera ([camera] source = picamera2, opencv:0, opencv:FILE or folder:PATH) or play Carnival on the "
+            f"simulated table (--table sim)")
+    kwargs: dict[str, Any] = {"clock": clock or time.monotonic}
+    if spec == "picamera2":
+        kwargs.update(size=(cam["width"], cam["height"]), warmup_s=cam["warmup_s"])
+    elif spec.startswith("opencv:") and spec[7:].isdigit():
+        kwargs.update(size=(cam["width"], cam["height"]))
+    box, where, size = _resolve_tray(config, tray_file)
+    if box is None:
+        log.warning("dice: no tray calibration (%s): reading the whole frame; "
+                    "companion calibrate tray IMAGE --box x0,y0,x1,y1 draws it", tray_file)
+
+    # A live camera (not a video file or a folder) is opened again after a loss.
+    live = spec == "picamera2" or (spec.startswith("opencv:") and not Path(spec[7:]).is_file())
+
+    def reopen() -> FrameSource:
+        return open_frame_source(spec, **kwargs)
+
+    frames = reopen()
+    try:
+        source = DiceCameraSource(frames, config["dice"], tray=box, tray_from=where,
+                                  frame_period_s=cam["frame_period_s"], on_status=on_status, on_part=on_part,
+                                  on_end=on_end, reopen=reopen if live else None)
+        first = frames.read()
+        if first is None:
+            raise ValueError(f"camera {spec!r}: no frame at all (an empty video file or folder?)")
+        h, w = first.image.shape[:2]
+        if size is not None and tuple(size) != (w, h):
+            raise ValueError(
+                f"{where}: the tray was drawn on {size[0]} x {size[1]} px frames but the camera gives {w} x {h}: "
+                f"draw it again on a frame of this camera (companion calibrate tray IMAGE --box x0,y0,x1,y1)")
+        source.check_tray(first.image.shape)
+    except (ValueError, FrameSourceError):
+        frames.close()
+        raise
+    source._pending = first
+    return source
