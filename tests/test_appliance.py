@@ -110,6 +110,8 @@ def test_rendered_unit_has_the_appliance_settings(tmp_path):
     text = _unit(tmp_path, Path("/home/ana/.config/carousel-companion/config 100%.toml"))
     lines = set(text.splitlines())
     for line in ("Type=notify", "Restart=on-failure", "User=root", "SupplementaryGroups=audio video",
+                 "WorkingDirectory=/root", "RuntimeDirectory=carousel-companion",
+                 "Environment=PYTHONUNBUFFERED=1 LG_WD=/run/carousel-companion",
                  "StandardOutput=journal", "StandardError=journal", "WantedBy=multi-user.target"):
         assert line in lines
     assert any(line.startswith("WatchdogSec=") for line in lines)
@@ -154,7 +156,8 @@ def _account(tmp_path: Path, groups=("video",)) -> svc._Account:
 def test_install_plan_uses_the_users_paths_and_groups(tmp_path, monkeypatch):
     monkeypatch.setattr(svc, "_existing_groups", lambda names: ["video", "audio", "dialout"])
     acct = _account(tmp_path)
-    steps = svc.install_plan(acct, Path("/opt/venv/bin/companion"), None, unit_dir=tmp_path / "units")
+    steps = svc.install_plan(acct, Path("/opt/venv/bin/companion"), None, unit_dir=tmp_path / "units",
+                             workdir=Path("/home/ana/carousel-companion"))
     texts = [s.text for s in steps]
     assert texts[0] == f"write {tmp_path}/units/{svc.UNIT_NAME}"
     usermod = next(s for s in steps if s.argv and s.argv[0] == "usermod")
@@ -166,7 +169,7 @@ def test_install_plan_uses_the_users_paths_and_groups(tmp_path, monkeypatch):
                                                        ("systemctl", "enable", "--now", svc.UNIT_NAME)]
     unit = steps[0].write[1]
     assert "SupplementaryGroups=video audio dialout" in unit
-    assert f"WorkingDirectory={acct.home}" in unit
+    assert "WorkingDirectory=/home/ana/carousel-companion" in unit
     assert f"-{acct.home}/.local/share/carousel-companion" in unit  # ~ is the user's home, not root's
 
 

@@ -106,14 +106,16 @@ def _path_word(path: Path) -> str:
     return _quote("-" + str(path))
 
 
-def render_unit(companion: Path, user: str, group: str, home: Path, groups: Sequence[str],
+def render_unit(companion: Path, user: str, group: str, workdir: Path, groups: Sequence[str],
                 writable: Sequence[Path], config: Path | None = None) -> str:
     """The unit file with every field filled in.
 
     Args:
         companion: the ``companion`` script of the virtual environment (absolute path).
         user, group: the account and its primary group the service runs as.
-        home: the account's home folder (working directory).
+        workdir: the service's working directory, where relative paths of the configuration
+            (``calibration/encoder.toml``) are found: the folder install is run from, as
+            ``./dev`` runs there.
         groups: supplementary groups (devices); only groups that exist, or the unit fails with
             status 216/GROUP.
         writable: folders the service writes (journal, speech cache); the rest of the file
@@ -130,7 +132,7 @@ def render_unit(companion: Path, user: str, group: str, home: Path, groups: Sequ
         "@USER@": user,
         "@GROUP@": group,
         "@GROUPS@": " ".join(groups),
-        "@HOME@": _quote(str(home)),
+        "@WORKDIR@": _quote(str(workdir)),
         "@EXEC_START@": " ".join(_quote(w) for w in argv),
         "@WRITABLE@": " ".join(_path_word(p) for p in writable),
     }
@@ -227,8 +229,9 @@ def _user_config(account: _Account, explicit: str | None) -> Path | None:
 
 
 def install_plan(account: _Account, companion: Path, config_file: Path | None,
-                 unit_dir: Path = UNIT_DIR) -> list[Step]:
-    """Every step of ``service install``, in order.
+                 unit_dir: Path = UNIT_DIR, workdir: Path | None = None) -> list[Step]:
+    """Every step of ``service install``, in order (``workdir``: the service's working
+    directory, default the current one).
 
     Raises:
         companion.config.ConfigError: the configuration file is wrong (named).
@@ -239,7 +242,7 @@ def install_plan(account: _Account, companion: Path, config_file: Path | None,
     journal = _expand(cfg["service"]["journal"], account.home)
     cache = _expand(cfg["speech"]["cache_dir"], account.home)
     groups = _existing_groups(DEVICE_GROUPS)
-    unit = render_unit(companion, account.name, account.group, account.home, groups,
+    unit = render_unit(companion, account.name, account.group, workdir or Path.cwd().absolute(), groups,
                        [journal.parent, cache], config_file)
     steps = [Step(f"write {unit_dir / UNIT_NAME}", write=(unit_dir / UNIT_NAME, unit))]
     missing = [g for g in groups if g not in account.groups]
