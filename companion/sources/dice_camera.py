@@ -9,11 +9,13 @@ Frames (from any :mod:`companion.vision.frames` source: picamera2, ``opencv:0``,
    0-255, on the shrunk image) is motion: dice tumbling, a hand in the tray. Nothing is read
    while the tray moves, and the settle time starts again.
 2. **Reading.** Once the tray is still, the :class:`~companion.readers.dice.DiceReader` reads it
-   (on the tray's region only), once at once and again when the tray has stayed still for
-   ``settle_s`` seconds; still frames in between are not read (on a Pi a reading costs several
-   frame periods).
+   (on the tray's region only) at once, and again at least ``settle_s / 2`` later while the
+   settle time runs; the other still frames reuse the last reading (the gate says they show the
+   same tray), so a reading is never waited for once the settle time is up (on a Pi one reading
+   costs several frame periods).
 3. **Settling.** A :class:`~companion.readers.dice.RollSettler` reports the three values once
-   they have read the same for ``settle_s`` (the still period counts from the first still frame).
+   they have read the same for ``settle_s``, the still period counting from the first frame of
+   the still tray: two readings agree and the tray did not move for ``settle_s``.
 
 What comes out, from the calls it is told as an announcer (:meth:`DiceCameraSource.announce`):
 the engine says whose turn it is and what step it is in (``turn``, ``rolled``, the summary's
@@ -386,19 +388,23 @@ class DiceCameraSource:
             self._last_read_t = None
             if moved:
                 self.settler.update(t, [])  # a move is a new throw: the same dice may report again
-                self._tray_key = None
+                self._tray_key, self._tray_done = None, False
             return []
+        if self._tray_done:
+            return []  # settled and still: nothing new to read
         since = self._still_since if self._still_since is not None else t
-        due = self._last_read_t is None or (t - self._last_read_t >= self.settle_s and not self._tray_done)
-        if not due:
-            return []
-        readings = self.reader.read(image)
-        self.readings_made += 1
-        self.last_readings = readings
-        # The first reading of a still tray is stamped with the time the tray became still.
-        read_t = since if self._last_read_t is None else t
-        self._last_read_t = read_t
-        return self._settle(read_t, t, readings)
+        if self._last_read_t is None:
+            # The first reading of a still tray is stamped with the time the tray became still.
+            read_t: float | None = since
+        elif t - self._last_read_t >= self.settle_s / 2 and t < self._tray_since + self.settle_s:
+            read_t = t  # a second look before the settle time is up: the reader must agree
+        else:
+            read_t = None  # the tray is as it was read (the motion gate says so)
+        if read_t is not None:
+            self.last_readings = self.reader.read(image)
+            self.readings_made += 1
+            self._last_read_t = read_t
+        return self._settle(read_t if read_t is not None else t, t, self.last_readings)
 
     def _settle(self, read_t: float, t: float, readings: list[DieReading]) -> list[Observation]:
         key = (len(readings), tuple(sorted(str(r.value) for r in readings)))
