@@ -1,78 +1,51 @@
-"""The console announcer: one readable line per call, as it happens.
+"""The console announcer: one readable line per call, as it happens, for every game.
 
-Example output::
+Each line is the session time in seconds and the call's sentence from the language's catalogue
+(``companion/locale/<language>.toml``, the same sentences the speech announcer says), with the
+console's own additions (``[suffix.<game>]``, e.g. the raindrops so far). The call's fields as
+key/value detail go to the log (``logging.debug``), never to the console. Example output::
 
-      12.4 s  Ana scores with black-red-yellow: 3 points, next card green-blue-red
-      20.0 s  DEAD END: 20 s without a point; move green to the front
+      12.4 s  Ana scores with black-red-yellow: 3 points, next card green-blue-red.
+      20.0 s  DEAD END: no point in time; move green to the front.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
+from companion.announcers.signals import Signals
+from companion.announcers.speech import Catalogue, CatalogueError
 from companion.events import Call
 
 __all__ = ["ConsoleAnnouncer", "describe"]
 
-
-def _points(n: int) -> str:
-    return f"{n} point" if n == 1 else f"{n} points"
-
-
-def _card(card: Any) -> str:
-    return "-".join(card) if card else "(none)"
-
-
-_FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "game_started": lambda c: (
-        f"Carrousel starts: {', '.join(c['players'])}; first to {c['target']} points wins"
-        + ("; advanced rules" if c["advanced"] else "")
-        + "; cards: "
-        + ", ".join(f"{p} {_card(card)}" for p, card in c["cards"].items())
-    ),
-    "move": lambda c: f"move {c['kind'].replace('_', ' ')} ({', '.join(c['horses'])}); first three {_card(c['first_three'])}",
-    "illegal_move": lambda c: f"ILLEGAL MOVE: {c['reason']}",
-    "point": lambda c: (
-        f"{c['player']} scores with {_card(c['card'])}"
-        + (f" (from {c['owner']})" if c.get("owner") and c["owner"] != c["player"] else "")
-        + f": {_points(c['score'])}, next card {_card(c['next_card'])}"
-    ),
-    "lucky_bird": lambda c: f"LUCKY BIRD for {c['player']} ({c['reason'].replace('_', ' ')}): {_card(c['card'])}, {_points(c['score'])}",
-    "penalty": lambda c: (
-        f"PENALTY {c['player']}: card {_card(c['card'])} but first three {_card(c['first_three'])}; "
-        + (f"loses {_card(c['lost_card'])}" if c["lost_card"] else "no won card to lose")
-        + f", {_points(c['score'])}"
-    ),
-    "claim_too_late": lambda c: f"{c['player']} pressed too late: {c['scored_by']} already scored {_card(c['card'])}",
-    "dead_end": lambda c: f"DEAD END: no point in time; move {c['horse']} to the front",
-    "dead_end_corrected": lambda c: "dead end corrected; the clock restarts",
-    "dead_end_not_corrected": lambda c: "the dead-end move was not made (the last horse should have gone to the front)",
-    "card_corrected": lambda c: f"{c['player']}'s card is {_card(c['now'])} (was tracked as {_card(c['was'])})",
-    "winner": lambda c: f"WINNER: {c['player']}! scores " + ", ".join(f"{p} {s}" for p, s in c["scores"].items()),
-    "invalid_observation": lambda c: f"rejected observation: {c['reason']}",
-}
+log = logging.getLogger("companion.console")
 
 
 def _plain(value: Any) -> str:
-    if isinstance(value, list):
-        if all(isinstance(v, str) for v in value):
-            return "-".join(value) if 1 < len(value) <= 3 else ", ".join(value)
-        return "[" + ", ".join(_plain(v) for v in value) + "]"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_plain(v) for v in value) + ")"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} {_plain(v)}" for k, v in value.items()) + "}"
+        return "(" + ", ".join(f"{k} {_plain(v)}" for k, v in value.items()) + ")"
     if value is None:
         return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     return str(value)
 
 
 def describe(call: Call, formats: Mapping[str, Callable[[dict[str, Any]], str]] | None = None) -> str:
-    """One human sentence for a call: a written one for the Carrousel calls, else the call's
-    type and fields in words (``built: player Cleo; ride ferris_wheel; ...``). ``formats``:
-    ``type -> formatter`` to use instead of the built-in ones."""
+    """The call's type and fields as key/value detail, for logs
+    (``built: player Cleo; ride ferris_wheel; cards (ferris_wheel:lights); complete no``).
+
+    ``formats``: ``type -> formatter(call JSON) -> str`` to use instead for some types. Players
+    read the catalogue's sentences (:class:`ConsoleAnnouncer`), not this.
+    """
     data = call.to_json()
-    fmt = (formats or _FORMATS).get(call.TYPE)
+    fmt = (formats or {}).get(call.TYPE)
     if fmt is not None:
         try:
             return fmt(data)
@@ -84,30 +57,79 @@ def describe(call: Call, formats: Mapping[str, Callable[[dict[str, Any]], str]] 
 
 
 class ConsoleAnnouncer:
-    """Writes one line per call: the session time in seconds, then the sentence.
+    """Writes one line per call: the session time in seconds, then the call's sentence.
 
     Args:
         stream: a text stream (default: standard output); flushed after every line.
-        show_moves: also print every legal move (else only what a player needs to know).
-        formats: extra ``type -> formatter`` entries for other games' calls.
+        show_moves: also print the game's frequent calls (the ones the signals file's
+            ``[unspoken]`` list names, e.g. every legal Carrousel ``move``); else only what a
+            player needs to know.
+        game: the game whose sentences are used (``carrousel``, ``monsieur-carrousel``,
+            ``carrossel``, ``carnival``).
+        language: the catalogue's language (``en``, ``fr``, ``pt-BR``).
+        catalogue: a :class:`~companion.announcers.speech.Catalogue` already read (then
+            ``language`` is not used).
+
+    Raises:
+        CatalogueError: an unknown language.
+
+    A call without a sentence in the catalogue (a defect the catalogue tests catch) is printed
+    as its type in words and logged as an error. Never raises while announcing: a closed
+    terminal must not stop the referee.
     """
 
     def __init__(
         self,
         stream: IO[str] | None = None,
         show_moves: bool = True,
-        formats: Mapping[str, Callable[[dict[str, Any]], str]] | None = None,
+        game: str = "carrousel",
+        language: str = "en",
+        catalogue: Catalogue | None = None,
     ):
         self.stream = stream or sys.stdout
         self.show_moves = show_moves
-        self.formats = {**_FORMATS, **(formats or {})}  # this console's own, not the module's
+        self.game = game
+        self.catalogue = catalogue or Catalogue(language)
+        self.signals = Signals()
+
+    def line(self, call: Call, summary: Mapping[str, Any] | None = None) -> str:
+        """The call's sentence as the console prints it (without the time)."""
+        try:
+            text = self.catalogue.text(call, self.game, console=True)
+        except CatalogueError as exc:
+            log.error("%s", exc)
+            text = None
+        if text is None:
+            log.error("%s: no sentence for %s call %r", self.catalogue.path, self.game, call.type)
+            return call.type.replace("_", " ")
+        try:
+            extra = self.catalogue.suffix(call, self.game, summary)
+        except CatalogueError as exc:  # e.g. a summary without the field: the line without it
+            log.debug("console suffix left out: %s", exc)
+            extra = ""
+        return f"{text}  {extra}" if extra else text
 
     def announce(self, call: Call, summary: Mapping[str, Any]) -> None:
-        """Print the call's line."""
-        if call.TYPE == "move" and not self.show_moves:
+        """Print the call's line; its fields go to the log (debug)."""
+        log.debug("%.3f s %s", call.t, describe(call))
+        if not self.show_moves and not self.signals.spoken(self.game, call.type):
             return
+        self._write(call.t, self.line(call, summary))
+
+    def show_spin(self, obs: Any) -> None:
+        """Print a spin seen by the encoder (``spin_started``, ``spin_stopped``: turns,
+        direction, angle, doubt) in words; other observations are not printed."""
         try:
-            self.stream.write(f"{call.t:9.1f} s  {describe(call, self.formats)}\n")
+            text = self.catalogue.observation_text(obs, self.game)
+        except CatalogueError as exc:
+            log.error("%s", exc)
+            return
+        if text is not None:
+            self._write(obs.t, text)
+
+    def _write(self, t: float, text: str) -> None:
+        try:
+            self.stream.write(f"{t:9.1f} s  {text}\n")
             self.stream.flush()
         except (OSError, ValueError):
             pass  # a closed terminal must not stop the referee

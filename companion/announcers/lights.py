@@ -8,16 +8,19 @@ returns, so the table sees and hears a call within the loop's own latency; the r
 pattern is played by one long-lived timeline thread, so an announcement never blocks the
 service loop and never starts a thread. A new pattern replaces the one playing.
 
-Patterns (distinct by light and by sound):
+The patterns are data: ``companion/data/signals.toml``, keyed by game and call (which LEDs:
+the player's, all, the scorer's, the winners'; how they blink; the buzzer's notes), read by
+:class:`~companion.announcers.signals.Signals`. For Carrousel, for example:
 
 ==================  ======================================  ===========================
 call                LEDs                                    buzzer
 ==================  ======================================  ===========================
-point, lucky bird   scorer's LED on for 1 s                 rising C5 E5 G5 (G5 E5 G5 C6)
+point, lucky bird   scorer's LED on for 1 s                 rising C5 E5 G5 (G5 E5 G5 A5)
 penalty             penalised player's LED blinks 3x fast   one low A3, 0.4 s
+countdown           all LEDs flash once, 0.15 s             one short A4
 dead end            all LEDs blink twice                    two mid tones E4 E4
 illegal move        all LEDs flash once                     low-high-low buzz
-winner              winner's LED blinks for 30 s            C5 E5 G5 C6 fanfare
+winner              winner's LED blinks for 30 s            C5 E5 G5 A5 fanfare
 ==================  ======================================  ===========================
 """
 
@@ -32,21 +35,24 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from companion.announcers.signals import LightPattern, Signals
 from companion.events import Call
 
 __all__ = ["LightsAndBuzzer", "PATTERNS"]
 
 log = logging.getLogger("companion.lights")
 
-#: call type -> (LED pattern, buzzer notes as (note name or None for a rest, seconds)).
-PATTERNS: dict[str, tuple[str, tuple[tuple[str | None, float], ...]]] = {
-    "point": ("scorer_on", (("C5", 0.1), ("E5", 0.1), ("G5", 0.2))),
-    "lucky_bird": ("scorer_on", (("G5", 0.1), ("E5", 0.1), ("G5", 0.1), ("C6", 0.2))),
-    "penalty": ("player_fast", (("A3", 0.4),)),
-    "dead_end": ("all_twice", (("E4", 0.2), (None, 0.1), ("E4", 0.2))),
-    "illegal_move": ("all_once", (("A3", 0.1), ("A4", 0.1), ("A3", 0.1))),
-    "winner": ("winner_blink", (("C5", 0.15), ("E5", 0.15), ("G5", 0.15), ("C6", 0.45))),
-}
+
+def _carrousel_patterns() -> dict[str, tuple[LightPattern | None, tuple[tuple[str | None, float], ...]]]:
+    signals = Signals()
+    return {key: (sig.lights, sig.notes) for key, sig in signals.entries.get("carrousel", {}).items()}
+
+
+#: Carrousel's call type -> (LED pattern, buzzer notes), as read from the signals file (kept
+#: for callers of the former in-code table; the file is the source).
+PATTERNS = _carrousel_patterns()
+
+Step = tuple[float, Callable[[], None]]
 
 
 class LightsAndBuzzer:
@@ -57,14 +63,34 @@ class LightsAndBuzzer:
         led_pins: BCM GPIO numbers of the seat LEDs.
         buzzer_pin: BCM GPIO number of the buzzer (PWM).
         pin_factory: the gpiozero pin factory (mock pins must be ``MockPWMPin``).
+        game: the game whose patterns are played (``carrousel``, ``monsieur-carrousel``,
+            ``carrossel``, ``carnival``), keyed in ``companion/data/signals.toml``.
+        signals: the signals file already read (default: the package's).
 
     Raises:
         gpiozero.GPIOZeroError: a pin that cannot be used.
+        companion.announcers.signals.SignalsError: a broken signals file (names the key).
+
+    Example::
+
+        from gpiozero.pins.mock import MockFactory, MockPWMPin
+        lights = LightsAndBuzzer(["Ana", "Ben"], [16, 20], 12, MockFactory(pin_class=MockPWMPin))
+        lights.announce(point_call, {})   # Ana's LED on for 1 s, C5 E5 G5
     """
 
-    def __init__(self, players: Sequence[str], led_pins: Sequence[int], buzzer_pin: int, pin_factory: Any):
+    def __init__(
+        self,
+        players: Sequence[str],
+        led_pins: Sequence[int],
+        buzzer_pin: int,
+        pin_factory: Any,
+        game: str = "carrousel",
+        signals: Signals | None = None,
+    ):
         from gpiozero import LED, TonalBuzzer
 
+        self.game = game
+        self.signals = signals or Signals()
         self.players = list(players)
         self.leds = [LED(p, pin_factory=pin_factory) for p in led_pins[: len(players)]]
         try:
@@ -76,42 +102,30 @@ class LightsAndBuzzer:
 
     def announce(self, call: Call, summary: Mapping[str, Any]) -> None:
         """Start the call's light and sound pattern; returns at once."""
-        pattern = PATTERNS.get(call.TYPE)
-        if pattern is None:
+        signal = self.signals.find(self.game, self.signals.keys_for(call, self.game))
+        if signal is None:
             return
-        leds, notes = pattern
-        steps = self._led_steps(leds, getattr(call, "player", None)) + self._note_steps(notes)
-        self._timeline.play(steps, self._all_off)
+        steps = self._led_steps(signal.lights, call) + self._note_steps(signal.notes)
+        if steps:
+            self._timeline.play(steps, self._all_off)
 
-    def _led_steps(self, pattern: str, player: str | None) -> list[tuple[float, Callable[[], None]]]:
-        led = self.leds[self.players.index(player)] if player in self.players else None
-        mine = [led] if led is not None else []
+    def _led_steps(self, pattern: LightPattern | None, call: Call) -> list[Step]:
+        if pattern is None:
+            return []
+        names = pattern.players(call.to_json(), self.players)
+        leds = [self.leds[self.players.index(n)] for n in names if self.players.index(n) < len(self.leds)]
+        out: list[Step] = []
+        for k in range(pattern.times):
+            t = k * (pattern.on_s + pattern.off_s)
+            out += [(t, lambda: [x.on() for x in leds]), (t + pattern.on_s, lambda: [x.off() for x in leds])]
+        return out
 
-        def blink(leds: list[Any], on_s: float, off_s: float, n: int) -> list[tuple[float, Callable[[], None]]]:
-            out = []
-            for k in range(n):
-                t = k * (on_s + off_s)
-                out += [(t, lambda: [x.on() for x in leds]), (t + on_s, lambda: [x.off() for x in leds])]
-            return out
-
-        if pattern == "scorer_on":
-            return blink(mine, 1.0, 0.0, 1)
-        if pattern == "player_fast":
-            return blink(mine, 0.1, 0.1, 3)
-        if pattern == "all_twice":
-            return blink(self.leds, 0.3, 0.2, 2)
-        if pattern == "all_once":
-            return blink(self.leds, 0.2, 0.0, 1)
-        if pattern == "winner_blink":
-            return blink(mine, 0.5, 0.5, 30)
-        return []
-
-    def _note_steps(self, notes: Sequence[tuple[str | None, float]]) -> list[tuple[float, Callable[[], None]]]:
-        if self.buzzer is None:
+    def _note_steps(self, notes: Sequence[tuple[str | None, float]]) -> list[Step]:
+        if self.buzzer is None or not notes:
             return []
         from gpiozero.tones import Tone
 
-        out: list[tuple[float, Callable[[], None]]] = []
+        out: list[Step] = []
         t = 0.0
         buzzer = self.buzzer
         for name, seconds in notes:

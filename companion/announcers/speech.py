@@ -14,7 +14,7 @@ How a call becomes sound:
 ``announce`` only formats and queues, so the service loop never waits for speech. Every
 program run has a timeout. When espeak-ng is missing or hangs (espeak-ng issue 777), when the
 player hangs, or when there is no audio device, the announcer logs one line and plays the
-call's buzzer pattern (``companion/data/buzzer_patterns.toml``) instead; with no audio device
+call's buzzer pattern (``companion/data/signals.toml``) instead; with no audio device
 the rendered WAVs are still written to the cache folder, so a grown-up can listen to them later.
 
 Install: ``apt-get install espeak-ng alsa-utils`` (the README's set-up command does it).
@@ -37,6 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from companion.announcers.signals import Signals, variant_keys, variant_word
+from companion.announcers.wording import derived_fields
 from companion.events import Call
 
 __all__ = [
@@ -59,7 +61,8 @@ __all__ = [
 log = logging.getLogger("companion.speech")
 
 LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"
-BUZZER_PATTERNS_FILE = Path(__file__).resolve().parents[1] / "data" / "buzzer_patterns.toml"
+#: The buzzer patterns are the signals file's notes (one file for lights and buzzer).
+BUZZER_PATTERNS_FILE = Path(__file__).resolve().parents[1] / "data" / "signals.toml"
 DEFAULT_CACHE_DIR = "~/.cache/carousel-companion/speech"
 
 Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
@@ -89,7 +92,10 @@ def languages(locale_dir: Path = LOCALE_DIR) -> list[str]:
     return sorted(p.stem for p in locale_dir.glob("*.toml"))
 
 
-_FIELD = re.compile(r"\{([a-z_]+)\}")
+#: A place in a sentence: ``{field}``, ``{field:table}`` (words from ``[words.<table>]``),
+#: ``{field:.1f}`` (a number's format) and a list's join, ``{field|dash}`` (``and``, ``or``,
+#: ``comma``, ``dash``).
+_FIELD = re.compile(r"\{([a-z_]+)(?::([a-z_]+|\.\d+f))?(?:\|(and|or|comma|dash))?\}")
 
 
 class Catalogue:
@@ -104,9 +110,20 @@ class Catalogue:
             TOML, or no ``[meta] voice``.
 
     A call's sentence is looked up, first match wins, as ``[<game>] "<type>.<variant>"``, then
-    ``[<game>] <type>``, then ``[common] <type>``; the variant is the values of the fields named
-    in ``[variants.<game>] <type>`` (comma-separated; booleans as ``true``/``false``), joined by
-    dots. A call with no sentence is not spoken.
+    ``[<game>] <type>``, then ``[common]`` with the same keys; the variant is the values of the
+    fields named in ``[variants.<game>] <type>`` (comma-separated; booleans as ``true``/``false``,
+    None or an empty list as ``none``), joined by dots. For the console, ``[console.<game>]``
+    and ``[console.common]`` are looked up first. A call with no sentence is not spoken.
+
+    Filling a sentence (:meth:`fill`): ``{field}`` is the call's field (or one worked out from
+    it, :func:`companion.announcers.wording.derived_fields`); a text value is translated by
+    ``[words.<field>]`` or, with ``{field:table}``, by ``[words.<table>]``; a list becomes
+    "a, b and c" (``[meta] and``; ``|or``, ``|comma``, ``|dash`` for "a-b-c"); a mapping becomes
+    "key value, key value" through ``[items] <field>`` (a sentence with ``{key}`` and
+    ``{value}``), a list of records through ``[items] <field>`` filled with each record's fields;
+    a number is written with the language's ``[meta] decimal`` mark, a count with ``{n:table}``
+    through a table's ``one``/``other`` forms ("1 point", "3 points"); None and booleans through
+    ``[meta] nothing``, ``yes``, ``no``. So no sentence ever shows a Python value.
     """
 
     def __init__(self, language: str, locale_dir: Path = LOCALE_DIR):
@@ -126,6 +143,7 @@ class Catalogue:
         self.language = language
         self.voice: str = meta["voice"]
         self.name: str = meta.get("name", language)
+        self._meta = meta
         self._data = data
 
     def messages(self, game: str) -> dict[str, str]:
@@ -140,48 +158,166 @@ class Catalogue:
         return {k: tuple(f.strip() for f in v.split(",")) for k, v in raw.items()}
 
     def keys_for(self, call: Call, game: str) -> list[str]:
-        """The lookup keys of a call, most specific first (also used for buzzer patterns)."""
-        fields = self.variant_fields(game).get(call.type)
-        keys = []
-        if fields:
-            values = call.to_json()
-            keys.append(call.type + "." + ".".join(_word(values.get(f)) for f in fields))
-            keys.append(call.type + "." + _word(values.get(fields[0])))
-        keys.append(call.type)
-        return keys
+        """The lookup keys of a call, most specific first (variants may use worked-out fields)."""
+        return variant_keys(call, self.variant_fields(game).get(call.type), self.fields_of(call, game))
 
-    def text(self, call: Call, game: str) -> str | None:
+    def fields_of(self, call: Call, game: str) -> dict[str, Any]:
+        """The call's fields (JSON form) with the ones worked out from them
+        (:func:`~companion.announcers.wording.derived_fields`)."""
+        fields = call.to_json()
+        for k, v in derived_fields(game, fields).items():
+            fields.setdefault(k, v)
+        return fields
+
+    def template_for(self, call: Call, game: str, console: bool = False) -> tuple[str, str] | None:
+        """``(where, template)`` of the call's sentence (see the class doc), or None."""
+        keys = self.keys_for(call, game)
+        screen = self._data.get("console", {})
+        tables = ([(f"console.{game}", screen.get(game, {})), ("console.common", screen.get("common", {}))]
+                  if console else []) + [
+            (game, self._data.get(game, {})),
+            ("common", self._data.get("common", {})),
+        ]
+        for name, table in tables:
+            for key in keys:
+                template = table.get(key)
+                if isinstance(template, str):
+                    return f"{self.path}: [{name}] {key}", template
+        return None
+
+    def text(self, call: Call, game: str, console: bool = False, extra: Mapping[str, Any] | None = None) -> str | None:
         """The sentence for ``call`` with its fields filled in, or None when it has none.
+
+        Args:
+            call: the call.
+            game: the game's name (its table).
+            console: look in ``[console.<game>]`` and ``[console.common]`` first (sentences
+                written for the screen).
+            extra: more fields (e.g. the referee's summary); the call's own fields win.
 
         Raises:
             CatalogueError: the template names a field the call does not have.
         """
-        table = self._data.get(game, {})
-        common = self._data.get("common", {})
+        found = self.template_for(call, game, console)
+        if found is None:
+            return None
+        where, template = found
+        fields = {**(extra or {}), **self.fields_of(call, game)}
+        text = self.fill(template, fields, where)
+        return text[:1].upper() + text[1:]  # a sentence may start with a filled-in word
+
+    def suffix(self, call: Call, game: str, summary: Mapping[str, Any] | None = None) -> str:
+        """The console's addition to a call's line (``[suffix.<game>] <type>``, e.g. the
+        raindrops so far), filled with the call's fields and then the summary's; ``""`` when
+        there is none.
+
+        Raises:
+            CatalogueError: the template names a field neither has.
+        """
+        table = self._data.get("suffix", {}).get(game, {})
         for key in self.keys_for(call, game):
-            template = table.get(key, common.get(key) if key == call.type else None)
-            if template is not None:
-                text = self.fill(template, call.to_json(), f"{self.path}: [{game}] {key}")
-                return text[:1].upper() + text[1:]  # a sentence may start with a filled-in word
+            template = table.get(key)
+            if isinstance(template, str):
+                fields = {**(summary or {}), **self.fields_of(call, game)}
+                return self.fill(template, fields, f"{self.path}: [suffix.{game}] {key}")
+        return ""
+
+    def observation_text(self, obs: Any, game: str) -> str | None:
+        """A sentence for an observation shown on the console (``[observations.<game>]``,
+        e.g. the carousel starting and stopping), or None.
+
+        Raises:
+            CatalogueError: the template names a field the observation does not have.
+        """
+        table = self._data.get("observations", {}).get(game, {})
+        fields = obs.to_json()
+        for key in (f"{obs.type}.{variant_word(fields.get('uncertain'))}", obs.type):
+            template = table.get(key)
+            if isinstance(template, str):
+                return self.fill(template, fields, f"{self.path}: [observations.{game}] {key}")
         return None
 
     def fill(self, template: str, fields: Mapping[str, Any], where: str = "") -> str:
-        """Fill ``{field}`` places; a field with a ``[words.<field>]`` table is translated.
+        """Fill ``{field}`` places (see the class doc for tables, lists, mappings, numbers).
 
         Raises:
             CatalogueError: a field that ``fields`` lacks (naming ``where``).
         """
-        words = self._data.get("words", {})
 
         def sub(m: re.Match[str]) -> str:
-            name = m.group(1)
+            name, spec, join = m.group(1), m.group(2), m.group(3)
             if name not in fields:
                 raise CatalogueError(f"{where}: unknown field {{{name}}} (the call has: {', '.join(fields)})")
-            value = fields[name]
-            table = words.get(name, {})
-            return str(table.get(str(value), value))
+            return self.words(fields[name], name, spec, join, where)
 
         return _FIELD.sub(sub, template)
+
+    def words(self, value: Any, field: str, spec: str | None = None, join: str | None = None,
+              where: str = "") -> str:
+        """One value in words: ``field`` names its ``[words]`` and ``[items]`` tables unless
+        ``spec`` names another words table (or is a number format such as ``.1f``); ``join``
+        is how a list's items are joined (default ``and``)."""
+        meta = self._meta
+        if value is None:
+            return str(meta.get("nothing", "nothing"))
+        if isinstance(value, bool):
+            return str(meta.get("yes" if value else "no", "yes" if value else "no"))
+        if isinstance(value, int) and spec and not spec.startswith("."):
+            forms = self._data.get("words", {}).get(spec, {})
+            if "other" in forms:  # a count with its noun: "1 point", "3 points"
+                one = value == 1 or (value == 0 and bool(meta.get("zero_is_singular", False)))
+                return str(forms["one" if one else "other"]).replace("{n}", str(value))
+        if isinstance(value, (int, float)):
+            return self._number(value, spec)
+        if isinstance(value, str):
+            table = self._data.get("words", {}).get(spec if spec and not spec.startswith(".") else field, {})
+            word = table.get(value)
+            return str(word) if word is not None else value.replace("_", " ")
+        if isinstance(value, Mapping):
+            item = self._data.get("items", {}).get(field, "{key} {value}")
+            nested = any(isinstance(v, (list, tuple, Mapping)) for v in value.values())
+            parts = [
+                self.fill(item, {"key": k, "value": _Literal(self.words(v, field, spec, join, where))}, where)
+                if not isinstance(v, Mapping) else self.fill(item, {"key": k, **v}, where)
+                for k, v in value.items()
+            ]
+            return ("; " if nested else ", ").join(parts) if parts else str(meta.get("nothing", "nothing"))
+        if isinstance(value, _Literal):
+            return value.text
+        if isinstance(value, (list, tuple)):
+            item = self._data.get("items", {}).get(field)
+            records = bool(item) and any(isinstance(v, Mapping) for v in value)
+            parts = [
+                self.fill(item, v, where) if records and isinstance(v, Mapping) else self.words(v, field, spec, None, where)
+                for v in value
+            ]
+            return self._join(parts, join or ("semicolon" if records else "and"))
+        return str(value)
+
+    def _number(self, value: float, spec: str | None) -> str:
+        if isinstance(value, int):
+            text = str(value)
+        elif spec and spec.startswith("."):
+            text = format(value, spec)
+        elif float(value).is_integer():
+            text = str(int(value))
+        else:
+            text = f"{value:.1f}"
+        return text.replace(".", str(self._meta.get("decimal", ".")))
+
+    def _join(self, parts: list[str], how: str) -> str:
+        if not parts:
+            return str(self._meta.get("nothing", "nothing"))
+        if how == "dash":
+            return "-".join(parts)
+        if how == "comma":
+            return ", ".join(parts)
+        if how == "semicolon":
+            return "; ".join(parts)
+        if len(parts) == 1:
+            return parts[0]
+        word = str(self._meta.get("or" if how == "or" else "and", how))
+        return ", ".join(parts[:-1]) + f" {word} " + parts[-1]
 
     def message(self, key: str, **fields: Any) -> str:
         """A ``[common]`` sentence by key, filled with ``fields`` (e.g. ``say_test``).
@@ -195,10 +331,17 @@ class Catalogue:
         return self.fill(common[key], fields, f"{self.path}: [common] {key}")
 
 
+class _Literal:
+    """Text already in words (a mapping's value inside an ``[items]`` sentence)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
 def _word(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    return variant_word(value)
 
 
 # --------------------------------------------------------------------------- espeak-ng
@@ -349,33 +492,40 @@ Pattern = tuple[tuple[str | None, float], ...]
 
 
 class BuzzerPatterns:
-    """The buzzer patterns that stand in for speech (``companion/data/buzzer_patterns.toml``).
+    """The buzzer patterns that stand in for speech: the notes of every call in
+    ``companion/data/signals.toml`` (the file the lights use too).
+
+    ``patterns`` maps ``"<game>.<key>"`` (``[common]`` entries: ``"<key>"``) and ``"default"`` to
+    a pattern.
+
+    Args:
+        path: the signals file.
 
     Raises:
-        CatalogueError: the file is missing or a pattern is not a list of [note, seconds].
+        CatalogueError: the file is missing or broken (the message names the key).
     """
 
     def __init__(self, path: Path = BUZZER_PATTERNS_FILE):
+        from companion.announcers.signals import SignalsError
+
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise CatalogueError(f"{path}: cannot read buzzer patterns: {exc}") from None
-        self.patterns: dict[str, Pattern] = {}
-        for key, raw in data.get("patterns", {}).items():
-            try:
-                self.patterns[key] = tuple((str(n) or None, float(s)) for n, s in raw)
-            except (TypeError, ValueError):
-                raise CatalogueError(f"{path}: [patterns] {key}: expected a list of [note, seconds]") from None
-        if "default" not in self.patterns:
-            raise CatalogueError(f"{path}: [patterns] default is missing")
+            self.signals = Signals(path)
+        except SignalsError as exc:
+            raise CatalogueError(str(exc)) from None
+        self.patterns: dict[str, Pattern] = {"default": self.signals.default.notes}
+        for game, table in self.signals.entries.items():
+            for key, sig in table.items():
+                self.patterns[key if game == "common" else f"{game}.{key}"] = sig.notes
 
     def pattern_for(self, game: str, keys: Sequence[str]) -> Pattern:
         """The pattern of the first key found as ``game.key``, then ``key``; else ``default``."""
-        for key in keys:
-            for full in (f"{game}.{key}", key):
-                if full in self.patterns:
-                    return self.patterns[full]
-        return self.patterns["default"]
+        found = self.signals.find(game, keys)
+        return found.notes if found is not None and found.notes else self.patterns["default"]
+
+    def for_call(self, call: Call, game: str) -> Pattern:
+        """The pattern of a call (its signals entry's notes, keys as the signals file's
+        variants say); ``default`` when it has none."""
+        return self.pattern_for(game, self.signals.keys_for(call, game))
 
 
 class BuzzerPlayer:
@@ -488,10 +638,11 @@ class SpeechAnnouncer:
         self.player = player or AudioPlayer(device, timeout_s)
         self.buzzer = buzzer
         self.patterns = BuzzerPatterns()
+        self.signals = self.patterns.signals
         self.history: list[Spoken] = []
         self.dropped = 0  # prompts dropped because the queue was full
         self._keep = keep
-        self._queue: queue.Queue[tuple[str, list[str], str] | None] = queue.Queue(queue_size)
+        self._queue: queue.Queue[tuple[str, Pattern, str] | None] = queue.Queue(queue_size)
         self._audio: bool | None = None
         self._warned: set[str] = set()
         self._closed = False
@@ -501,7 +652,10 @@ class SpeechAnnouncer:
     # -- the Announcer protocol ------------------------------------------------------------
 
     def announce(self, call: Call, summary: Mapping[str, Any] | None = None) -> None:
-        """Queue the call's sentence (if it has one); returns at once."""
+        """Queue the call's sentence (if it has one and the game's ``[unspoken]`` list in the
+        signals file does not name it); returns at once."""
+        if not self.signals.spoken(self.game, call.type):
+            return
         try:
             text = self.catalogue.text(call, self.game)
         except CatalogueError as exc:
@@ -509,11 +663,11 @@ class SpeechAnnouncer:
             return
         if text is None:
             return
-        self._put((text, self.catalogue.keys_for(call, self.game), call.type))
+        self._put((text, self.patterns.for_call(call, self.game), call.type))
 
     def say(self, text: str) -> None:
         """Queue a sentence as it is (``companion say``); returns at once."""
-        self._put((text, ["say"], "say"))
+        self._put((text, self.patterns.pattern_for(self.game, ["say"]), "say"))
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Finish the queued prompts (at most ``timeout_s``) and stop the worker; idempotent."""
@@ -559,7 +713,7 @@ class SpeechAnnouncer:
                 break
         return n
 
-    def _put(self, item: tuple[str, list[str], str]) -> None:
+    def _put(self, item: tuple[str, Pattern, str]) -> None:
         if self._closed:
             return
         while True:
@@ -593,7 +747,7 @@ class SpeechAnnouncer:
             finally:
                 self._queue.task_done()
 
-    def _speak(self, text: str, keys: list[str], call_type: str) -> None:
+    def _speak(self, text: str, pattern: Pattern, call_type: str) -> None:
         wav: Path | None = None
         try:
             wav = self.renderer.render(text)
@@ -610,7 +764,7 @@ class SpeechAnnouncer:
             if exc.reason != "no_device":
                 self._warn(exc.reason, f"speech: {exc}; using the buzzer")
             if self.buzzer is not None:
-                self.buzzer.play(self.patterns.pattern_for(self.game, keys))
+                self.buzzer.play(pattern)
             outcome = "written" if exc.reason == "no_device" else ("buzzer" if self.buzzer else "silent")
             self._record(Spoken(text, wav, outcome, exc.reason, call_type))
 

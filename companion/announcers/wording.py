@@ -1,0 +1,163 @@
+"""Extra fields a call's sentence needs, worked out from its own fields (no language here).
+
+A catalogue sentence can only name a call's fields; some of what players need to hear is in
+them only in a compact, machine form: the spaces before and after an illegal Carrousel move
+(which horses moved?), a Carrossel play's text form (``"Ana: 3 swan"``), a scoring option's text
+form, a booth's awards (``{"6": "Bn4>neutral"}``). :func:`derived_fields` turns those into plain
+values (names, numbers, lists of small records) that the catalogue then puts into words with its
+``[words.*]`` and ``[items]`` tables. Pure functions of the call's JSON form; unknown shapes give
+no extra field rather than an error (the sentence then uses what the call has).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["derived_fields"]
+
+Fields = dict[str, Any]
+
+_PLAY = re.compile(r"^(?P<player>.*): (?P<slot>\d+) (?P<animals>[a-z_+]+)(?P<rest>.*)$")
+_OPTION = re.compile(r"^(?P<cells>[A-Za-z0-9 ]+):")
+
+
+def _carrousel_illegal_move(c: Mapping[str, Any]) -> Fields:
+    before, after = list(c.get("before", ())), list(c.get("after", ()))
+    if len(before) != len(after):
+        return {}
+    moved = [h for h in before if h not in ("empty", "unknown") and h in after and before.index(h) != after.index(h)]
+    return {"moved": moved, "moved_count": len(moved), "too_many": len(moved) > 2}
+
+
+def _carrousel_point(c: Mapping[str, Any]) -> Fields:
+    return {"own": not c.get("owner") or c.get("owner") == c.get("player")}
+
+
+def _first_horse(spaces: list[str]) -> str | None:
+    """The first horse of a position (the one with the empty spaces just ahead of it)."""
+    n = len(spaces)
+    for i, s in enumerate(spaces):
+        if s not in ("empty", "unknown") and spaces[(i + 1) % n] == "empty":
+            return s
+    return None
+
+
+def _carrousel_dead_end_not_corrected(c: Mapping[str, Any]) -> Fields:
+    horse = _first_horse(list(c.get("expected", ())))
+    return {"horse": horse} if horse else {}
+
+
+def _play(text: str) -> Fields:
+    m = _PLAY.match(text or "")
+    if not m:
+        return {}
+    return {"slot": int(m.group("slot")), "animals": m.group("animals").split("+")}
+
+
+def _carrossel_illegal_play(c: Mapping[str, Any]) -> Fields:
+    return _play(c.get("play", ""))
+
+
+def _carrossel_ability_used(c: Mapping[str, Any]) -> Fields:
+    detail = str(c.get("detail", ""))
+    detail = re.sub(r"\[\]", "none", detail)
+    detail = re.sub(r"\[([^\]]*)\]", r"\1", detail).replace("->", "to").replace("#", "")
+    return {"detail_text": detail}
+
+
+def _carrossel_revealed(c: Mapping[str, Any]) -> Fields:
+    tiles = []
+    cells = c.get("cells", {})
+    for player, text in c.get("plays", {}).items():
+        play = _play(text)
+        if play:
+            tiles.append({"player": player, **play, "cells": list(cells.get(player, ()))})
+    return {"tiles": tiles}
+
+
+def _carrossel_sequence_options(c: Mapping[str, Any]) -> Fields:
+    choices = []
+    for number, text in enumerate(c.get("options", ()), 1):
+        m = _OPTION.match(text)
+        choices.append({"number": number, "cells": m.group("cells").split() if m else []})
+    return {"choices": choices, "count": len(choices)}
+
+
+def _carrossel_scored(c: Mapping[str, Any]) -> Fields:
+    clients = []
+    for client, where in c.get("awards", {}).items():
+        cell, _, owner = str(where).partition(">")
+        clients.append({"client": client, "cell": cell, "owner": owner})
+    return {"clients": clients}
+
+
+def _carrossel_turn_board(c: Mapping[str, Any]) -> Fields:
+    return {"turn": abs(float(c.get("turn_deg", 0.0)))}
+
+
+def _carrossel_wrong_turn(c: Mapping[str, Any]) -> Fields:
+    turned = float(c.get("turned_deg", 0.0))
+    expected = float(c.get("expected_turn_deg", 0.0))
+    return {
+        "turned": abs(turned),
+        "turned_way": "clockwise" if turned >= 0 else "counterclockwise",
+        "expected_turn": abs(expected),
+        "expected_way": "clockwise" if expected >= 0 else "counterclockwise",
+    }
+
+
+def _carrossel_game_over(c: Mapping[str, Any]) -> Fields:
+    reason = str(c.get("reason", ""))
+    if reason.startswith("not enough client cards"):
+        return {"end": "clients"}
+    m = re.match(r"^(?P<player>.+) cannot make a legal move", reason)
+    if m:
+        return {"end": "stuck", "stuck": m.group("player")}
+    return {"end": "other"}
+
+
+def _carnival_wild_moved(c: Mapping[str, Any]) -> Fields:
+    if c.get("to_ride") is None:
+        return {"where": "discarded"}
+    return {"where": "moved" if c.get("from_ride") else "placed"}
+
+
+_DERIVED: dict[tuple[str, str], Callable[[Mapping[str, Any]], Fields]] = {
+    ("carrousel", "point"): _carrousel_point,
+    ("carrousel", "illegal_move"): _carrousel_illegal_move,
+    ("carrousel", "dead_end_not_corrected"): _carrousel_dead_end_not_corrected,
+    ("carrossel", "illegal_play"): _carrossel_illegal_play,
+    ("carrossel", "ability_used"): _carrossel_ability_used,
+    ("carrossel", "revealed"): _carrossel_revealed,
+    ("carrossel", "sequence_options"): _carrossel_sequence_options,
+    ("carrossel", "scored"): _carrossel_scored,
+    ("carrossel", "turn_board"): _carrossel_turn_board,
+    ("carrossel", "wrong_turn"): _carrossel_wrong_turn,
+    ("carrossel", "game_over"): _carrossel_game_over,
+    ("carnival", "wild_moved"): _carnival_wild_moved,
+}
+
+
+def derived_fields(game: str, call: Mapping[str, Any]) -> Fields:
+    """Extra fields for the sentence of ``call`` (its JSON form, with ``type``) in ``game``.
+
+    Carrousel ``point``: ``own`` (the scorer's own card); ``illegal_move``: ``moved`` (horses
+    whose space changed), ``moved_count``, ``too_many`` (more than two moved);
+    ``dead_end_not_corrected``: ``horse`` (the one that should have gone to the front).
+    Carrossel ``illegal_play``: ``slot``, ``animals``; ``ability_used``: ``detail_text`` (the detail without list brackets); ``revealed``: ``tiles`` (records of
+    ``player``, ``slot``, ``animals``, ``cells``); ``sequence_options``: ``choices`` (records of
+    ``number``, ``cells``), ``count``; ``scored``: ``clients`` (records of ``client``, ``cell``,
+    ``owner``); ``turn_board``: ``turn`` (degrees, unsigned); ``wrong_turn``: ``turned``,
+    ``turned_way``, ``expected_turn``, ``expected_way``; ``game_over``: ``end`` (``clients``,
+    ``stuck`` with ``stuck`` the player, or ``other``). Carnival ``wild_moved``: ``where``
+    (``moved``, ``placed`` from the hand, ``discarded``). Other calls: none.
+    """
+    fn = _DERIVED.get((game, str(call.get("type", ""))))
+    if fn is None:
+        return {}
+    try:
+        return fn(call)
+    except (TypeError, ValueError, AttributeError):
+        return {}
