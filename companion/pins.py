@@ -33,8 +33,13 @@ def is_raspberry_pi(model_file: str = "/proc/device-tree/model") -> bool:
 
 
 def _mock() -> Any:
+    """gpiozero's mock pins: the default factory when it is a MockFactory already (a test's,
+    whose pins it drives), else a new one with PWM pins (for the buzzer)."""
+    from gpiozero import Device
     from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+    if isinstance(Device.pin_factory, MockFactory):
+        return Device.pin_factory
     return MockFactory(pin_class=MockPWMPin)
 
 

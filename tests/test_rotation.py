@@ -310,15 +310,6 @@ def test_tracker_on_simulated_spins_reports_each_stop_once():
 # ---- gpiozero reader --------------------------------------------------------------------
 
 
-@pytest.fixture
-def mock_factory():
-    from gpiozero.pins.mock import MockFactory
-
-    f = MockFactory()
-    yield f
-    f.reset()
-
-
 def test_gpio_encoder_counts_unbounded_with_index(mock_factory):
     from companion.rotation.gpio import GpioEncoder
 

@@ -6,8 +6,6 @@ import io
 import threading
 
 import pytest
-from gpiozero import Device
-from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from companion.announcers.lights import LightsAndBuzzer
 from companion.clock import ManualClock
@@ -22,11 +20,8 @@ from tests.doubles import Recorder
 
 
 @pytest.fixture
-def factory():
-    f = MockFactory(pin_class=MockPWMPin)
-    yield f
-    f.reset()
-    Device.pin_factory = None
+def factory(mock_factory):
+    return mock_factory
 
 
 def sim_service(tmp_path, seed=1, players="Ana,Ben,Cleo,Dev", extra=None, journal=None, new=True):

@@ -205,8 +205,9 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         if current.get("service") is not None:
             current["service"].stop()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    if threading.current_thread() is threading.main_thread():  # (tests run it in a thread)
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
     heartbeat = (lambda: notifier.watchdog()) if notifier.watchdog_period_s else None
     new = args.new
     players, seed = opts["players"], opts["seed"]

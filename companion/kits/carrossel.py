@@ -66,16 +66,17 @@ class BoardAngle:
         with self._lock:
             zero = self._zero_ccw if self._zero_ccw is not None else obs.angle_deg
         cw = (zero - obs.angle_deg) % 360.0
-        return BoardTurned(t=obs.t, angle_deg=round(cw, 3), uncertain=bool(obs.uncertain))
+        # Angles relative to setup need no absolute reference (index pulse): only the other
+        # doubts (a lost link during the turn) make the reading uncertain.
+        doubts = [d for d in (obs.reason or "").split("; ") if d and not d.startswith("no absolute reference")]
+        return BoardTurned(t=obs.t, angle_deg=round(cw, 3), uncertain=bool(obs.uncertain and doubts))
 
 
 def real(t: Table) -> Rig:
-    """The encoder on the board's bearing reports each turn; the game starts at once (the
-    client deck and objectives drawn by the referee, announced for the players to lay out);
-    plays, choices and abilities come from the entry source."""
-    from companion.games.carrossel import GameStart
+    """The encoder on the board's bearing reports each turn; the game starts with a
+    ``game_start`` entry (the players tell the deal as read, or give a ``seed`` and lay out what
+    the companion announces); plays, choices and abilities come from the entry source."""
     from companion.kits import real_encoder
-    from companion.sources.starters import StartNow
 
     expected = 0.0
     if t.opened.state is not None:
@@ -90,18 +91,17 @@ def real(t: Table) -> Rig:
 
     def on_sample(sample: Any) -> None:
         original(sample)
-        a = tracker.angle_deg
+        a = tracker.angle_deg()
         if a is not None:
             angle.reference(a)
 
     encoder.source._on_sample = on_sample
-    players = tuple(t.players)
-    seed = t.random_seed()
-    start = StartNow(lambda now: GameStart(t=now, players=players, seed=seed), started=t.resumed)
+    players = ",".join(t.players)
     lines = [] if t.resumed else [
-        "Carrossel: lay out the booths and objectives as announced; tell each play with "
+        "Carrossel: start with `companion enter carrossel game_start players=" + players + " seed=N` "
+        "(the companion deals; lay out what it announces) or the deal as read; tell each play with "
         "`companion enter carrossel play ...` (or the table's page); turn the board when asked."]
-    return Rig(sources=[start, encoder], lines=lines)
+    return Rig(sources=[encoder], lines=lines)
 
 
 KIT = Kit(game="carrossel", options=_options, simulated=simulated, real=real)

@@ -148,6 +148,8 @@ class EntryServer:
         self._waiting: dict[int, _Waiter] = {}
         self._sock: socket.socket | None = None
         self._closed = threading.Event()
+        #: set while a game's service takes entries (between :meth:`bind` and :meth:`unbind`)
+        self.bound = threading.Event()
         self._threads: list[threading.Thread] = []
         self.accepted = 0
         self.refused = 0
@@ -215,9 +217,11 @@ class EntryServer:
         """Entries now go to this game's service (called by :meth:`EntrySource.start`)."""
         with self._lock:
             self._game, self._vocabulary, self._emit, self._clock = game, vocabulary, emit, clock
+        self.bound.set()
 
     def unbind(self) -> None:
         """No game is being refereed: observations are refused until the next one."""
+        self.bound.clear()
         with self._lock:
             self._vocabulary, self._emit, self._clock = None, None, None
             waiting = list(self._waiting.values())

@@ -1,0 +1,24 @@
+"""Shared fixtures.
+
+``mock_factory``: gpiozero's :class:`~gpiozero.pins.mock.MockFactory` (with PWM pins, for the
+buzzer) as the default pin factory for one test, reset and restored after it (as gpiozero's own
+tests do). A service configured with ``[service] pin_factory = "mock"`` uses this same factory,
+so a test drives the very pins the service's buttons read (``mock_factory.pin(5).drive_low()``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from gpiozero import Device
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+
+@pytest.fixture
+def mock_factory():
+    """The pin factory of one test: MockFactory with MockPWMPin, set as gpiozero's default."""
+    saved = Device.pin_factory
+    factory = MockFactory(pin_class=MockPWMPin)
+    Device.pin_factory = factory
+    yield factory
+    factory.reset()
+    Device.pin_factory = saved

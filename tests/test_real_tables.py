@@ -1,0 +1,101 @@
+"""`companion run --game G --table hardware` with the hardware emulated: gpiozero's mock pins
+pressed by the test, the firmware's encoder app on a pty as the Pico, a camera from a video file,
+entries on the socket. Each test referees a scripted game to its end; no simulated player
+anywhere in the chain (the scripts are fixed lists of what players do)."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.events import InvalidObservation
+from tests.real_table import CallTap, Companion, RunningPico, write_config
+
+
+@pytest.fixture
+def pico():
+    p = RunningPico()
+    yield p
+    p.close()
+
+
+def _referee_calls(game, observations):
+    from companion.games import referee_for
+
+    ref = referee_for(game)
+    state, calls = ref.initial_state(), []
+    for obs in observations:
+        state, more = ref.apply(state, obs)
+        calls += more
+    return calls
+
+
+def test_carrossel_plays_from_entries_and_turns_from_the_encoder(tmp_path, monkeypatch, mock_factory, pico):
+    """Carrossel at a real table: the deal, plays and choices are entered on the socket; every
+    turn of the board is made on the shaft (the Pico counts it) and judged from the angle."""
+    from companion.sim.carrossel import generate_game
+
+    script = generate_game(5, ("Ana", "Ben"), uncertain_rate=0.0, angle_noise_deg=2.0)
+    config = write_config(tmp_path, players={"names": ["Ana", "Ben"]},
+                          encoder={"backend": "pico", "port": pico.port, "index": False, "settle_s": 0.1},
+                          service={"announcers": ["console", "lights"]})
+    tap = CallTap(monkeypatch)
+    companion = Companion(tap, config, "carrossel")
+    try:
+        companion.wait_bound()
+        angle_cw = 0.0  # where the board stands, degrees clockwise from setup
+        turned = 0
+        for obs in script:
+            if obs.TYPE == "board_turned":
+                # Turn the real shaft the way the table would: the expected direction of the last
+                # `turn_board` call, else the shorter way.
+                last_turn = next((c for c in reversed(tap.calls) if c.TYPE == "turn_board"), None)
+                delta = (obs.angle_deg - angle_cw) % 360.0
+                if (last_turn is not None and last_turn.turn_deg < 0) or (last_turn is None and delta > 180):
+                    delta -= 360.0
+                if abs(delta) < 1.0:
+                    continue
+                pico.turn(-delta, rps=1.0)  # clockwise seen from above = falling count (direction ccw)
+                angle_cw = obs.angle_deg
+                tap.next("board_turned_ok", "wrong_turn", "board_aligned", "invalid_observation")
+                turned += 1
+                continue
+            reply = companion.enter({**obs.to_json(), "game": "carrossel"})
+            assert reply["ok"], reply
+        over = tap.next("game_over", timeout=10)
+        assert companion.join() == 0
+    finally:
+        companion.stop()
+    expected = [c for c in _referee_calls("carrossel", script) if c.TYPE == "game_over"][0]
+    assert turned >= 4
+    assert over.to_json()["scores"] == expected.to_json()["scores"]
+    assert over.to_json()["winners"] == expected.to_json()["winners"]
+    assert not any(isinstance(c, InvalidObservation) for c in tap.calls)
+
+
+def test_carrossel_entry_for_another_game_is_refused_and_the_game_goes_on(tmp_path, monkeypatch, mock_factory, pico):
+    config = write_config(tmp_path, encoder={"backend": "pico", "port": pico.port, "index": False},
+                          service={"announcers": ["console"]})
+    tap = CallTap(monkeypatch)
+    companion = Companion(tap, config, "carrossel")
+    try:
+        companion.wait_bound()
+        wrong_game = companion.enter({"game": "carnival", "type": "roll", "player": "Ana", "dice": [1, 2, 3]})
+        assert not wrong_game["ok"] and "referees carrossel, not carnival" in wrong_game["error"]
+        not_ours = companion.enter({"type": "board", "spaces": []})
+        assert not not_ours["ok"] and "unknown observation type 'board'" in not_ours["error"]
+        bad_field = companion.enter({"type": "game_start", "players": "Ana"})
+        assert not bad_field["ok"] and "players" in bad_field["error"]
+        started = companion.enter({"type": "game_start", "players": ["Ana", "Ben"], "seed": 3})
+        assert [c["type"] for c in started["calls"]][:1] == ["game_started"]
+        wrong_player = companion.enter({"type": "play", "player": "Zed", "slot": 1, "animals": []})
+        assert wrong_player["ok"] and wrong_player["calls"][0]["type"] == "invalid_observation"
+        status = companion.enter({"control": "status"})
+        assert status["status"]["game"] == "carrossel" and status["status"]["parts"]["encoder"]["state"] == "ok"
+    finally:
+        companion.stop()
+    from companion.journal import Journal
+
+    journal = Journal(tmp_path / "journal.db", readonly=True)
+    kinds = [e.kind for e in journal.entries(journal.sessions()[-1].id)]
+    journal.close()
+    assert kinds.count("observation") == 2  # the game_start and the refused play: both journaled
