@@ -10,8 +10,6 @@ import io
 import re
 
 import pytest
-from gpiozero import Device
-from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from companion.announcers.console import ConsoleAnnouncer
 from companion.announcers.lights import LightsAndBuzzer
@@ -260,15 +258,8 @@ def test_a_broken_signals_file_names_the_key(tmp_path):
         Signals(bad)
 
 
-@pytest.fixture
-def factory():
-    f = MockFactory(pin_class=MockPWMPin)
-    yield f
-    f.reset()
-    Device.pin_factory = None
-
-
-def test_lights_play_a_calls_pattern_on_mock_pins(factory):
+def test_lights_play_a_calls_pattern_on_mock_pins(mock_factory):
+    factory = mock_factory
     from companion.games.carrossel import GameOver
 
     lights = LightsAndBuzzer(["Ana", "Ben", "Cleo"], [16, 20, 21, 26], 12, factory, game="carrossel")
@@ -281,7 +272,8 @@ def test_lights_play_a_calls_pattern_on_mock_pins(factory):
         lights.close()
 
 
-def test_lights_follow_the_game_and_the_variant(factory):
+def test_lights_follow_the_game_and_the_variant(mock_factory):
+    factory = mock_factory
     rain = referee_for("monsieur-carrousel").vocabulary.call(
         {"type": "weather", "t": 1.0, "player": "Ana", "kid": "Lulu", "zone": "rain"})
     sun = referee_for("monsieur-carrousel").vocabulary.call(
