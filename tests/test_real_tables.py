@@ -99,3 +99,51 @@ def test_carrossel_entry_for_another_game_is_refused_and_the_game_goes_on(tmp_pa
     kinds = [e.kind for e in journal.entries(journal.sessions()[-1].id)]
     journal.close()
     assert kinds.count("observation") == 2  # the game_start and the refused play: both journaled
+
+
+def press(factory, pin: int) -> None:
+    """A player presses and releases the button wired to ``pin`` (to ground, pull-up)."""
+    p = factory.pin(pin)
+    p.drive_low()
+    p.drive_high()
+
+
+def test_monsieur_carrousel_plays_with_the_encoder_the_die_and_the_kids_buttons(tmp_path, monkeypatch, mock_factory,
+                                                                                  pico):
+    """Monsieur Carrousel at a real table: the die button, the YES/NO buttons and the carousel
+    turned on the shaft (the Pico counts it; the tracker finds the stop); every prompt spoken
+    (espeak-ng to ALSA's null device)."""
+    import random
+
+    config = write_config(tmp_path, players={"names": ["Ana", "Ben"]},
+                          encoder={"backend": "pico", "port": pico.port, "index": True, "settle_s": 0.1},
+                          service={"game": "monsieur-carrousel"})
+    tap = CallTap(monkeypatch)
+    companion = Companion(tap, config, "monsieur-carrousel")
+    rng = random.Random(3)
+    pins = {"yes": 23, "no": 24, "die": 22}
+    spins = 0
+    try:
+        tap.next("game_started")
+        while True:
+            call = tap.next(timeout=20)
+            kind = call.TYPE
+            if kind in ("turn", "roll_again", "twins_help"):
+                press(mock_factory, pins["die"])
+            elif kind in ("seat_kid", "answer_again", "memory_guess"):
+                press(mock_factory, pins["yes"])  # the kid sits where told / we remember
+            elif kind == "sunbeam_fragment" and call.to_json().get("ask"):
+                press(mock_factory, pins["yes" if rng.random() < 0.5 else "no"])
+            elif kind in ("spin", "spin_again"):
+                pico.turn(rng.uniform(400.0, 800.0), rps=3.0)  # more than one whole turn
+                spins += 1
+            elif kind in ("game_won", "game_lost"):
+                break
+        assert companion.join() == 0
+    finally:
+        companion.stop()
+    kinds = [c.TYPE for c in tap.calls]
+    assert "weather" in kinds and spins >= 3
+    assert not any(isinstance(c, InvalidObservation) for c in tap.calls)
+    speech = tap.services[-1].speech
+    assert speech is not None and any(s.outcome == "played" for s in speech.history)
