@@ -547,11 +547,26 @@ def test_card_seen_corrects_the_tracked_card_and_keeps_sixty_cards():
     assert sorted(everything) == sorted(CARDS)
 
 
-def test_card_seen_that_lies_elsewhere_is_rejected():
+def test_card_seen_that_is_another_players_card_in_play_is_rejected():
     ref, state, _ = start(deck=make_deck([("blue", "green", "red")], [BEN_CARD]))
     new, calls = ref.apply(state, CardSeen(t=1.0, player="Ana", card=BEN_CARD))
     assert isinstance(calls[0], InvalidObservation) and "Ben" in calls[0].reason
     assert new == state
+
+
+def test_card_seen_tracked_further_down_another_row_swaps_with_the_tracked_one():
+    """Ruling (docs/vocabulary.md): the camera reads only each player's card in play; a card
+    tracked lower in another player's row was a guess of the physical deck's order, so it
+    changes places with the card tracked as this player's."""
+    ref, state, _ = start(deck=make_deck([("blue", "green", "red")], [BEN_CARD]))
+    ben_second = state.player("Ben").face_up[1]
+    ana_was = state.player("Ana").active
+    state, calls = ref.apply(state, CardSeen(t=1.0, player="Ana", card=ben_second))
+    assert calls == [CardCorrected(t=1.0, player="Ana", was=ana_was, now=ben_second)]
+    assert state.player("Ana").active == ben_second
+    assert state.player("Ben").face_up[:2] == (BEN_CARD, ana_was)
+    everything = [c for p in state.players for c in p.face_up + p.won] + list(state.draw_pile)
+    assert sorted(everything) == sorted(CARDS)
 
 
 def test_game_started_lists_each_active_card():

@@ -147,3 +147,79 @@ def test_monsieur_carrousel_plays_with_the_encoder_the_die_and_the_kids_buttons(
     assert not any(isinstance(c, InvalidObservation) for c in tap.calls)
     speech = tap.services[-1].speech
     assert speech is not None and any(s.outcome == "played" for s in speech.history)
+
+
+def _carrousel_video(path, seed: int = 11):
+    """A video of a Carrousel table (rendered frames, MJPG): four players' cards in front of
+    them, then Ana's cards come up one after another and one legal move each time makes the
+    first three her card. Returns Ana's cards in order and the other players' cards."""
+    import random
+
+    import cv2
+
+    from companion.games.carrousel import CARDS, Position
+    from companion.vision.sim import Conditions, SimulatedCamera
+
+    rng = random.Random(seed)
+    position = Position.from_text(".gbyrk.")
+    others = {"east": ("green", "yellow", "blue"), "north": ("yellow", "green", "red"),
+              "west": ("blue", "red", "green")}
+    ana_cards, positions, used = [], [], set(others.values()) | {position.first_three}
+    for _ in range(10):  # four players: 10 points win (Victory)
+        moves = position.legal_moves()
+        rng.shuffle(moves)
+        nxt = next(p for p in (position.apply(m) for m in moves)
+                   if p.first_three not in used and p.first_three in CARDS)
+        used.add(nxt.first_three)
+        ana_cards.append(nxt.first_three)
+        positions.append(nxt)
+        position = nxt
+    camera = SimulatedCamera(seed=seed, conditions=Conditions(height_mm=600, tilt_deg=8, azimuth_deg=30, roll_deg=5,
+                                                              light=1.0, kelvin=5000, gradient=0.05, vignetting=0.2,
+                                                              noise_sigma=1.5, blur_px=0.0, jpeg_quality=0, hands=()))
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30, (640, 480))
+
+    def hold(spaces, ana_card, frames):
+        camera.set_table(spaces=spaces, cards={"south": ana_card, **others})
+        image = camera.read().image
+        for _ in range(frames):
+            writer.write(image)
+
+    board = Position.from_text(".gbyrk.")
+    hold(board.spaces, ana_cards[0], 12)  # the deal: the game starts from what is seen
+    for k, goal in enumerate(positions):
+        if k:
+            hold(board.spaces, ana_cards[k], 8)  # Ana's next card is turned face up
+        hold(goal.spaces, ana_cards[k], 24)  # the move: her card is the first three; she claims
+        board = goal
+    writer.release()
+    return ana_cards, others
+
+
+def test_carrousel_plays_from_a_camera_video_and_the_claim_buttons(tmp_path, monkeypatch, mock_factory):
+    """Carrousel at a real table: the camera (a video file) reads the horses and cards; the
+    game starts from the cards it sees (no simulated deck); Ana presses her claim button when
+    her card comes up, to the winner."""
+    video = tmp_path / "table.avi"
+    ana_cards, others = _carrousel_video(video)
+    config = write_config(tmp_path, players={"names": ["Ana", "Ben", "Cleo", "Dev"]},
+                          camera={"source": f"opencv:{video}", "frame_period_s": 0.03, "settle_s": 0.12},
+                          service={"announcers": ["console", "lights"]})
+    tap = CallTap(monkeypatch)
+    companion = Companion(tap, config, "carrousel")
+    try:
+        started = tap.next("game_started", timeout=30)
+        assert started.cards["Ana"] == ana_cards[0]
+        assert [started.cards[p] for p in ("Ben", "Cleo", "Dev")] == [others[s] for s in ("east", "north", "west")]
+        for card in ana_cards:
+            while tap.next("move", timeout=20).first_three != card:
+                pass
+            press(mock_factory, 5)  # Ana's claim button
+            point = tap.next("point", "penalty", timeout=10)
+            assert point.TYPE == "point" and point.player == "Ana" and tuple(point.card) == card
+        winner = tap.next("winner", timeout=10)
+        assert winner.player == "Ana"
+        assert companion.join() == 0
+    finally:
+        companion.stop()
+    assert not any(c.TYPE in ("illegal_move", "penalty", "invalid_observation") for c in tap.calls)

@@ -1043,17 +1043,30 @@ class CarrouselReferee:
             return state, [_invalid(obs, f"card: expected three distinct horse colours, got {list(card)}")]
         if player.active == card:
             return state, []
+        holder = None
         for p in state.players:
             if card in p.won:
                 return state, [_invalid(obs, f"card: {'-'.join(card)} is already in {p.name}'s won pile")]
             if p.name != player.name and card in p.face_up:
-                return state, [_invalid(obs, f"card: {'-'.join(card)} lies in front of {p.name}")]
+                # Another player's card in play is seen by the camera too: a real conflict.
+                if p.active == card:
+                    return state, [_invalid(obs, f"card: {'-'.join(card)} is {p.name}'s card in play")]
+                holder = p  # tracked, unseen, further down another row: that was a guess
         # Keep the 60 cards: the seen card leaves wherever it was tracked, the tracked one
         # takes its place there.
         was = player.active
         face_up = list(player.face_up)
         pile = list(state.draw_pile)
-        if card in face_up:
+        players = state.players
+        if holder is not None:
+            row = list(holder.face_up)
+            if was is not None:
+                row[row.index(card)] = was
+                face_up = face_up[1:]
+            else:
+                row.remove(card)
+            players = _replace_player(players, holder._replace(face_up=tuple(row)))
+        elif card in face_up:
             face_up.remove(card)
         elif card in pile:
             pile[pile.index(card)] = was  # type: ignore[call-overload]
@@ -1061,7 +1074,7 @@ class CarrouselReferee:
         face_up.insert(0, card)
         new = _evolve(
             state,
-            players=_replace_player(state.players, player._replace(face_up=tuple(face_up))),
+            players=_replace_player(players, player._replace(face_up=tuple(face_up))),
             draw_pile=tuple(p for p in pile if p is not None),
         )
         return new, [CardCorrected(t=obs.t, player=player.name, was=was or ("", "", ""), now=card)]
