@@ -69,6 +69,13 @@ def _positive(v: float) -> bool:
     return v > 0 and math.isfinite(v)
 
 
+def _games() -> tuple[str, ...]:
+    """The game names of :data:`companion.games.GAMES` (read when a file is checked)."""
+    from companion.games import GAMES
+
+    return tuple(GAMES)
+
+
 def _rate(v: float) -> bool:
     return 0.0 <= v <= 1.0
 
@@ -83,7 +90,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "game": Key(
             "str", "carrousel", "a game name: carrousel, monsieur-carrousel, carrossel or carnival",
             "game refereed by `companion run`",
-            lambda v: v in ("carrousel", "monsieur-carrousel", "carrossel", "carnival"),
+            lambda v: v in _games(),
         ),
         "journal": Key(
             "str",
