@@ -59,7 +59,7 @@ def _labels() -> list[tuple[str, int, tuple[int, int, int, int]]]:
         for row in csv.DictReader(fh):
             w, h = float(row["width"]), float(row["height"])
             box = (int(float(row["xmin"]) * w), int(float(row["ymin"]) * h),
-                   int(round(float(row["xmax"]) * w)), int(round(float(row["ymax"]) * h)))
+                   round(float(row["xmax"]) * w), round(float(row["ymax"]) * h))
             rows.append((row["filename"], NAMES[row["class_text"]], box))
     return rows
 
@@ -144,7 +144,7 @@ def paste(frame: np.ndarray, cut: DieCut, centre: tuple[float, float], angle: fl
         img = cv2.filter2D(img, -1, kernel, borderType=cv2.BORDER_REPLICATE)
         alpha = cv2.filter2D(alpha, -1, kernel, borderType=cv2.BORDER_CONSTANT)
     h, w = alpha.shape
-    x0, y0 = int(round(centre[0] - w / 2)), int(round(centre[1] - h / 2))
+    x0, y0 = round(float(centre[0]) - w / 2), round(float(centre[1]) - h / 2)
     region = frame[y0: y0 + h, x0: x0 + w].astype(np.float32)
     a = alpha[..., None]
     frame[y0: y0 + h, x0: x0 + w] = np.clip(region * (1 - a) + img * a, 0, 255).astype(np.uint8)
@@ -271,7 +271,7 @@ def game_video(path: str | Path, rolls: Sequence[Sequence[int]], fps: float = 10
 
     def write(image: np.ndarray, seconds: float) -> int:
         nonlocal n
-        count = max(1, int(round(seconds * fps)))
+        count = max(1, round(seconds * fps))
         for _ in range(count):
             writer.write(image)
             n += 1
@@ -281,7 +281,7 @@ def game_video(path: str | Path, rolls: Sequence[Sequence[int]], fps: float = 10
         write(empty, lead_s)
         for values in rolls:
             dice = roll_cuts(values, cuts)
-            for _ in range(max(1, int(round(tumble_s * fps)))):
+            for _ in range(max(1, round(tumble_s * fps))):
                 writer.write(tumbling_frame(empty, dice, rng))
                 n += 1
             places = [(x + float(rng.uniform(-8, 8)), y + float(rng.uniform(-4, 4))) for x, y in REST_PLACES]
@@ -296,5 +296,19 @@ def game_video(path: str | Path, rolls: Sequence[Sequence[int]], fps: float = 10
     return GameVideo(path, fps, n, rests, images)
 
 
-__all__ = ["DieCut", "GameVideo", "cut_die", "die_cuts", "paste", "background", "rest_frame", "tumbling_frame",
-           "roll_cuts", "game_video", "REST_PLACES", "TABLE_DICE", "TRAY", "PHOTO"]
+__all__ = [
+    "PHOTO",
+    "REST_PLACES",
+    "TABLE_DICE",
+    "TRAY",
+    "DieCut",
+    "GameVideo",
+    "background",
+    "cut_die",
+    "die_cuts",
+    "game_video",
+    "paste",
+    "rest_frame",
+    "roll_cuts",
+    "tumbling_frame",
+]

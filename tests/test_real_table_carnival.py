@@ -8,7 +8,6 @@ from the socket; nothing of companion/sim runs."""
 from __future__ import annotations
 
 import cv2
-import pytest
 
 from companion.events import InvalidObservation
 from companion.readers.dice import DiceReader
@@ -86,11 +85,11 @@ SCRIPT: list[dict] = [
 
 #: Video pacing (seconds of video, read at ``FRAME_PERIOD_S`` a frame): after each roll settles
 #: (``SETTLE_S`` into its rest) the test has the rest of the rest period, the empty tray and the
-#: next tumble and settle (about 2.6 s) to enter the turn; a turn is at most 10 entries of a few
+#: next tumble and settle (about 2.4 s) to enter the turn; a turn is at most 10 entries of a few
 #: milliseconds each, so a loaded machine has a wide margin. A slow reader only slows the video.
 FRAME_PERIOD_S = 0.1
 SETTLE_S = 0.4
-LEAD_S, TUMBLE_S, REST_S, GAP_S = 2.0, 0.5, 1.1, 1.3
+LEAD_S, TUMBLE_S, REST_S, GAP_S = 1.5, 0.5, 1.0, 1.0
 
 
 def _turns(script):
@@ -141,6 +140,10 @@ def _check_rest_frames(video, rolls):
 
 def test_carnival_scripted_game_refereed_from_the_tray_video_and_the_entry_socket(tmp_path, monkeypatch,
                                                                                      mock_factory):
+    """Carnival at a real table: each roll is read by the dice camera from the tray video and
+    becomes the active player's roll; the deal and every other move are entered on the socket;
+    the service's calls are the referee's on the script, to the winner, with the two misplaced
+    entries refused on the way."""
     import companion.sim.carnival as simulated
 
     def no_simulated_player(*args, **kwargs):
