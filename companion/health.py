@@ -86,7 +86,7 @@ class Parts:
     def __init__(self, tell: Callable[[Call], None] | None = None, clock: Callable[[], float] | None = None):
         self.tell = tell
         self.clock = clock or (lambda: 0.0)
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._parts: dict[str, dict[str, str]] = {}
 
     def set(self, part: str, state: str, detail: str = "") -> None:
@@ -95,12 +95,14 @@ class Parts:
             raise ValueError(f"part state: expected one of {', '.join(PART_STATES)}, got {state!r}")
         with self._lock:
             self._parts[part] = {"state": state, "detail": detail}
+            self._lock.notify_all()
 
     def lost(self, part: str, detail: str, fix: str) -> None:
         """``part`` stopped working: record it, log one line, tell the table once."""
         with self._lock:
             was = self._parts.get(part, {}).get("state")
             self._parts[part] = {"state": "lost", "detail": detail}
+            self._lock.notify_all()
         if was == "lost":
             return
         log.warning("%s lost: %s (%s)", part, detail, fix)
@@ -112,11 +114,17 @@ class Parts:
         with self._lock:
             was = self._parts.get(part, {}).get("state")
             self._parts[part] = {"state": "ok", "detail": detail}
+            self._lock.notify_all()
         if was != "lost":
             return
         log.info("%s back%s", part, f": {detail}" if detail else "")
         if self.tell is not None:
             self.tell(PartBack(t=self.clock(), part=part))
+
+    def wait_for(self, part: str, state: str, timeout_s: float) -> bool:
+        """Block until ``part`` is in ``state`` (or ``timeout_s`` seconds pass); True if it is."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._parts.get(part, {}).get("state") == state, timeout_s)
 
     @property
     def any_lost(self) -> bool:

@@ -138,6 +138,17 @@ class RunningPico:
             self._done.clear()
         assert self._done.wait(timeout), "the shaft did not get there"
 
+    def unplug(self) -> None:
+        """Pull the USB cable: the port vanishes."""
+        with self._lock:
+            self.fake.unplug()
+
+    def replug(self) -> str:
+        """Plug it back in (under a new device name, as the kernel does); returns the name."""
+        with self._lock:
+            self.fake.replug()
+            return self.fake.name
+
     def close(self) -> None:
         self._stop.set()
         self.thread.join(2)

@@ -72,7 +72,8 @@ def test_carrossel_plays_from_entries_and_turns_from_the_encoder(tmp_path, monke
     assert not any(isinstance(c, InvalidObservation) for c in tap.calls)
 
 
-def test_carrossel_entry_for_another_game_is_refused_and_the_game_goes_on(tmp_path, monkeypatch, mock_factory, pico):
+def test_carrossel_entry_for_another_game_is_refused_and_the_game_goes_on(tmp_path, monkeypatch, mock_factory, pico,
+                                                                         capsys):
     config = write_config(tmp_path, encoder={"backend": "pico", "port": pico.port, "index": False},
                           service={"announcers": ["console"]})
     tap = CallTap(monkeypatch)
@@ -89,8 +90,21 @@ def test_carrossel_entry_for_another_game_is_refused_and_the_game_goes_on(tmp_pa
         assert [c["type"] for c in started["calls"]][:1] == ["game_started"]
         wrong_player = companion.enter({"type": "play", "player": "Zed", "slot": 1, "animals": []})
         assert wrong_player["ok"] and wrong_player["calls"][0]["type"] == "invalid_observation"
+        assert tap.services[-1].parts.wait_for("encoder", "ok", 10), "the Pico never said hello"
         status = companion.enter({"control": "status"})
         assert status["status"]["game"] == "carrossel" and status["status"]["parts"]["encoder"]["state"] == "ok"
+        from companion.cli import main
+
+        capsys.readouterr()
+        journal_path = str(tmp_path / "journal.db")
+        assert main(["enter", "--journal", journal_path, "carrossel", "play", "player=Ana", "slot=99",
+                     "animals=swan,fox"]) == 0
+        said = capsys.readouterr().out
+        assert "Ana, that play is not allowed: slot card 99" in said  # the referee's call, in words
+        assert main(["enter", "--journal", journal_path, "carrossel", "play", "player=Zed", "slot=1",
+                     "animals=swan,fox"]) == 1
+        assert main(["enter", "--journal", journal_path, "carnival", "roll", "player=Ana", "dice=1,2,3"]) == 1
+        assert "referees carrossel, not carnival" in capsys.readouterr().err
     finally:
         companion.stop()
     from companion.journal import Journal
@@ -98,7 +112,7 @@ def test_carrossel_entry_for_another_game_is_refused_and_the_game_goes_on(tmp_pa
     journal = Journal(tmp_path / "journal.db", readonly=True)
     kinds = [e.kind for e in journal.entries(journal.sessions()[-1].id)]
     journal.close()
-    assert kinds.count("observation") == 2  # the game_start and the refused play: both journaled
+    assert kinds.count("observation") == 4  # the game_start and the three plays judged: all journaled
 
 
 def press(factory, pin: int) -> None:
@@ -223,3 +237,81 @@ def test_carrousel_plays_from_a_camera_video_and_the_claim_buttons(tmp_path, mon
     finally:
         companion.stop()
     assert not any(c.TYPE in ("illegal_move", "penalty", "invalid_observation") for c in tap.calls)
+
+
+def test_an_encoder_unplugged_while_playing_is_told_and_the_game_goes_on_when_back(tmp_path, monkeypatch,
+                                                                                 mock_factory, pico):
+    """The Pico's cable pulled mid-game: the table is told (part_lost), status shows it, the
+    game waits; plugged back (the by-id link follows it, as udev's does), the game goes on."""
+    link = tmp_path / "pico-by-id"
+    link.symlink_to(pico.port)
+    config = write_config(tmp_path, players={"names": ["Ana", "Ben"]},
+                          encoder={"backend": "pico", "port": str(link), "index": False, "settle_s": 0.1},
+                          service={"announcers": ["console"]})
+    tap = CallTap(monkeypatch)
+    companion = Companion(tap, config, "carrossel")
+    try:
+        companion.wait_bound()
+        assert companion.enter({"type": "game_start", "players": ["Ana", "Ben"], "seed": 3})["ok"]
+        assert tap.services[-1].parts.wait_for("encoder", "ok", 10), "the Pico never said hello"
+        pico.unplug()
+        lost = tap.next("part_lost", timeout=10)
+        assert lost.part == "encoder" and "USB" in lost.fix
+        status = companion.enter({"control": "status"})["status"]
+        assert status["parts"]["encoder"]["state"] == "lost"
+        link.unlink()
+        link.symlink_to(pico.replug())
+        back = tap.next("part_back", timeout=10)
+        assert back.part == "encoder"
+        assert companion.enter({"control": "status"})["status"]["parts"]["encoder"]["state"] == "ok"
+        # the game goes on: a play is judged
+        reply = companion.enter({"type": "play", "player": "Zed", "slot": 1, "animals": []})
+        assert reply["calls"][0]["type"] == "invalid_observation"
+    finally:
+        companion.stop()
+
+
+def test_a_video_that_ends_ends_the_run_with_a_one_line_summary(tmp_path, monkeypatch, mock_factory, capsys):
+    import cv2
+    import numpy as np
+
+    video = tmp_path / "short.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 30, (640, 480))
+    for _ in range(15):
+        writer.write(np.full((480, 640, 3), 90, np.uint8))  # the table is not in view
+    writer.release()
+    config = write_config(tmp_path, camera={"source": f"opencv:{video}", "frame_period_s": 0.01},
+                          service={"announcers": ["console", "lights"]})
+    tap = CallTap(monkeypatch)
+    companion = Companion(tap, config, "carrousel")
+    assert companion.join() == 0
+    err = capsys.readouterr().err
+    assert f"opencv:{video}: the frames ended after 15 frames read" in err
+
+
+def test_the_service_waits_for_the_next_game_and_starts_it_from_the_entry_socket(tmp_path, monkeypatch,
+                                                                                  mock_factory):
+    """After a game the appliance waits; `companion enter --new-game carnival` starts it."""
+    import threading
+
+    from companion.cli import main
+
+    config = write_config(tmp_path, service={"announcers": ["console"]}, sim={"move_time_s": 0.05})
+    tap = CallTap(monkeypatch)
+    rc: list[int] = []
+    thread = threading.Thread(target=lambda: rc.append(main([
+        "run", "--config", str(config), "--game", "carrossel", "--table", "sim", "--speed", "1000", "--new",
+        "--next-game", "wait"])), daemon=True)
+    thread.start()
+    try:
+        tap.next("game_over", timeout=60)
+        journal = str(tmp_path / "journal.db")
+        assert main(["enter", "--journal", journal, "--new-game", "carnival"]) == 0
+        tap.next("game_started", timeout=30)
+        assert tap.services[-1].referee.name == "carnival"
+        assert main(["enter", "--journal", journal, "--new-game", "carrossel"]) == 1  # one game at a time
+    finally:
+        for service in tap.services:
+            service.stop()
+        thread.join(30)
+    assert rc == [0]

@@ -4,7 +4,8 @@ An entry is an observation of the game's vocabulary (docs/vocabulary.md), writte
 and fields ``name=value``: a value is read as JSON when it parses (numbers, true/false, null,
 ["a","b"]), a value with commas as a list, anything else as text. The service stamps it with
 its own clock, checks it with the referee and answers with the calls it caused, printed here in
-sentences (a refusal in plain words, exit status 1).
+sentences (an entry the referee rejects, ``invalid_observation``, in plain words with exit status
+1; an entry refused by the service, e.g. for another game than the one refereed, exit status 1).
 
 Examples:
   companion enter carrossel play player=Ana slot=9 animals=swan,fox
@@ -97,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError("expected the observation type after the game (e.g. play, roll, answer)")
             obj = {"type": args.type, **parse_fields(args.fields)}
         obj["game"] = args.game
+    if args.game is not None:
+        from companion.games import GAMES
+
+        if args.game not in GAMES:
+            raise UsageError(f"{args.game!r}: expected a game: {', '.join(GAMES)}")
     try:
         reply = request(path, obj, timeout_s=args.timeout)
     except (ConnectionError, TimeoutError, ValueError) as exc:
@@ -123,18 +129,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _sentence(call: dict[str, Any], game: str, language: str) -> str:
-    """The call as the console would write it (its catalogue sentence)."""
+    """The call as the console writes it (its catalogue sentence).
+
+    Raises:
+        companion.events.EventError: the reply holds a call this game does not know.
+    """
+    from companion.announcers.console import ConsoleAnnouncer
     from companion.games import referee_for
+    from companion.health import PartBack, PartLost
 
-    try:
-        from companion.announcers.console import sentence
-
-        obj = referee_for(game).vocabulary.call(call)
-        return sentence(obj, game, language)
-    except Exception:
-        from companion.announcers.console import describe
-
-        try:
-            return describe(referee_for(game).vocabulary.call(call))
-        except Exception:
-            return json.dumps(call, ensure_ascii=False)
+    service_calls = {"part_lost": PartLost, "part_back": PartBack}
+    cls = service_calls.get(call.get("type", ""))
+    obj = cls.from_json(call) if cls is not None else referee_for(game).vocabulary.call(call)
+    return ConsoleAnnouncer(game=game, language=language).line(obj)

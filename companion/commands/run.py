@@ -127,12 +127,18 @@ def _check_resume(args: argparse.Namespace, journal: Any, game: str) -> None:
 
 class _NextGame:
     """What the service waits for between games: ``new_game`` on the entry socket, or a long
-    press on the first claim button (real pins only)."""
+    press on the first claim button (real pins only).
 
-    def __init__(self) -> None:
+    Args:
+        over: ``over() -> bool``: the current game has ended (a request is then taken at once,
+            even before the service has closed the game and started waiting).
+    """
+
+    def __init__(self, over: Any = None) -> None:
         self.event = threading.Event()
         self.game: str | None = None
         self.waiting = False
+        self.over = over or (lambda: False)
 
     def request(self, game: str | None) -> str | None:
         """Entry socket's ``new_game``; returns an error line or None."""
@@ -140,7 +146,7 @@ class _NextGame:
 
         if game is not None and game not in GAMES:
             return f"unknown game {game!r} (known: {', '.join(GAMES)})"
-        if not self.waiting:
+        if not (self.waiting or self.over()):
             return "a game is being played; it must end first (or stop the service)"
         self.game = game
         self.event.set()
@@ -176,8 +182,13 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
     else:
         make_clock = lambda origin: MonotonicClock(origin=origin)  # noqa: E731
     notifier = Notifier()
-    nxt = _NextGame()
     current: dict[str, Any] = {}
+
+    def game_over() -> bool:
+        service = current.get("service")
+        return service is not None and service.referee.is_over(service.state)
+
+    nxt = _NextGame(game_over)
     stopping = threading.Event()
 
     def status() -> dict[str, Any]:
@@ -242,7 +253,6 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                              "(or --new)", service.clock.now(), journal.path)
                     break
                 journal.finish_session(service.session, _jsonable(service.referee.summary(state)))
-            current.pop("service", None)
             if opts["next_game"] != "wait" or stopping.is_set() or args.until is not None:
                 break
             game = _wait_next_game(nxt, config, table, game, notifier, stopping)
@@ -262,8 +272,6 @@ def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier
     first claim button; return the next game's name, or None when the service stops."""
     from companion.pins import make_pin_factory
 
-    nxt.event.clear()
-    nxt.game = None
     nxt.waiting = True
     button = None
     if table == "hardware":
@@ -289,9 +297,11 @@ def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier
         nxt.waiting = False
         if button is not None:
             button.close()
+    nxt.event.clear()
     if stopping.is_set():
         return None
-    return nxt.game or game
+    chosen, nxt.game = nxt.game, None
+    return chosen or game
 
 
 def _jsonable(value: Any) -> Any:

@@ -56,13 +56,16 @@ def real_encoder(t: Table, convert: Callable[[Any], Any] | None = None) -> Any:
             raise PartMissing("encoder (Pico on USB)", f"no Pico found on USB ({enc['usb_id']})", ENCODER_FIX)
         backend = "pico"
     reader = reader_from_config(t.config, backend, pin_factory=t.pin_factory)
-    t.parts.set("encoder", "ok", f"{backend}" + (f" {enc['port']}" if enc["port"] else ""))
+    if backend == "pico":
+        t.parts.set("encoder", "missing", "waiting for the Pico's hello")
+    else:
+        t.parts.set("encoder", "ok", "gpio")
 
     def on_sample(sample: Any) -> None:
         if isinstance(sample, LinkLost):
             t.parts.lost("encoder", sample.reason, "check the Pico's USB cable; the game goes on when it is back")
         elif isinstance(sample, LinkRestored):
-            t.parts.back("encoder", getattr(sample, "reason", ""))
+            t.parts.back("encoder", f"Pico on {getattr(sample, 'port', '') or enc['port'] or 'USB'}")
 
     source = RotationSource(reader, tracker_from_config(t.config, reader), on_sample=on_sample)
     if convert is None:

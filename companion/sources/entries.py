@@ -273,7 +273,8 @@ class EntryServer:
         try:
             obs = vocabulary.observation(obj)
         except EventError as exc:
-            return self._refuse(f"{kind}: {exc}")
+            text = str(exc)
+            return self._refuse(text if text.startswith(f"{kind}:") else f"{kind}: {text}")
         waiter = _Waiter()
         if wait:
             with self._lock:
