@@ -145,36 +145,46 @@ class Shaft:
 # --------------------------------------------------------------------------- the taps
 
 
-class Plays:
-    """Wraps a speech announcer's player: notes (monotonic start, monotonic aplay exit, wav) of
-    every ``play``; ``paced``: each play lasts the WAV's duration, as on a real sound card."""
+#: ``aplay`` as a real sound card paces it: the real ``aplay`` (to ALSA's null device), then
+#: the device held for the rest of the WAV's duration (16-bit mono at 22050 Hz: 44100 bytes a
+#: second after the 44-byte header); ``exec`` so that stopping the player ends the wait.
+PACED_APLAY = """#!/bin/sh
+for f; do :; done
+aplay "$@" || exit $?
+exec sleep "$(awk -v n="$(stat -c %s "$f")" 'BEGIN { printf "%.3f", (n - 44) / 44100 }')"
+"""
 
-    def __init__(self, paced: bool):
+
+class Plays:
+    """Wraps a speech announcer's player: notes (monotonic start, monotonic return, wav, played
+    to the end) of every ``play``; ``paced``: the player is :data:`PACED_APLAY`, so each play
+    lasts the WAV's duration, as on a real sound card."""
+
+    def __init__(self, paced: bool, tmp: Path):
         self.paced = paced
         self.records: list[tuple[float, float, str]] = []
         self.cond = threading.Condition()
+        self.program = tmp / "aplay-paced"
+        self.program.write_text(PACED_APLAY)
+        self.program.chmod(0o755)
 
     def wrap(self, player: Any) -> None:
-        from companion.announcers.speech import wav_duration_s
-
         original = player.play
+        if self.paced:
+            player.program = str(self.program)
 
-        def play(path: Any) -> None:
+        def play(path: Any, **kwargs: Any) -> bool:
             t0 = time.monotonic()
             with self.cond:
                 self.records.append((t0, math.nan, str(path)))
                 index = len(self.records) - 1
                 self.cond.notify_all()
             try:
-                original(path)
+                return original(path, **kwargs)
             finally:
                 t1 = time.monotonic()
                 with self.cond:
                     self.records[index] = (t0, t1, str(path))
-            if self.paced:
-                rest = wav_duration_s(path) - (time.monotonic() - t0)
-                if rest > 0:
-                    time.sleep(rest)
 
         player.play = play
 
@@ -262,7 +272,7 @@ def play_games(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     factory = MockFactory(pin_class=MockPWMPin)
     Device.pin_factory = factory
     shaft = Shaft()
-    plays = Plays(args.audio == "paced")
+    plays = Plays(args.audio == "paced", tmp)
     tap = Tap(plays)
     tap.install()
     config = write_config(tmp, players={"names": ["Ana", "Ben"]},
@@ -347,7 +357,8 @@ def play_games(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             raise RuntimeError(f"the weather prompt {s['wav']} was never played; see {tmp / 'companion.log'}")
         rows.append({"stop": s["stop"], "t_obs": s["t_obs"], "arrived": s["arrived"], "play": got[0], "done": got[1]})
     dropped = sum(sv.speech.dropped for sv in tap.services)
-    outcomes = collections.Counter(r.outcome for sv in tap.services for r in sv.speech.history)
+    outcomes = collections.Counter(f"{r.outcome} {r.call_type}" if r.outcome == "cut" else r.outcome
+                                   for sv in tap.services for r in sv.speech.history)
     return {"rows": rows, "games": games, "spins_total": other_spins, "dropped": dropped, "outcomes": outcomes}
 
 
@@ -389,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"reference op (cvtColor BGR->Lab 640x480): {ref_before * 1e6:.0f} us before, {ref_after * 1e6:.0f} us after")
     print(f"true stop -> weather play() (first sample): {_stats(total)} "
           f"(median {statistics.median(total) / ref_s:,.0f} x ref, p99 {p99 / ref_s:,.0f} x ref)")
-    print(f"true stop -> aplay exit (null device: bound from above): {_stats(done)}")
+    print(f"true stop -> play() returns (null: aplay wrote every sample, a bound from above; "
+          f"paced: the prompt's end): {_stats(done)}")
     print(f"  true stop -> spin_stopped (detector, t of the observation): {_stats(settle)}")
     print(f"  spin_stopped -> weather call at the announcers: {_stats(loop)}")
     print(f"  weather call -> play() (queue, render): {_stats(speech)}")

@@ -153,10 +153,13 @@ class Signals:
         self.unspoken: dict[str, frozenset[str]] = {
             game: frozenset(types) for game, types in data.get("unspoken", {}).items()
         }
+        self.interruptible: dict[str, frozenset[str]] = {
+            game: frozenset(types) for game, types in data.get("interruptible", {}).items()
+        }
         low, high = (_note_number(n) for n in NOTE_RANGE)
         self.entries: dict[str, dict[str, Signal]] = {}
         for game, table in data.items():
-            if game in ("lights", "variants", "unspoken", "default"):
+            if game in ("lights", "variants", "unspoken", "interruptible", "default"):
                 continue
             self.entries[game] = {
                 key: self._entry(f"[{game}] {key}", key, raw, low, high) for key, raw in table.items()
@@ -216,6 +219,11 @@ class Signals:
     def spoken(self, game: str, call_type: str) -> bool:
         """False for the calls ``[unspoken] <game>`` lists (too frequent to say aloud)."""
         return call_type not in self.unspoken.get(game, frozenset())
+
+    def cut_short(self, game: str, call_type: str) -> bool:
+        """True for the calls ``[interruptible] <game>`` lists: their prompt stops (or is
+        skipped) when a call of a later observation comes."""
+        return call_type in self.interruptible.get(game, frozenset())
 
     def types(self, game: str) -> set[str]:
         """Call types with an entry for ``game`` (its own or ``[common]``), variants folded."""

@@ -439,15 +439,51 @@ class AudioPlayer:
             discards the samples, which the benchmark and tests use).
         timeout_s: extra seconds beyond the file's duration before playback is abandoned.
         program: the player executable.
-        run: :func:`subprocess.run` or a stand-in (tests).
+        run: a stand-in for :func:`subprocess.run` (tests); default: the program is started
+            with :class:`subprocess.Popen` so that :meth:`stop` can end it.
     """
 
     def __init__(self, device: str = "", timeout_s: float = 5.0, program: str = "aplay",
-                 run: Runner = subprocess.run):
+                 run: Runner | None = None):
         self.device = device
         self.timeout_s = timeout_s
         self.program = program
-        self._run = run
+        self._run = run or self._run_stoppable
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cut = False
+        self._keep_playing: Callable[[], bool] | None = None
+
+    def _run_stoppable(self, cmd: list[str], capture_output: bool = True, timeout: float | None = None,
+                       **_: Any) -> subprocess.CompletedProcess[bytes]:
+        """:func:`subprocess.run` with the process kept for :meth:`stop`."""
+        pipe = subprocess.PIPE if capture_output else None
+        with subprocess.Popen(cmd, stdout=pipe, stderr=pipe) as proc:
+            with self._lock:
+                self._proc = proc
+                if self._keep_playing is not None and not self._keep_playing():  # cut before it started
+                    self._cut = True
+                    proc.terminate()
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise
+            finally:
+                with self._lock:
+                    self._proc = None
+        return subprocess.CompletedProcess(cmd, proc.returncode, out or b"", err or b"")
+
+    def stop(self) -> bool:
+        """End the WAV being played now, if any (its :meth:`play` returns False); True when
+        one was stopped. A ``run`` stand-in cannot be stopped."""
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                return False
+            self._cut = True
+            self._proc.terminate()
+            return True
 
     def available(self) -> bool:
         """True when the player exists and, for the default device, ALSA lists a sound card."""
@@ -461,8 +497,10 @@ class AudioPlayer:
             return False
         return result.returncode == 0 and b"no soundcards found" not in (result.stderr + result.stdout)
 
-    def play(self, path: str | os.PathLike[str]) -> None:
-        """Play one WAV file to the end.
+    def play(self, path: str | os.PathLike[str], keep_playing: Callable[[], bool] | None = None) -> bool:
+        """Play one WAV file to the end; False when :meth:`stop` cut it short, or when
+        ``keep_playing()`` is already False as the player starts (no call may come between
+        the caller's last check and the start).
 
         Raises:
             SpeechError: player missing (``missing``), hanging (``timeout``), or failing, e.g.
@@ -473,15 +511,23 @@ class AudioPlayer:
             limit = wav_duration_s(path) + self.timeout_s
         except (OSError, wave.Error, EOFError):
             raise SpeechError(f"{path}: not a readable WAV file", "failed") from None
+        with self._lock:
+            self._cut = False
+            self._keep_playing = keep_playing
         try:
             result = self._run(cmd, capture_output=True, timeout=limit)
         except FileNotFoundError:
             raise SpeechError(f"{self.program} not found (install it: apt-get install alsa-utils)", "missing") from None
         except subprocess.TimeoutExpired:
             raise SpeechError(f"{self.program} did not finish within {limit:.1f} s", "timeout") from None
+        with self._lock:
+            self._keep_playing = None
+            if self._cut:
+                return False
         if result.returncode != 0:
             err = (result.stderr or b"").decode("utf-8", "replace").strip().splitlines()
             raise SpeechError(f"{self.program} failed: {err[-1] if err else result.returncode}", "failed")
+        return True
 
 
 # --------------------------------------------------------------------------- buzzer fallback
@@ -580,7 +626,9 @@ class BuzzerPlayer:
 class Spoken:
     """What happened to one prompt: ``text``, the ``wav`` path (or None), and ``outcome``:
     ``played``, ``written`` (no audio device: the WAV is in the cache), ``buzzer`` (speech
-    failed; the pattern was played) or ``silent`` (speech failed, no buzzer)."""
+    failed; the pattern was played), ``silent`` (speech failed, no buzzer) or ``cut`` (an
+    ``[interruptible]`` prompt stopped or skipped because a later observation's call came;
+    ``reason`` ``stopped`` or ``skipped``)."""
 
     __slots__ = ("text", "wav", "outcome", "reason", "call_type")
 
@@ -613,6 +661,13 @@ class SpeechAnnouncer:
         queue_size: prompts waiting at most; beyond it the oldest waiting prompt is dropped.
         keep: how many :class:`Spoken` records :attr:`history` keeps.
 
+    A prompt the signals file lists in ``[interruptible] <game>`` (Monsieur Carrousel's "turn
+    the carousel") is cut short when a call with a later time ``t`` is announced (the carousel
+    has stopped: its answer must be heard now, not after the rest of the instruction), and
+    skipped when that happens before it started. Calls of the same observation (the same
+    ``t``) never cut each other, nor does an ``invalid_observation`` (a button pressed while
+    the carousel is turning).
+
     Raises:
         CatalogueError: an unknown language.
     """
@@ -642,7 +697,9 @@ class SpeechAnnouncer:
         self.history: list[Spoken] = []
         self.dropped = 0  # prompts dropped because the queue was full
         self._keep = keep
-        self._queue: queue.Queue[tuple[str, Pattern, str] | None] = queue.Queue(queue_size)
+        self._latest_t: float | None = None  # the latest call time announced
+        self._speaking: tuple[str, float] | None = None  # (call type, t) of the prompt being played
+        self._queue: queue.Queue[tuple[str, Pattern, str, float | None] | None] = queue.Queue(queue_size)
         self._audio: bool | None = None
         self._warned: set[str] = set()
         self._closed = False
@@ -663,11 +720,18 @@ class SpeechAnnouncer:
             return
         if text is None:
             return
-        self._put((text, self.patterns.for_call(call, self.game), call.type))
+        t = float(call.t)
+        if call.type != "invalid_observation" and (self._latest_t is None or t > self._latest_t):
+            self._latest_t = t  # (only the service loop announces; the worker reads it)
+        speaking = self._speaking
+        if (speaking is not None and speaking[1] < t and call.type != "invalid_observation"
+                and self.signals.cut_short(self.game, speaking[0])):
+            self.player.stop()
+        self._put((text, self.patterns.for_call(call, self.game), call.type, t))
 
     def say(self, text: str) -> None:
         """Queue a sentence as it is (``companion say``); returns at once."""
-        self._put((text, self.patterns.pattern_for(self.game, ["say"]), "say"))
+        self._put((text, self.patterns.pattern_for(self.game, ["say"]), "say", None))
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Finish the queued prompts (at most ``timeout_s``) and stop the worker; idempotent."""
@@ -713,7 +777,7 @@ class SpeechAnnouncer:
                 break
         return n
 
-    def _put(self, item: tuple[str, Pattern, str]) -> None:
+    def _put(self, item: tuple[str, Pattern, str, float | None]) -> None:
         if self._closed:
             return
         while True:
@@ -747,7 +811,13 @@ class SpeechAnnouncer:
             finally:
                 self._queue.task_done()
 
-    def _speak(self, text: str, pattern: Pattern, call_type: str) -> None:
+    def _stale(self, call_type: str, t: float | None) -> bool:
+        """True for an ``[interruptible]`` prompt once a call of a later time was announced."""
+        latest = self._latest_t
+        return (t is not None and latest is not None and latest > t
+                and self.signals.cut_short(self.game, call_type))
+
+    def _speak(self, text: str, pattern: Pattern, call_type: str, t: float | None = None) -> None:
         wav: Path | None = None
         try:
             wav = self.renderer.render(text)
@@ -758,8 +828,15 @@ class SpeechAnnouncer:
                                             "and using the buzzer")
             if not self._audio:
                 raise SpeechError("no audio device", "no_device")
-            self.player.play(wav)
-            self._record(Spoken(text, wav, "played", call_type=call_type))
+            if self._stale(call_type, t):
+                self._record(Spoken(text, wav, "cut", "skipped", call_type))
+                return
+            self._speaking = (call_type, t) if t is not None else None
+            try:
+                played = self.player.play(wav, keep_playing=lambda: not self._stale(call_type, t))
+            finally:
+                self._speaking = None
+            self._record(Spoken(text, wav, "played" if played else "cut", "" if played else "stopped", call_type))
         except SpeechError as exc:
             if exc.reason != "no_device":
                 self._warn(exc.reason, f"speech: {exc}; using the buzzer")
