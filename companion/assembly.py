@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import secrets
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
@@ -96,10 +95,6 @@ class Table:
     def hardware(self) -> bool:
         """True at a real table (``--table hardware``)."""
         return self.kind == "hardware"
-
-    def random_seed(self) -> int:
-        """A fresh seed for what a real table's physical deck leaves to chance."""
-        return secrets.randbelow(2**31)
 
 
 @dataclasses.dataclass(frozen=True)

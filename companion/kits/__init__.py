@@ -16,7 +16,7 @@ from typing import Any
 from companion.assembly import Table
 from companion.health import PartMissing
 
-__all__ = ["real_encoder", "camera_status", "CAMERA_FIX", "ENCODER_FIX"]
+__all__ = ["real_encoder", "camera_status", "camera_spec", "CAMERA_FIX", "ENCODER_FIX"]
 
 log = logging.getLogger("companion.kits")
 

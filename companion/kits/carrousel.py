@@ -83,12 +83,10 @@ def simulated(t: Table) -> Rig:
 def real(t: Table) -> Rig:
     """The camera reads the horses and cards (its own thread, the real clock); the players press
     their claim buttons; the game starts with the first full reading of the board."""
-    from companion.kits import camera_spec, camera_status
+    from companion.kits import CAMERA_FIX, camera_spec, camera_status
     from companion.sources.carrousel_camera import camera_source_from_config
     from companion.sources.starters import FirstBoardStarts
     from companion.vision.frames import FrameSourceError
-
-    from companion.kits import CAMERA_FIX
 
     players = _players(t)
     spec = camera_spec(t)
