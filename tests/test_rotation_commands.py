@@ -57,7 +57,7 @@ def test_source_from_config_gpio_uses_config_pins():
     try:
         config = validate({"encoder": {"backend": "gpio", "lines_per_rev": 20}})
         src = source_from_config(config, pin_factory=f)
-        assert src.reader.pins == (17, 27, 4) and src.reader.counts_per_rev == 20
+        assert src.reader.pins == (17, 27, 4) and src.reader.counts_per_rev == 4 * 20
     finally:
         f.reset()
 
