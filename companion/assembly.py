@@ -257,7 +257,13 @@ def _pins(config: Any, table: str, parts: Parts) -> tuple[Any, bool]:
     """The gpiozero pin factory; at a real table, mock pins only when configured by name."""
     from companion.pins import PinFactoryError, make_pin_factory
 
+    from companion.pins import is_raspberry_pi
+
     name = config["service"]["pin_factory"]
+    no_pins = PartMissing("GPIO pins", "this is not a Raspberry Pi, so there are no buttons, LEDs or buzzer",
+                          "run on the Pi, or play the simulated table with --table sim")
+    if table == "hardware" and name == "auto" and not is_raspberry_pi():
+        raise no_pins
     try:
         factory, is_mock = make_pin_factory(name)
     except PinFactoryError as exc:
@@ -265,8 +271,7 @@ def _pins(config: Any, table: str, parts: Parts) -> tuple[Any, bool]:
                           "(./dev installs it there), or fix [service] pin_factory") from None
     if is_mock:
         if table == "hardware" and name != "mock":
-            raise PartMissing("GPIO pins", "this is not a Raspberry Pi, so there are no buttons, LEDs or buzzer",
-                              "run on the Pi, or play the simulated table with --table sim")
+            raise no_pins  # 'auto' on a Pi whose GPIO library failed
         parts.set("pins", "mock", "gpiozero mock pins" + (" (pin_factory = mock)" if name == "mock" else ""))
     else:
         parts.set("pins", "ok", f"gpiozero {type(factory).__name__}")

@@ -104,6 +104,11 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
     unfinished = None if new else journal.unfinished(referee.name)
     if unfinished is not None:
         state, last_t, n = restore(referee, journal, unfinished.id)
+        if n == 0:
+            # A start that stopped before anything was observed (a part was missing): nothing
+            # to resume; the session starts afresh with this start's settings.
+            journal.set_table(unfinished.id, table)
+            return Opened(unfinished.id, False, None, 0.0, 0, dict(table))
         return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table})
     session = journal.start_session(referee.name, options)
     journal.set_table(session, table)

@@ -315,3 +315,40 @@ def test_the_service_waits_for_the_next_game_and_starts_it_from_the_entry_socket
             service.stop()
         thread.join(30)
     assert rc == [0]
+
+
+@pytest.mark.parametrize("game", ["carrousel", "monsieur-carrousel", "carrossel", "carnival"])
+def test_with_no_hardware_a_real_table_stops_at_once_naming_the_missing_part(tmp_path, game):
+    """On a machine with no Pi pins, no Pico and no camera: one line naming the part and the
+    fix, a non-zero exit, well within 10 s; nothing simulated."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("GPIOZERO_PIN_FACTORY", None)
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "companion", "run", "--game", game, "--table", "hardware",
+                           "--journal", str(tmp_path / "j.db")], capture_output=True, text=True, timeout=60,
+                          env=env, stdin=subprocess.DEVNULL)
+    took = time.monotonic() - began
+    assert done.returncode == 2 and took < 10
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines == [lines[-1]] and lines[-1].startswith("companion: error: GPIO pins: ") and "fix: " in lines[-1]
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert not (tmp_path / "j.sock").exists()
+
+
+@pytest.mark.parametrize("game, part", [("carrousel", "camera"), ("monsieur-carrousel", "encoder (Pico on USB)"),
+                                        ("carrossel", "encoder (Pico on USB)"), ("carnival", "camera")])
+def test_with_pins_but_no_camera_or_pico_the_start_names_that_part(tmp_path, game, part):
+    import subprocess
+    import sys
+
+    config = write_config(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "companion", "run", "--game", game, "--table", "hardware",
+                           "--config", str(config)], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"companion: error: {part}: ")

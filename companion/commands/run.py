@@ -116,8 +116,8 @@ def _check_resume(args: argparse.Namespace, journal: Any, game: str) -> None:
     if args.new or (args.players is None and args.seed is None):
         return
     unfinished = journal.unfinished(game)
-    if unfinished is None:
-        return
+    if unfinished is None or next(journal.entries(unfinished.id), None) is None:
+        return  # nothing to resume (a start that stopped before anything was observed)
     raise UsageError(
         f"{journal.path} holds an unfinished {game} game (session {unfinished.id}, started "
         f"{unfinished.started_at}); it resumes with its own players and seed: leave out "
@@ -203,11 +203,6 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
 
     entries = EntryServer(socket_path_for(journal.path), stdin=sys.stdin if args.entries == "-" else None,
                           status=status, on_new_game=nxt.request)
-    try:
-        entries.open()
-    except PartMissing as exc:
-        journal.close()
-        raise UsageError(str(exc)) from None
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("signal %d: stopping; the game stays resumable", signum)
@@ -229,10 +224,14 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                                    entries=entries, options={"camera": opts["camera"],
                                                              "show_moves": not args.quiet_moves},
                                    heartbeat=heartbeat)
-            except PartMissing as exc:
+            except (PartMissing, ValueError) as exc:
                 raise UsageError(str(exc)) from None
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
+            if not entries.is_open:
+                try:
+                    entries.open()  # once the table's parts are there: a missing one is the only line
+                except PartMissing as exc:
+                    service.close()
+                    raise UsageError(str(exc)) from None
             if notifier.watchdog_period_s:
                 service.heartbeat_s = notifier.watchdog_period_s
             current["service"] = service

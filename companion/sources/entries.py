@@ -192,8 +192,13 @@ class EntryServer:
             self._spawn(self._read_stdin, "entries-stdin")
         log.info("entries: %s%s", self.path, " and standard input" if self.stdin is not None else "")
 
+    @property
+    def is_open(self) -> bool:
+        """True once :meth:`open` has created the socket (until :meth:`close`)."""
+        return self._sock is not None and not self._closed.is_set()
+
     def close(self) -> None:
-        """Stop accepting and remove the socket file; safe to call twice."""
+        """Stop accepting and remove the socket file (only if it was created); safe to call twice."""
         if self._closed.is_set():
             return
         self._closed.set()
