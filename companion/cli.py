@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "enter": ("companion.commands.enter", "tell the running service what no sensor sees (an entry)"),
     "referee": ("companion.commands.referee", "observations as JSON Lines in, calls as JSON Lines out"),
     "replay": ("companion.commands.replay", "re-apply a journaled session and check the calls"),
+    "journal": ("companion.commands.journal", "check a journal (what is intact, damaged, lost) or salvage it"),
     "config": ("companion.commands.config", "print the effective configuration"),
     "say": ("companion.commands.say", "speak a sentence with espeak-ng to check the audio (--lang en|fr|pt-BR)"),
     "encoder": ("companion.commands.encoder", "watch the shaft encoder: live angle, speed, spins"),

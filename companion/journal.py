@@ -3,29 +3,59 @@
 One file (WAL mode), two tables:
 
 * ``sessions``: one row per game played (game name, start time, the options it was started
-  with, whether it has finished and how);
+  with, the table's settings, whether it has finished and how), written in one transaction;
 * ``entries``: the observations and calls, in order, as their JSON text. Triggers refuse any
-  UPDATE or DELETE, so the table is append-only.
+  UPDATE or DELETE, so the table is append-only. An ``arrival`` entry is an observation that
+  came in and waits in the service's jitter buffer (camera mode); the ``observation`` entry
+  that applies it later names it (column ``arrival``), so a restart applies exactly the
+  arrivals that were still waiting.
 
 Each observation is appended together with the calls it caused, in one transaction, before
 any of those calls is announced; so a process killed at any moment (SIGKILL, a crash) loses
 nothing that was announced, and the journal never holds an observation without its calls.
 
+Sequence and checksum chain: an entry's ``id`` is its sequence number (1, 2, 3... over the
+whole journal) and ``chain`` is ``sha256(chain of the entry before, the entry's fields)``
+(first 32 hex digits, :func:`entry_chain`). After every commit the last sequence number,
+its session and chain go to the tail file ``PATH.tail`` (80 bytes, rewritten in place). So a
+write-ahead log that is deleted or damaged (its frames past the damage are dropped by SQLite)
+shows as entries missing between the database's last entry and the tail; a damaged entry
+fails its checksum; a gap inside the sequence is a loss. :mod:`companion.journal_check` finds
+and names them; ``companion replay`` and a resume refuse to call such a session complete.
+A service that opens a journal whose tail is ahead of it goes on numbering after the tail,
+so the loss stays visible as a gap for good.
+
+Schema creation is one transaction (a kill during the very first start leaves no table or
+every table), and a journal left half-made by an older version (some of its tables, no
+other) is finished, not refused.
+
+A full disk (or any write error) does not stop the game: :meth:`Journal.append_step` keeps the
+entries in memory (``backlog``) and returns False; each later append tries to write the
+backlog first, in order, and the entries keep their sequence numbers and checksums. The
+service tells the table once (``part_lost``, part ``journal``) and again when it is back.
+
 Power cuts: with ``sync="full"`` every transaction is on the disk (fsync) before it is
 announced, which costs an fsync per observation (milliseconds on an SD card). With
 ``sync="normal"`` (the default) commits are not synced one by one; instead a background
-checkpoint every ``checkpoint_s`` seconds syncs the write-ahead log, so a power cut loses at
-most that last interval, and SQLite keeps the file consistent either way. ``companion replay`` re-applies a
-session's observations to a fresh referee and compares the calls with the journaled ones;
-``companion run`` resumes an unfinished session the same way.
+checkpoint every ``checkpoint_s`` seconds syncs the write-ahead log and the tail, so a power
+cut loses at most that last interval, and the loss is named (the tail is ahead). ``companion
+replay`` re-applies a session's observations to a fresh referee and compares the calls with
+the journaled ones; ``companion run`` resumes an unfinished session the same way.
+
+Sources: SQLite documentation "Write-Ahead Logging" (sections 2.3 checkpointing, 5 read-only
+databases) and "How To Corrupt An SQLite Database File" (section 1.4, a deleted hot journal).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
+import logging
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,10 +64,11 @@ from typing import Any, Literal
 
 from companion.events import Event
 
-__all__ = ["Journal", "JournalError", "Session", "Entry"]
+__all__ = ["Journal", "JournalError", "Session", "Entry", "Tail", "entry_chain", "read_tail", "DAMAGED_HINT"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
+log = logging.getLogger("companion.journal")
+
+_SESSIONS = """CREATE TABLE IF NOT EXISTS sessions (
     id          INTEGER PRIMARY KEY,
     game        TEXT NOT NULL,
     started_at  TEXT NOT NULL,
@@ -45,25 +76,91 @@ CREATE TABLE IF NOT EXISTS sessions (
     finished    INTEGER NOT NULL DEFAULT 0,
     result      TEXT,
     table_settings TEXT NOT NULL DEFAULT '{}'
-);
-CREATE TABLE IF NOT EXISTS entries (
+)"""
+_ENTRIES = """CREATE TABLE IF NOT EXISTS {name} (
     id       INTEGER PRIMARY KEY,
     session  INTEGER NOT NULL REFERENCES sessions(id),
-    kind     TEXT NOT NULL CHECK (kind IN ('observation', 'call')),
+    kind     TEXT NOT NULL CHECK (kind IN ('observation', 'call', 'arrival')),
     t        REAL NOT NULL,
     type     TEXT NOT NULL,
-    body     TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS entries_by_session ON entries(session, id);
-CREATE TRIGGER IF NOT EXISTS entries_append_only_update BEFORE UPDATE ON entries
-BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS entries_append_only_delete BEFORE DELETE ON entries
-BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-"""
+    body     TEXT NOT NULL,
+    arrival  INTEGER,
+    chain    TEXT
+)"""
+_INDEX_AND_TRIGGERS = (
+    "CREATE INDEX IF NOT EXISTS entries_by_session ON entries(session, id)",
+    "CREATE TRIGGER IF NOT EXISTS entries_append_only_update BEFORE UPDATE ON entries "
+    "BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END",
+    "CREATE TRIGGER IF NOT EXISTS entries_append_only_delete BEFORE DELETE ON entries "
+    "BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END",
+)
+_TABLES = {"sessions", "entries"}
+_SESSION_COLUMNS = {"id", "game", "started_at", "options", "finished", "result"}
+_ENTRY_COLUMNS = {"id", "session", "kind", "t", "type", "body"}
+_INSERT = "INSERT INTO entries (id, session, kind, t, type, body, arrival, chain) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_TAIL_BYTES = 80
+
+#: Appended to every message about a damaged journal.
+DAMAGED_HINT = ("`companion journal check {path}` lists what is intact; "
+                "`companion journal salvage {path} NEW.db` keeps it")
+
+
+def _text(raw: bytes) -> str:
+    """SQLite text -> str; bytes that are not UTF-8 (a flipped bit) survive as surrogates, so
+    the checksum of the damaged text is computed over the bytes really stored."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 class JournalError(Exception):
-    """The journal file cannot be opened or is not a journal (the message names the file)."""
+    """The journal file cannot be opened, is not a journal, or is damaged (the message names
+    the file and what to do)."""
+
+
+def entry_chain(prev: str, id: int, session: int, kind: str, t: float, type: str, body: str,
+                arrival: int | None) -> str:
+    """The checksum of one entry, chained to the one before.
+
+    Args:
+        prev: the ``chain`` of the entry before it in the journal ("" for the first, or after
+            an entry written before checksums existed).
+        id, session, kind, t, type, body, arrival: the entry's columns (``t`` in seconds).
+
+    Returns:
+        32 lowercase hex digits (the first 128 bits of SHA-256, FIPS 180-4).
+    """
+    text = "\x1e".join((prev, str(int(id)), str(int(session)), kind, repr(float(t)), type, body,
+                        "" if arrival is None else str(int(arrival))))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Tail:
+    """What the tail file ``PATH.tail`` says: the last entry committed, its session, its chain."""
+
+    seq: int
+    session: int
+    chain: str
+
+
+def read_tail(path: str) -> Tail | None:
+    """Read ``PATH.tail`` (the journal's ``path``); None when there is none or it is unreadable.
+
+    Never follows a symbolic link (O_NOFOLLOW).
+    """
+    try:
+        fd = os.open(path + ".tail", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, _TAIL_BYTES)
+    finally:
+        os.close(fd)
+    try:
+        seq, session, chain = raw.decode("ascii").split()
+        return Tail(int(seq), int(session), chain)
+    except (ValueError, UnicodeDecodeError):
+        log.warning("%s.tail: damaged (%r); the end of the journal cannot be checked", path, raw[:40])
+        return None
 
 
 @dataclass(frozen=True)
@@ -77,7 +174,7 @@ class Session:
         options: the referee options it was started with.
         finished: True once it ended (a winner, or stopped by the user).
         result: a JSON-able summary when finished.
-        table: the table's settings (players, simulation seed), see :meth:`Journal.set_table`.
+        table: the table's settings (players, simulation seed), see :meth:`Journal.start_session`.
     """
 
     id: int
@@ -91,17 +188,28 @@ class Session:
 
 @dataclass(frozen=True)
 class Entry:
-    """One journaled message: ``kind`` is ``"observation"`` or ``"call"``; ``body`` its JSON."""
+    """One journaled message.
+
+    Attributes:
+        id: its sequence number in the journal.
+        kind: ``"observation"``, ``"call"`` or ``"arrival"`` (an observation waiting in the
+            jitter buffer, see the module text).
+        t: session time, seconds.
+        type: the message's type (``claim``, ``penalty``...).
+        body: its JSON, parsed.
+        arrival: for an observation applied from the jitter buffer, the id of its arrival.
+    """
 
     id: int
-    kind: Literal["observation", "call"]
+    kind: Literal["observation", "call", "arrival"]
     t: float
     type: str
     body: dict[str, Any]
+    arrival: int | None = None
 
 
 class Journal:
-    """An append-only SQLite journal.
+    """An append-only SQLite journal with a sequence and checksum chain.
 
     Args:
         path: the database file; its folder is created. ``":memory:"`` for tests.
@@ -109,9 +217,17 @@ class Journal:
             process; a power cut loses at most the last ``checkpoint_s`` seconds).
         checkpoint_s: with ``"normal"``, seconds between background checkpoints that sync
             the log to disk; None for none.
+        readonly: open an existing journal without writing anything (not even in its folder:
+            a read-only folder works, the write-ahead log included).
+        lock: take the service's lock ``PATH.lock`` (never following a symbolic link).
+
+    Attributes:
+        backlog: entries kept in memory because the disk refused them (full disk).
+        problem: the last write error while there is a backlog, else None.
+        loss_at_open: a line naming entries found lost when the journal was opened, or None.
 
     Raises:
-        JournalError: the file cannot be created or is not a journal.
+        JournalError: the file cannot be created, is not a journal, or is damaged.
     """
 
     def __init__(
@@ -123,9 +239,19 @@ class Journal:
         lock: bool = False,
     ):
         self.path = str(path)
+        self.sync = sync
+        self.readonly = readonly
         self._checkpointer: threading.Thread | None = None
         self._closing = threading.Event()
-        self._lock_file: Any = None
+        self._lock_fd: int | None = None
+        self._tail_fd: int | None = None
+        self._copy_dir: str | None = None
+        self._backlog: list[tuple[Any, ...]] = []
+        self.problem: str | None = None
+        self.loss_at_open: str | None = None
+        self._next_seq = 1
+        self._next_session = 1
+        self._prev_chain = ""
         if self.path != ":memory:":
             self.path = str(Path(self.path).expanduser())
         if readonly:
@@ -136,14 +262,15 @@ class Journal:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             if lock:
                 self._take_lock()
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db = self._connect(self.path)
             self._check_is_journal(allow_empty=True)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
-            self._db.executescript(_SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
-            if "table_settings" not in columns:  # a journal written by version 0.1.0
-                self._db.execute("ALTER TABLE sessions ADD COLUMN table_settings TEXT NOT NULL DEFAULT '{}'")
+            self._finish_schema()
+            self._open_tail()
+        except sqlite3.DatabaseError as exc:
+            self._release_lock()
+            raise JournalError(self._damaged(exc)) from None
         except (sqlite3.Error, OSError) as exc:
             self._release_lock()
             raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
@@ -156,89 +283,232 @@ class Journal:
             )
             self._checkpointer.start()
 
+    # -- opening -----------------------------------------------------------------------
+
+    @staticmethod
+    def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
+        db = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
+        db.text_factory = _text
+        return db
+
+    def _damaged(self, exc: BaseException) -> str:
+        return f"{self.path}: the journal is damaged ({exc}); " + DAMAGED_HINT.format(path=self.path)
+
     def _open_readonly(self) -> sqlite3.Connection:
-        """Open an existing journal without changing anything in it."""
+        """Open an existing journal without changing anything in it or in its folder.
+
+        ``mode=ro`` first (SQLite reads the write-ahead log; it needs the ``-shm`` index,
+        which it creates in a writable folder). In a read-only folder without ``-shm``:
+        with no write-ahead log, ``immutable=1`` reads the file as it is; with one, the file
+        and its log are copied to a private temporary folder and read there, so nothing the
+        log holds is missed (``immutable`` would ignore it).
+        """
         if not Path(self.path).is_file():
             raise JournalError(f"{self.path}: no such journal file")
-        last: Exception | None = None
-        for query in ("mode=ro", "mode=ro&immutable=1"):  # immutable: a read-only folder
-            try:
-                db = sqlite3.connect(f"file:{self.path}?{query}", uri=True, isolation_level=None,
-                                     check_same_thread=False)
-                self._db = db
-                self._check_is_journal(allow_empty=False)
-                return db
-            except sqlite3.Error as exc:
-                last = exc
-        raise JournalError(f"{self.path}: cannot read the journal: {last}")
+        try:
+            db = self._connect(f"file:{_uri_path(self.path)}?mode=ro", uri=True)
+            self._db = db
+            self._check_is_journal(allow_empty=False)
+            return db
+        except JournalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise JournalError(self._damaged(exc)) from None
+            first: Exception = exc
+        wal = Path(self.path + "-wal")
+        try:
+            if wal.exists() and wal.stat().st_size > 0:
+                self._copy_dir = tempfile.mkdtemp(prefix="companion-journal-")
+                copy = os.path.join(self._copy_dir, "journal.db")
+                shutil.copyfile(self.path, copy)
+                shutil.copyfile(wal, copy + "-wal")
+                db = self._connect(copy)
+            else:
+                db = self._connect(f"file:{_uri_path(self.path)}?mode=ro&immutable=1", uri=True)
+            self._db = db
+            self._check_is_journal(allow_empty=False)
+            return db
+        except JournalError:
+            self._drop_copy()
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            self._drop_copy()
+            raise JournalError(f"{self.path}: cannot read the journal: {exc} (then: {first})") from None
+
+    def _drop_copy(self) -> None:
+        if self._copy_dir is not None:
+            shutil.rmtree(self._copy_dir, ignore_errors=True)
+            self._copy_dir = None
+
+    def _tables(self) -> dict[str, str]:
+        try:
+            return {r[0]: r[1] or "" for r in self._db.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc):
+                raise JournalError(f"{self.path}: not a journal (not an SQLite database: {exc})") from None
+            raise JournalError(self._damaged(exc)) from None
+
+    def _columns(self, table: str) -> set[str]:
+        return {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}
 
     def _check_is_journal(self, allow_empty: bool) -> None:
-        """Refuse a database that is something else than a journal (and touch nothing)."""
-        try:
-            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(f"{self.path}: not a journal (not an SQLite database: {exc})") from None
+        """Refuse a database that is something else than a journal (and touch nothing).
+
+        A database holding only some of the journal's tables, with the journal's columns, is
+        a half-made journal (an older version killed while creating it): accepted for writing
+        (it is finished), refused read-only with a line saying so.
+        """
+        tables = self._tables()
         if not tables and allow_empty:
             return
-        if not {"sessions", "entries"} <= tables:
+        if not tables:
+            raise JournalError(f"{self.path}: not a journal (an empty database; `companion run` makes one)")
+        if not set(tables) <= _TABLES | {"entries_v2"}:
             raise JournalError(
-                f"{self.path}: not a journal (an SQLite database with the tables {', '.join(sorted(tables)) or 'none'})"
+                f"{self.path}: not a journal (an SQLite database with the tables {', '.join(sorted(tables))})"
             )
-        columns = {r[1] for r in self._db.execute("PRAGMA table_info(sessions)")}
-        if not {"id", "game", "started_at", "options", "finished", "result"} <= columns:
+        if "sessions" in tables and not _SESSION_COLUMNS <= self._columns("sessions"):
             raise JournalError(f"{self.path}: not a journal (its sessions table has other columns)")
+        if "entries" in tables and not _ENTRY_COLUMNS <= self._columns("entries"):
+            raise JournalError(f"{self.path}: not a journal (its entries table has other columns)")
+        if not _TABLES <= set(tables) and not allow_empty:
+            raise JournalError(f"{self.path}: a half-made journal with no game in it "
+                               "(the next `companion run` finishes it)")
+
+    def _finish_schema(self) -> None:
+        """Create the tables, index and triggers, or finish a half-made or older journal,
+        all in one transaction (a kill leaves the journal as it was)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            tables = self._tables()
+            db.execute(_SESSIONS)
+            if "table_settings" not in self._columns("sessions"):  # a journal written by version 0.1.0
+                db.execute("ALTER TABLE sessions ADD COLUMN table_settings TEXT NOT NULL DEFAULT '{}'")
+            if "entries" in tables and "'arrival'" not in tables["entries"]:
+                # Written before arrivals and checksums: copy into the new table (the old
+                # entries keep no checksum: they are counted as unchained, never certified).
+                db.execute("DROP TABLE IF EXISTS entries_v2")
+                db.execute(_ENTRIES.format(name="entries_v2"))
+                db.execute("INSERT INTO entries_v2 (id, session, kind, t, type, body) "
+                           "SELECT id, session, kind, t, type, body FROM entries ORDER BY id")
+                db.execute("DROP TRIGGER IF EXISTS entries_append_only_update")
+                db.execute("DROP TRIGGER IF EXISTS entries_append_only_delete")
+                db.execute("DROP INDEX IF EXISTS entries_by_session")
+                db.execute("DROP TABLE entries")
+                db.execute("ALTER TABLE entries_v2 RENAME TO entries")
+            else:
+                db.execute("DROP TABLE IF EXISTS entries_v2")
+                db.execute(_ENTRIES.format(name="entries"))
+            for statement in _INDEX_AND_TRIGGERS:
+                db.execute(statement)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def _open_tail(self) -> None:
+        """Read where the journal ends (database and tail file) and open the tail for writing;
+        a tail ahead of the database is a loss, named in :attr:`loss_at_open`."""
+        last = self._db.execute("SELECT id, session, chain FROM entries ORDER BY id DESC LIMIT 1").fetchone()
+        max_session = self._db.execute("SELECT max(id) FROM sessions").fetchone()[0] or 0
+        last_id, last_session = (last[0], last[1]) if last else (0, 0)
+        self._prev_chain = (last[2] or "") if last else ""
+        tail = None
+        if self.path != ":memory:":
+            tail = read_tail(self.path)
+            self._tail_fd = os.open(self.path + ".tail", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                    0o600)
+        if tail is not None and tail.seq > last_id:
+            self.loss_at_open = (
+                f"{self.path}: entries {last_id + 1} to {tail.seq} are lost (the end of the journal, "
+                f"sessions {max(last_session, 1)} to {tail.session}: its write-ahead log was deleted or damaged); "
+                f"they stay counted as lost"
+            )
+            log.error("%s", self.loss_at_open)
+        self._next_seq = max(last_id, tail.seq if tail else 0) + 1
+        self._next_session = max(max_session, tail.session if tail else 0) + 1
 
     def _take_lock(self) -> None:
         """One service a journal: an exclusive lock on ``PATH.lock`` (released at exit, even
-        a SIGKILL, by the kernel)."""
+        a SIGKILL, by the kernel). The file is opened with O_NOFOLLOW: a symbolic link there
+        is refused, never written through."""
+        import errno
         import fcntl
 
-        f = open(self.path + ".lock", "a+")
+        lock_path = self.path + ".lock"
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise JournalError(f"{lock_path}: a symbolic link where the journal's lock file belongs; "
+                                   "remove it (the lock is never written through a link)") from None
+            raise
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            f.seek(0)
-            pid = f.read().strip() or "?"
-            f.close()
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
             raise JournalError(
                 f"{self.path}: in use by another `companion run` (process {pid}); stop it first, "
                 "or give this one another --journal"
             ) from None
-        f.seek(0)
-        f.truncate()
-        f.write(str(os.getpid()))
-        f.flush()
-        self._lock_file = f
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        self._lock_fd = fd
 
     def _release_lock(self) -> None:
-        if self._lock_file is not None:
-            self._lock_file.close()
-            self._lock_file = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def _checkpoint_loop(self, every_s: float) -> None:
-        """Sync the write-ahead log to disk every ``every_s`` seconds (own connection)."""
+        """Sync the write-ahead log and the tail to disk every ``every_s`` seconds (own
+        connection)."""
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
             while not self._closing.wait(every_s):
                 try:
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 except sqlite3.Error:
-                    pass  # busy now: the next round will do it
+                    pass  # busy now, or the disk is full: the next round will do it
+                self._sync_tail()
         finally:
             db.close()
 
+    def _sync_tail(self) -> None:
+        fd = self._tail_fd
+        if fd is not None:
+            try:
+                os.fsync(fd)
+            except OSError:
+                pass
+
     def close(self) -> None:
-        """Checkpoint, stop the background sync and close (appends after this raise
-        sqlite3.ProgrammingError)."""
+        """Try once more to write the backlog, checkpoint, stop the background sync and close
+        (appends after this raise sqlite3.ProgrammingError). Entries still refused by the disk
+        are lost and logged as such."""
         self._closing.set()
         if self._checkpointer is not None:
             self._checkpointer.join()
             self._checkpointer = None
+        if self._backlog and not self.readonly:
+            if not self._commit([]):
+                log.error("%s: %d entries could not be written (%s) and are lost", self.path,
+                          len(self._backlog), self.problem)
         try:
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error:
             pass
         self._db.close()
+        self._sync_tail()
+        if self._tail_fd is not None:
+            os.close(self._tail_fd)
+            self._tail_fd = None
+        self._drop_copy()
         self._release_lock()
 
     def __enter__(self) -> Journal:
@@ -249,37 +519,64 @@ class Journal:
 
     # -- sessions ----------------------------------------------------------------------
 
-    def start_session(self, game: str, options: dict[str, Any]) -> int:
-        """Open a new session and return its id."""
+    def start_session(self, game: str, options: dict[str, Any], table: dict[str, Any] | None = None) -> int:
+        """Open a new session with its referee ``options`` and the ``table`` settings (players,
+        simulation seed) in one transaction, and return its id.
+
+        Raises:
+            JournalError: the disk refuses it (full) or the journal is damaged.
+        """
         now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        cur = self._db.execute(
-            "INSERT INTO sessions (game, started_at, options) VALUES (?, ?, ?)",
-            (game, now, json.dumps(options)),
-        )
-        return int(cur.lastrowid)  # type: ignore[arg-type]
+        session = self._next_session
+        try:
+            self._db.execute(
+                "INSERT INTO sessions (id, game, started_at, options, table_settings) VALUES (?, ?, ?, ?, ?)",
+                (session, game, now, json.dumps(options), json.dumps(table or {})),
+            )
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: cannot start a session: {exc}"
+                               + ("; free some space on its disk" if _is_full(exc) else "")) from None
+        self._next_session = session + 1
+        return session
 
     def set_table(self, session: int, table: dict[str, Any]) -> None:
-        """Record the table's settings (players, simulation seed) of a session, so that a
-        restart resumes the same table."""
+        """Replace the table's settings of a session (prefer ``start_session(..., table)``)."""
         self._db.execute("UPDATE sessions SET table_settings = ? WHERE id = ?", (json.dumps(table), session))
 
     def finish_session(self, session: int, result: Any) -> None:
-        """Mark a session as ended, with a JSON-able result."""
-        self._db.execute(
-            "UPDATE sessions SET finished = 1, result = ? WHERE id = ?",
-            (json.dumps(result), session),
-        )
+        """Mark a session as ended, with a JSON-able result.
+
+        Raises:
+            JournalError: the disk refuses it (full) or the journal is damaged.
+        """
+        self._flush()
+        try:
+            self._db.execute("UPDATE sessions SET finished = 1, result = ? WHERE id = ?",
+                             (json.dumps(result), session))
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: cannot mark session {session} finished: {exc}") from None
 
     def sessions(self) -> list[Session]:
-        """All sessions, oldest first."""
-        rows = self._db.execute(
-            "SELECT id, game, started_at, options, finished, result, table_settings FROM sessions ORDER BY id"
-        ).fetchall()
-        return [
-            Session(r[0], r[1], r[2], json.loads(r[3]), bool(r[4]), json.loads(r[5]) if r[5] else None,
-                    json.loads(r[6]))
-            for r in rows
-        ]
+        """All sessions, oldest first.
+
+        Raises:
+            JournalError: the sessions table is damaged (naming the session when it can).
+        """
+        try:
+            rows = self._db.execute(
+                "SELECT id, game, started_at, options, finished, result, table_settings FROM sessions ORDER BY id"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(self._damaged(exc)) from None
+        out = []
+        for r in rows:
+            try:
+                out.append(Session(r[0], r[1], r[2], json.loads(r[3]), bool(r[4]),
+                                   json.loads(r[5]) if r[5] else None, json.loads(r[6])))
+            except (ValueError, TypeError, RecursionError) as exc:
+                raise JournalError(f"{self.path}: session {r[0]} is damaged ({exc}); "
+                                   + DAMAGED_HINT.format(path=self.path)) from None
+        return out
 
     def session(self, session: int) -> Session:
         """One session by id. Raises JournalError when there is none."""
@@ -297,52 +594,151 @@ class Journal:
 
     # -- entries -------------------------------------------------------------------------
 
-    def append(self, session: int, kind: Literal["observation", "call"], event: Event) -> None:
-        """Append one message in its own transaction (durable when this returns)."""
-        self._db.execute(
-            "INSERT INTO entries (session, kind, t, type, body) VALUES (?, ?, ?, ?, ?)",
-            (session, kind, event.t, event.TYPE, event.to_line()),
-        )
+    @property
+    def backlog(self) -> int:
+        """How many entries wait in memory for the disk to take them."""
+        return len(self._backlog)
 
-    def append_step(self, session: int, observation: Event, calls: list[Event]) -> None:
+    def _row(self, session: int, kind: str, event: Event, arrival: int | None = None) -> tuple[Any, ...]:
+        """The next entry's row, numbered and chained (in memory only)."""
+        seq = self._next_seq
+        body = event.to_line()
+        chain = entry_chain(self._prev_chain, seq, session, kind, event.t, event.TYPE, body, arrival)
+        self._next_seq = seq + 1
+        self._prev_chain = chain
+        return (seq, session, kind, float(event.t), event.TYPE, body, arrival, chain)
+
+    def _commit(self, rows: list[tuple[Any, ...]]) -> bool:
+        """Write the backlog then ``rows`` in one transaction; on a write error keep them all
+        in the backlog. Returns True when everything is written."""
+        pending = self._backlog + rows
+        if not pending:
+            return True
+        db = self._db
+        try:
+            if self._backlog:
+                # A commit that failed late may have reached the disk after all.
+                top = db.execute("SELECT max(id) FROM entries").fetchone()[0] or 0
+                pending = [r for r in pending if r[0] > top]
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany(_INSERT, pending)
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            try:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if not self._backlog:
+                log.error("%s: cannot write (%s); the game goes on from memory", self.path, exc)
+            self._backlog = pending
+            self.problem = str(exc)
+            return False
+        if self._backlog:
+            log.warning("%s: writing again; %d entries kept in memory are written", self.path, len(self._backlog))
+        self._backlog = []
+        self.problem = None
+        self._write_tail(pending[-1])
+        return True
+
+    def _flush(self) -> bool:
+        return self._commit([]) if self._backlog else True
+
+    def _write_tail(self, row: tuple[Any, ...]) -> None:
+        if self._tail_fd is None:
+            return
+        line = f"{row[0]} {row[1]} {row[7]}".encode("ascii").ljust(_TAIL_BYTES - 1) + b"\n"
+        try:
+            os.pwrite(self._tail_fd, line, 0)
+            if self.sync == "full":
+                os.fsync(self._tail_fd)
+        except OSError as exc:  # the entry is written; only the end marker lags behind
+            log.warning("%s.tail: cannot write (%s)", self.path, exc)
+
+    def append(self, session: int, kind: Literal["observation", "call"], event: Event) -> bool:
+        """Append one message in its own transaction (durable when this returns True; kept in
+        memory, to be written later, when False)."""
+        return self._commit([self._row(session, kind, event)])
+
+    def append_step(self, session: int, observation: Event, calls: list[Event], arrival: int | None = None) -> bool:
         """Append an observation and the calls it caused in one transaction: after a crash
-        the journal holds both or neither, so a replay always matches it."""
-        rows = [(session, "observation", observation.t, observation.TYPE, observation.to_line())]
-        rows += [(session, "call", c.t, c.TYPE, c.to_line()) for c in calls]
-        with self._db:
-            self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT INTO entries (session, kind, t, type, body) VALUES (?, ?, ?, ?, ?)", rows
-            )
+        the journal holds both or neither, so a replay always matches it.
+
+        Args:
+            arrival: the id of the observation's ``arrival`` entry when it was buffered.
+
+        Returns:
+            True when written; False when the disk refused it (it is kept in :attr:`backlog`
+            and written, in order, by the next append that succeeds).
+        """
+        rows = [self._row(session, "observation", observation, arrival)]
+        rows += [self._row(session, "call", c) for c in calls]
+        return self._commit(rows)
+
+    def append_arrival(self, session: int, observation: Event) -> int:
+        """Journal an observation as it arrives in the jitter buffer (not yet applied).
+
+        Returns:
+            The arrival's id, to pass to :meth:`append_step` when it is applied. Written at
+            once, or kept in the backlog when the disk refuses it.
+        """
+        row = self._row(session, "arrival", observation)
+        self._commit([row])
+        return int(row[0])
 
     def append_many(
         self, session: int, kind: Literal["observation", "call"], events: list[Event]
-    ) -> None:
-        """Append several messages in one transaction."""
+    ) -> bool:
+        """Append several messages in one transaction (True when written, see :meth:`append_step`)."""
         if not events:
-            return
-        with self._db:
-            self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT INTO entries (session, kind, t, type, body) VALUES (?, ?, ?, ?, ?)",
-                [(session, kind, e.t, e.TYPE, e.to_line()) for e in events],
-            )
+            return True
+        return self._commit([self._row(session, kind, e) for e in events])
 
-    def entries(self, session: int) -> Iterator[Entry]:
+    def entries(self, session: int, arrivals: bool = False) -> Iterator[Entry]:
         """The session's messages in the order they were appended.
 
+        Args:
+            arrivals: include the ``arrival`` entries (default: only observations and calls,
+                which are what a replay re-applies and compares).
+
         Raises:
-            JournalError: an entry whose text is not JSON (naming the entry).
+            JournalError: an entry whose text is not JSON (naming the entry), or a damaged file.
         """
-        cur = self._db.execute(
-            "SELECT id, kind, t, type, body FROM entries WHERE session = ? ORDER BY id", (session,)
-        )
-        for r in cur:
-            try:
-                body = json.loads(r[4])
-            except (ValueError, RecursionError) as exc:
-                raise JournalError(f"{self.path}: entry {r[0]} of session {session} is not JSON: {exc}") from None
-            yield Entry(r[0], r[1], r[2], r[3], body)
+        try:
+            cur = self._db.execute(
+                "SELECT id, kind, t, type, body, arrival FROM entries WHERE session = ? ORDER BY id", (session,)
+            )
+            for r in cur:
+                if r[1] == "arrival" and not arrivals:
+                    continue
+                try:
+                    body = json.loads(r[4])
+                except (ValueError, TypeError, RecursionError) as exc:
+                    raise JournalError(f"{self.path}: entry {r[0]} of session {session} is not JSON: {exc}; "
+                                       + DAMAGED_HINT.format(path=self.path)) from None
+                yield Entry(r[0], r[1], r[2], r[3], body, r[5])
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(self._damaged(exc)) from None
+
+    def pending(self, session: int) -> list[Entry]:
+        """The session's arrivals that no journaled observation applied yet (the jitter
+        buffer's content when the service stopped), oldest first."""
+        applied = set()
+        waiting = []
+        for e in self.entries(session, arrivals=True):
+            if e.kind == "arrival":
+                waiting.append(e)
+            elif e.kind == "observation" and e.arrival is not None:
+                applied.add(e.arrival)
+        return [e for e in waiting if e.id not in applied]
+
+    def losses(self, session: int | None = None) -> list[str]:
+        """Lines naming what is lost or damaged in the journal (touching ``session`` when
+        given); empty when every entry is there and intact. See :mod:`companion.journal_check`."""
+        from companion.journal_check import check_connection
+
+        report = check_connection(self._db, self.path, read_tail(self.path) if self.path != ":memory:" else None)
+        return report.lines(session)
 
     def observation(self, entry: Entry, vocabulary: Any) -> Any:
         """Parse a journaled observation with a game's vocabulary.
@@ -356,3 +752,15 @@ class Journal:
             return vocabulary.observation(entry.body)
         except EventError as exc:
             raise JournalError(f"{self.path}: entry {entry.id} is not a valid observation: {exc}") from None
+
+
+def _is_full(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "full" in text or "disk i/o" in text
+
+
+def _uri_path(path: str) -> str:
+    """A file path quoted for an SQLite ``file:`` URI."""
+    from urllib.parse import quote
+
+    return quote(os.path.abspath(path))

@@ -99,10 +99,19 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
     restart resumes the same table).
 
     Raises:
-        companion.journal.JournalError: a journaled entry that no longer parses.
+        companion.journal.JournalError: a journaled entry that no longer parses, or entries of
+            the unfinished game are lost or damaged (it cannot be resumed exactly).
     """
     unfinished = None if new else journal.unfinished(referee.name)
     if unfinished is not None:
+        losses = journal.losses(unfinished.id)
+        if losses:
+            from companion.journal import JournalError
+
+            raise JournalError(f"{journal.path}: the unfinished {referee.name} game (session {unfinished.id}) "
+                               f"cannot be resumed exactly: {losses[0]}"
+                               f"{f' (and {len(losses) - 1} more problems)' if len(losses) > 1 else ''}; "
+                               "`companion run --new` starts a new game, `companion journal check` shows the rest")
         state, last_t, n = restore(referee, journal, unfinished.id)
         if n == 0:
             # A start that stopped before anything was observed (a part was missing): nothing
@@ -110,8 +119,9 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
             journal.set_table(unfinished.id, table)
             return Opened(unfinished.id, False, None, 0.0, 0, dict(table))
         return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table})
-    session = journal.start_session(referee.name, options)
-    journal.set_table(session, table)
+    # The session row and its table settings in one transaction: a restart never finds one
+    # without the other.
+    session = journal.start_session(referee.name, options, table)
     return Opened(session, False, None, 0.0, 0, dict(table))
 
 
@@ -174,7 +184,8 @@ class Service:
         self.last_t = last_t
         self.calls_made = 0
         self.delay_s = delay_s
-        self._buffer: list[tuple[float, int, Observation]] = []
+        self._buffer: list[tuple[float, int, Observation, int | None]] = []
+        self._journal_lost = False
         self._buffer_seq = itertools.count()
         self._ticked: float | None = None
         self.observers = list(observers)
@@ -194,8 +205,9 @@ class Service:
         self._wake.set()
 
     def tell(self, call: Call) -> None:
-        """Announce a call of the service itself (a part lost or back) on the loop's thread
-        (any thread; never blocks). It does not go through the referee and is not journaled."""
+        """Announce a call of the service itself (a part lost or back, the journal's disk
+        full) on the loop's thread (any thread; never blocks). It does not go through the
+        referee and is not journaled."""
         self._told.append(call)
         self._wake.set()
 
@@ -212,6 +224,7 @@ class Service:
         Returns:
             The final state.
         """
+        self._resume_pending()
         for source in self.sources:
             source.start(self.emit, self.clock)
         log.info("ready: refereeing %s", self.referee.name)
@@ -310,18 +323,52 @@ class Service:
         for obs in batch:
             self._apply(obs)
 
+    def _resume_pending(self) -> None:
+        """Observations journaled on arrival but not applied when the service stopped (they
+        were in the jitter buffer): back into the buffer with their arrival ids (applied at
+        once when there is no buffer), so each is applied exactly once."""
+        if self.journal is None:
+            return
+        for entry in self.journal.pending(self.session):  # type: ignore[arg-type]
+            obs = self.journal.observation(entry, self.referee.vocabulary)
+            if self.delay_s > 0:
+                heapq.heappush(self._buffer, (obs.t, next(self._buffer_seq), obs, entry.id))
+            else:
+                self._apply(obs, arrival=entry.id)
+
     def _buffer_push(self, obs: Observation) -> None:
-        heapq.heappush(self._buffer, (obs.t, next(self._buffer_seq), obs))
+        """Into the jitter buffer; an observation (not a deadline's tick, which the referee
+        makes again) is journaled as it arrives, so a kill loses nothing that came in."""
+        arrival = None
+        if self.journal is not None and not isinstance(obs, Tick):
+            arrival = self.journal.append_arrival(self.session, obs)  # type: ignore[arg-type]
+            self._journal_state(self.journal.backlog == 0, obs.t)
+        heapq.heappush(self._buffer, (obs.t, next(self._buffer_seq), obs, arrival))
 
     def _release(self) -> None:
         """Apply, in time order, the buffered observations whose delay has passed."""
         now = self.clock.now()
         while self._buffer and self._buffer[0][0] + self.delay_s <= now:
-            _, _, obs = heapq.heappop(self._buffer)
-            self._apply(obs)
+            _, _, obs, arrival = heapq.heappop(self._buffer)
+            self._apply(obs, arrival)
 
-    def _apply(self, obs: Observation) -> list[Call]:
-        """Apply, journal the observation with its calls, announce; returns the calls."""
+    def _journal_state(self, written: bool, t: float) -> None:
+        """Tell the table once when the journal's disk refuses writes, and when it takes them
+        again (the game goes on from memory meanwhile; the backlog is written then)."""
+        from companion.health import PartBack, PartLost
+
+        if not written and not self._journal_lost:
+            self._journal_lost = True
+            self.tell(PartLost(t=t, part="journal",
+                               fix="Its disk is full: free some space; the game goes on and is written then."))
+        elif written and self._journal_lost:
+            self._journal_lost = False
+            self.tell(PartBack(t=t, part="journal"))
+
+    def _apply(self, obs: Observation, arrival: int | None = None) -> list[Call]:
+        """Apply, journal the observation with its calls, announce; returns the calls.
+
+        ``arrival``: the id of its arrival entry when it came through the jitter buffer."""
         original = obs
         if obs.t < self.last_t:
             # Stamped before an observation already applied (another thread was first):
@@ -330,7 +377,9 @@ class Service:
         state, calls = self.referee.apply(self.state, obs)
         if self.journal is not None:
             # Durable before anybody is told: a crash loses nothing that was announced.
-            self.journal.append_step(self.session, obs, calls)  # type: ignore[arg-type]
+            # A full disk keeps them in memory (written when there is room) and tells the table.
+            written = self.journal.append_step(self.session, obs, calls, arrival)  # type: ignore[arg-type]
+            self._journal_state(written, obs.t)
         self.state = state
         self.last_t = obs.t
         for observer in self.observers:

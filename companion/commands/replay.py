@@ -2,7 +2,10 @@
 calls with the ones journaled at the time.
 
 Prints the calls as JSON Lines (or only the verdict with --quiet) and exits 0 when every call
-is reproduced exactly, 1 at the first difference (which it shows). Without --session the
+is reproduced exactly, 1 at the first difference (which it shows), or when entries of the
+session are lost or damaged (the journal's sequence and checksums tell; then the calls that
+remain cannot prove the game whole, and the verdict says how much is gone). It opens the
+journal read-only, in a read-only folder too. Without --session the
 most recent session is replayed; --list shows them all.
 
 Examples:
@@ -38,11 +41,18 @@ class ReplayResult:
         calls: the calls the referee makes now, in order (JSON dicts).
         journaled: the calls journaled at the time (JSON dicts).
         first_difference: index of the first differing call, or None when identical.
+        losses: lines naming entries of the session that are lost or damaged (empty when
+            the journal holds it whole).
+        waiting: observations that arrived but were not applied yet when the service
+            stopped (a resume applies them; a replay has no calls to compare for them).
     """
 
-    def __init__(self, calls: list[dict[str, Any]], journaled: list[dict[str, Any]]):
+    def __init__(self, calls: list[dict[str, Any]], journaled: list[dict[str, Any]],
+                 losses: list[str] | None = None, waiting: int = 0):
         self.calls = calls
         self.journaled = journaled
+        self.losses = list(losses or [])
+        self.waiting = waiting
         self.first_difference: int | None = None
         for i in range(max(len(calls), len(journaled))):
             a = calls[i] if i < len(calls) else None
@@ -53,8 +63,9 @@ class ReplayResult:
 
     @property
     def identical(self) -> bool:
-        """True when every journaled call was reproduced, and no other."""
-        return self.first_difference is None
+        """True when every journaled call was reproduced, and no other, and nothing of the
+        session is lost or damaged."""
+        return self.first_difference is None and not self.losses
 
 
 def replay_session(journal: Journal, session: Session) -> ReplayResult:
@@ -62,7 +73,8 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
 
     Raises:
         companion.games.UnknownGame: the session's game is not known to this version.
-        companion.events.EventError: a journaled observation no longer parses.
+        companion.journal.JournalError: a journaled observation no longer parses, or the
+            file is damaged where the session is.
     """
     from companion.games import referee_for
 
@@ -76,7 +88,7 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
             continue
         state, new_calls = referee.apply(state, journal.observation(entry, referee.vocabulary))
         calls.extend(c.to_json() for c in new_calls)
-    return ReplayResult(calls, journaled)
+    return ReplayResult(calls, journaled, journal.losses(session.id), len(journal.pending(session.id)))
 
 
 def _lines(result: ReplayResult) -> Iterator[str]:
@@ -118,8 +130,16 @@ def run(args: argparse.Namespace) -> int:
             print(line)
     n = len(result.journaled)
     verdict = sys.stdout if args.quiet else sys.stderr
+    if result.losses:
+        state = "reproduced exactly" if result.first_difference is None else \
+            f"different from call {result.first_difference + 1} on"
+        print(f"replay of session {session.id}: NOT whole: {'; '.join(result.losses)}; "
+              f"the {n} calls still journaled are {state}, the lost ones cannot be checked "
+              f"(`companion journal check {args.journal}`)", file=verdict)
+        return 1
     if result.identical:
-        print(f"replay of session {session.id}: all {n} calls reproduced exactly", file=verdict)
+        waiting = f" ({result.waiting} observations were still waiting to be applied)" if result.waiting else ""
+        print(f"replay of session {session.id}: all {n} calls reproduced exactly{waiting}", file=verdict)
         return 0
     i = result.first_difference
     print(

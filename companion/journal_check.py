@@ -1,0 +1,349 @@
+"""Checking and salvaging a journal: what is intact, what is damaged, what is lost.
+
+:func:`check` reads a journal read-only, row by row, so that a damaged page costs only the
+rows on it, and verifies each entry against the journal's promises (:mod:`companion.journal`):
+
+* its JSON parses and its columns have their types;
+* its checksum: ``chain == entry_chain(chain of the entry before, its fields)``. An entry is
+  intact when its checksum matches with the entry before's stored *or* recomputed chain, or
+  when its own chain field alone is damaged (the entry after it matches its recomputed chain);
+  entries written before checksums existed are counted as unchained (never certified);
+* its sequence: ids run 1, 2, 3...; a gap is a loss (entries that were written and are gone);
+* the end: the tail file ``PATH.tail`` names the last entry committed; entries after the
+  database's last one are lost (a write-ahead log deleted or damaged).
+
+:func:`salvage` writes every intact entry (and every readable session) into a new journal,
+keeping their numbers, so that what is missing stays visible as gaps there too.
+
+Used by ``companion journal check|salvage``, ``companion replay`` and a resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from companion.journal import DAMAGED_HINT, JournalError, Tail, entry_chain, read_tail
+
+__all__ = ["Report", "Loss", "Damage", "check", "check_connection", "salvage"]
+
+_COLUMNS = "id, session, kind, t, type, body, arrival, chain"
+_BATCH = 256
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Entries ``first`` to ``last`` (inclusive) are gone; they may belong to ``sessions``
+    (the sessions of the entries around the gap, and every one in between)."""
+
+    first: int
+    last: int
+    sessions: tuple[int, int]
+    at_end: bool
+
+    @property
+    def count(self) -> int:
+        """How many entries are gone."""
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True)
+class Damage:
+    """Entry ``entry`` (of ``session`` when readable) is there but cannot be trusted."""
+
+    entry: int
+    session: int | None
+    reason: str
+
+
+@dataclass
+class Report:
+    """What :func:`check` found.
+
+    Attributes:
+        path: the journal file.
+        sessions: readable sessions (id -> game).
+        intact: intact entries, as rows ``(id, session, kind, t, type, body, arrival, chain)``.
+        unchained: how many of the intact ones were written before checksums existed.
+        damaged: entries present but not intact.
+        losses: runs of entries that are gone.
+        unreadable: problems SQLite reported on pages (rows on them could not be read).
+        tail: the tail file's content, or None when there is none.
+    """
+
+    path: str
+    sessions: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    intact: list[tuple[Any, ...]] = field(default_factory=list)
+    unchained: int = 0
+    damaged: list[Damage] = field(default_factory=list)
+    losses: list[Loss] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    tail: Tail | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is damaged, lost or unreadable."""
+        return not (self.damaged or self.losses or self.unreadable)
+
+    def lines(self, session: int | None = None) -> list[str]:
+        """One line per problem (touching ``session`` when given); empty when :attr:`ok`."""
+        out = []
+        for loss in self.losses:
+            lo, hi = loss.sessions
+            if session is not None and not lo <= session <= hi:
+                continue
+            where = "at the end of the journal (its write-ahead log was deleted or damaged)" if loss.at_end \
+                else f"between entries {loss.first - 1} and {loss.last + 1}"
+            whose = f"session {lo}" if lo == hi else f"sessions {lo} to {hi}"
+            out.append(f"{loss.count} entr{'y' if loss.count == 1 else 'ies'} lost ({loss.first} to {loss.last}, "
+                       f"{whose}) {where}")
+        for d in self.damaged:
+            if session is not None and d.session is not None and d.session != session:
+                continue
+            out.append(f"entry {d.entry}{f' of session {d.session}' if d.session is not None else ''} "
+                       f"is damaged: {d.reason}")
+        for u in self.unreadable:
+            out.append(f"unreadable: {u}")
+        return out
+
+    def summary(self) -> str:
+        """One line: counts of sessions and intact, damaged and lost entries."""
+        lost = sum(loss.count for loss in self.losses)
+        text = (f"{self.path}: {len(self.sessions)} sessions, {len(self.intact)} intact entries"
+                f"{f' ({self.unchained} without checksum, written by an older version)' if self.unchained else ''}, "
+                f"{len(self.damaged)} damaged, {lost} lost")
+        return text + ("" if not self.unreadable else f", {len(self.unreadable)} unreadable parts")
+
+
+def _read_rows(db: sqlite3.Connection, table: str, columns: str, hi: int | None,
+               problems: list[str]) -> list[tuple[Any, ...]]:
+    """Every readable row of ``table`` by id: range reads, and one id at a time over a damaged
+    stretch (up to ``hi``, or until 4096 ids in a row are missing)."""
+    rows: list[tuple[Any, ...]] = []
+    i = 1
+    misses = 0
+    while hi is None or i <= hi:
+        try:
+            batch = db.execute(f"SELECT {columns} FROM {table} WHERE id >= ? ORDER BY id LIMIT {_BATCH}",
+                               (i,)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            if not problems or not problems[-1].startswith(f"{table}: {exc}"):
+                problems.append(f"{table}: {exc} (from row {i})")
+            for j in range(i, i + _BATCH):
+                try:
+                    row = db.execute(f"SELECT {columns} FROM {table} WHERE id = ?", (j,)).fetchone()
+                except sqlite3.DatabaseError:
+                    row = None
+                if row is not None:
+                    rows.append(row)
+                    misses = 0
+                else:
+                    misses += 1
+            i += _BATCH
+            if hi is None and misses >= 4096:
+                break
+            continue
+        if not batch:
+            break
+        rows.extend(batch)
+        i = int(batch[-1][0]) + 1
+        misses = 0
+    return rows
+
+
+def _max_id(db: sqlite3.Connection, table: str) -> int | None:
+    try:
+        return int(db.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0)
+    except (sqlite3.DatabaseError, TypeError, ValueError):
+        return None
+
+
+def _valid(row: tuple[Any, ...]) -> str | None:
+    """Why a row's columns are not an entry's, or None."""
+    id_, session, kind, t, type_, body, arrival, chain = row
+    if not isinstance(session, int):
+        return "its session is not a number"
+    if kind not in ("observation", "call", "arrival"):
+        return f"its kind is {kind!r}"
+    if not isinstance(t, (int, float)) or isinstance(t, bool):
+        return "its time is not a number"
+    if not isinstance(type_, str) or not isinstance(body, str):
+        return "its text is not text"
+    if arrival is not None and not isinstance(arrival, int):
+        return "its arrival is not a number"
+    if chain is not None and not isinstance(chain, str):
+        return "its checksum is not text"
+    try:
+        parsed = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        return f"its text is not JSON ({exc})"
+    if not isinstance(parsed, dict) or parsed.get("type") != type_:
+        return "its text does not match its type"
+    return None
+
+
+def check_connection(db: sqlite3.Connection, path: str, tail: Tail | None) -> Report:
+    """Check an open journal connection (see the module text); never writes."""
+    report = Report(path=path, tail=tail)
+    problems: list[str] = []
+    for r in _read_rows(db, "sessions", "id, game, started_at, options, finished, result, table_settings",
+                        _max_id(db, "sessions"), problems):
+        report.sessions[int(r[0])] = r
+    hi = _max_id(db, "entries")
+    if hi is None and tail is not None:
+        hi = tail.seq
+    rows = _read_rows(db, "entries", _COLUMNS, hi, problems)
+    report.unreadable = problems
+    # Checksums: verify each row with the chain of the row before (stored or recomputed).
+    verdicts: list[str | None] = []
+    recomputed: list[str | None] = []
+    prev_stored, prev_recomputed = "", ""
+    for row in rows:
+        reason = _valid(row)
+        mine = None
+        if reason is None and row[7] is not None:
+            mine_s = entry_chain(prev_stored, *row[:7])
+            mine_r = entry_chain(prev_recomputed, *row[:7]) if prev_recomputed != prev_stored else mine_s
+            if row[7] not in (mine_s, mine_r):
+                reason = "its checksum does not match"
+            mine = row[7] if reason is None else (mine_r if prev_recomputed else mine_s)
+        verdicts.append(reason)
+        recomputed.append(mine)
+        if reason is None and row[7] is None:
+            prev_stored = prev_recomputed = ""
+        else:
+            prev_stored = row[7] if isinstance(row[7], str) else ""
+            prev_recomputed = mine or prev_stored
+    for k, row in enumerate(rows):
+        reason = verdicts[k]
+        if reason == "its checksum does not match" and k + 1 < len(rows) and verdicts[k + 1] is None \
+                and rows[k + 1][0] == row[0] + 1 and rows[k + 1][7] is not None:
+            # Only this entry's checksum field may be hit: its content checks if the entry
+            # after it was chained to the checksum recomputed from the content.
+            prev = entry_chain(rows[k - 1][7] or "" if k else "", *row[:7])
+            if entry_chain(prev, *rows[k + 1][:7]) == rows[k + 1][7]:
+                reason = None
+        if reason is None:
+            report.intact.append(row)
+            if row[7] is None:
+                report.unchained += 1
+        else:
+            session = row[1] if isinstance(row[1], int) else None
+            report.damaged.append(Damage(int(row[0]), session, reason))
+    # Sequence: gaps between the rows present, and after the last one (the tail).
+    present = [(int(r[0]), r[1] if isinstance(r[1], int) else None) for r in rows]
+    last_id, last_session = 0, min(report.sessions) if report.sessions else 1
+    for id_, session in present:
+        if id_ > last_id + 1:
+            lo = last_session
+            hi_s = session if session is not None else lo
+            report.losses.append(Loss(last_id + 1, id_ - 1, (min(lo, hi_s), max(lo, hi_s)), False))
+        last_id = id_
+        if session is not None:
+            last_session = session
+    if tail is not None and tail.seq > last_id:
+        report.losses.append(Loss(last_id + 1, tail.seq, (min(last_session, tail.session),
+                                                          max(last_session, tail.session)), True))
+    return report
+
+
+def _open_for_check(path: str) -> tuple[sqlite3.Connection, Any]:
+    """A read-only connection to ``path`` (through :class:`~companion.journal.Journal`'s
+    read-only open when the file is readable as a journal, else a plain read-only one)."""
+    from companion.journal import Journal
+
+    try:
+        journal = Journal(path, readonly=True)
+        return journal._db, journal
+    except JournalError as exc:
+        if "no such journal file" in str(exc):
+            raise
+        if "not a journal (an SQLite database with the tables" in str(exc) or \
+                "its sessions table has other columns" in str(exc):
+            raise
+        db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro&immutable=1", uri=True, isolation_level=None)
+        db.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc2:
+            db.close()
+            raise JournalError(f"{path}: not readable as SQLite ({exc2}): nothing in it can be kept") from None
+        return db, None
+
+
+def check(path: str | os.PathLike[str]) -> Report:
+    """Check the journal at ``path`` (read-only).
+
+    Raises:
+        JournalError: no such file, or not readable as SQLite at all (its header is gone).
+    """
+    path = str(Path(path).expanduser())
+    db, journal = _open_for_check(path)
+    try:
+        return check_connection(db, path, read_tail(path))
+    finally:
+        if journal is not None:
+            journal.close()
+        else:
+            db.close()
+
+
+def salvage(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> Report:
+    """Copy every readable session and every intact entry of ``source`` into a new journal
+    ``target``, with the same numbers (their checksums chained anew over what is kept); its
+    tail keeps the source's end, so a loss there stays visible.
+
+    Returns:
+        The :class:`Report` of ``source``.
+
+    Raises:
+        JournalError: ``target`` exists, or ``source`` cannot be read at all.
+    """
+    from companion.journal import Journal
+
+    source, target = str(Path(source).expanduser()), str(Path(target).expanduser())
+    if os.path.lexists(target):
+        raise JournalError(f"{target}: already exists; salvage writes a new journal (give another name)")
+    report = check(source)
+    ok_sessions = []
+    for sid, r in sorted(report.sessions.items()):
+        try:
+            json.loads(r[3]), json.loads(r[6] or "{}"), (json.loads(r[5]) if r[5] else None)
+            if not isinstance(r[1], str) or not isinstance(r[2], str):
+                raise ValueError("not text")
+            ok_sessions.append(r)
+        except (ValueError, TypeError, RecursionError) as exc:
+            report.unreadable.append(f"session {sid} is damaged ({exc}); its entries are kept without it")
+    with Journal(target, checkpoint_s=None) as out:
+        db = out._db
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT INTO sessions (id, game, started_at, options, finished, result, table_settings) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)", ok_sessions)
+        known = {r[0] for r in ok_sessions}
+        for sid in sorted({r[1] for r in report.intact} - known):  # a session row that was lost
+            db.execute("INSERT INTO sessions (id, game, started_at, options, finished) VALUES (?, '?', '', '{}', 0)",
+                       (sid,))
+        prev = ""
+        rows = []
+        for r in report.intact:
+            prev = entry_chain(prev, *r[:7])
+            rows.append((*r[:7], prev))
+        db.executemany("INSERT INTO entries (id, session, kind, t, type, body, arrival, chain) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.execute("COMMIT")
+        end = report.tail.seq if report.tail is not None else 0
+        last = rows[-1] if rows else None
+        if last is not None and last[0] >= end:
+            out._write_tail(last)
+        elif report.tail is not None:
+            out._write_tail((report.tail.seq, report.tail.session, None, 0, "", "", None, report.tail.chain))
+    return report
+
+
+def damaged_line(path: str) -> str:
+    """The hint appended to a message about a damaged journal."""
+    return DAMAGED_HINT.format(path=path)
