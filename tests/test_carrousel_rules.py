@@ -33,6 +33,7 @@ from companion.games.carrousel import (
     Point,
     Position,
     PositionError,
+    GAP_REASON,
     Winner,
     classify,
     deal,
@@ -261,13 +262,90 @@ def test_moving_the_horses_a_legal_move_is_called_with_its_type():
     ]
 
 
-def test_a_board_with_a_gap_is_an_invalid_observation_and_changes_nothing():
-    """Moving the Horses: after every move the 5 horses stand one after another; a reading
-    with a gap is reported, and the last good position is kept."""
+GAP = ("empty", "green", "blue", "empty", "red", "black", "yellow")  # START with yellow pulled out
+ANA_ORDER = ".gbyrk."  # START: its first three are Ana's card below
+
+
+def test_a_board_with_a_gap_is_an_illegal_move_and_becomes_the_position():
+    """Moving the Horses: after every move the 5 horses stand one after another. A stable
+    board with a gap is an illegal move (reason: a gap), and the referee goes on from the
+    board the camera sees."""
     ref, state, _ = start()
-    new, calls = ref.apply(state, Board(t=1.0, spaces=("empty", "green", "blue", "empty", "red", "black", "yellow")))
-    assert types(calls) == ["invalid_observation"] and "consecutive" in calls[0].reason
-    assert new == state
+    new, calls = ref.apply(state, Board(t=1.0, spaces=GAP))
+    assert calls == [IllegalMove(t=1.0, before=START.spaces, after=GAP, reason=GAP_REASON)]
+    assert new.position.spaces == GAP and new.position.has_gap
+    # The same gap read again is not a new move; another gap is another illegal move.
+    again, calls = ref.apply(new, Board(t=1.5, spaces=GAP))
+    assert calls == []
+    other = ("empty", "green", "empty", "blue", "red", "black", "yellow")
+    _, calls = ref.apply(again, Board(t=2.0, spaces=other))
+    assert types(calls) == ["illegal_move"] and calls[0].reason == GAP_REASON and calls[0].before == GAP
+
+
+def test_a_gap_has_no_first_three():
+    """A board with a gap has no first horse: its line and first three are refused, no move
+    of the rulebook starts from it."""
+    pos = Position.from_reading(GAP)
+    assert pos.has_gap and not START.has_gap
+    with pytest.raises(PositionError, match="gap"):
+        pos.first_three
+    assert pos.legal_moves() == [] and classify(pos, START) is None
+    with pytest.raises(PositionError, match="consecutive"):
+        Position.from_spaces(GAP)  # still not a position to start from (Setup)
+    with pytest.raises(PositionError, match="expected 5 horses"):
+        Position.from_reading(("empty",) * 3 + ("red", "black", "yellow", "blue"))
+
+
+def test_a_claim_on_a_board_with_a_gap_is_a_penalty_judged_on_the_board_seen():
+    """A claim after the gap is judged on the board as it is, not on the last good one: even
+    when the board before the gap matched the claimer's card, it is a penalty."""
+    ref, state, _ = start(deck=make_deck([ANA_CARD], [BEN_CARD]))
+    assert START.first_three == ANA_CARD
+    state, _ = ref.apply(state, Board(t=1.0, spaces=GAP))
+    state, calls = ref.apply(state, Claim(t=1.4, player="Ana"))
+    assert types(calls) == ["penalty"] and calls[0].player == "Ana" and calls[0].first_three == ("", "", "")
+    assert state.player("Ana").score == 0
+
+
+def test_lucky_bird_when_the_gap_closes_on_a_matching_order():
+    """Special Cases (lucky bird, because of an opponent's mistake): once the gap is closed the
+    first three are checked; the closing itself is not judged as a move (none starts from a
+    gap)."""
+    ref, state, _ = start(position=Position.from_text(".gbykr."), deck=make_deck([ANA_CARD], [BEN_CARD]))
+    state, calls = ref.apply(state, Board(t=1.0, spaces=GAP))
+    assert types(calls) == ["illegal_move"]  # no lucky bird on a board without a first three
+    state, calls = ref.apply(state, board(2.0, ANA_ORDER))
+    assert calls == [LuckyBird(t=2.0, player="Ana", card=ANA_CARD, score=1,
+                               next_card=state.player("Ana").active, reason="mistake")]
+    # A closing that matches nobody's card says nothing; the next change is judged as a move.
+    ref, state, _ = start(deck=make_deck([BEN_CARD], [ANA_CARD[::-1]]))
+    state, _ = ref.apply(state, Board(t=1.0, spaces=GAP))
+    state, calls = ref.apply(state, board(2.0, ".gbykr."))
+    assert calls == [] and str(state.position) == ".gbykr."
+    _, calls = ref.apply(state, board(3.0, ".gbyrk."))
+    assert types(calls) == ["move"] and calls[0].kind == "swap"
+
+
+def test_the_dead_end_waits_for_the_gap_to_close():
+    """Dead end (Special Cases): the last horse goes to the front; a board with a gap has no
+    last horse, so a dead end due meanwhile is called when the gap closes."""
+    ref, state, _ = start(deck=make_deck([BEN_CARD], [("blue", "green", "red")]), dead_end_s=5.0)
+    state, _ = ref.apply(state, Board(t=1.0, spaces=GAP))
+    assert ref.next_deadline(state) is None
+    state, calls = ref.apply(state, Tick(t=8.0))
+    assert calls == []
+    state, calls = ref.apply(state, board(9.0, ".gbykr."))
+    assert types(calls) == ["dead_end"] and calls[0].t == 9.0 and calls[0].horse == "green"
+
+
+def test_a_horse_in_a_hand_is_not_judged():
+    """Course of the Game: a player takes one or two horses in hand; the reading with four (or
+    three) horses on the board is a moment of the move, unknown, not an observation error."""
+    ref, state, _ = start()
+    for spaces in (("empty", "green", "blue", "empty", "empty", "black", "empty"),
+                   ("empty", "green", "blue", "yellow", "empty", "black", "empty")):
+        new, calls = ref.apply(state, Board(t=1.0, spaces=spaces))
+        assert calls == [] and new.position == START
 
 
 def test_a_board_with_hidden_spaces_is_not_judged():

@@ -73,15 +73,31 @@ def test_wrong_claim_is_a_penalty():
     assert calls[1]["type"] == "penalty" and calls[1]["player"] == "Ben" and calls[1]["lost_card"] is None
 
 
+def test_a_gap_is_an_illegal_move_and_the_game_goes_on_from_the_board_seen():
+    """Moving the Horses: a stable board with a gap between horses is an illegal move (reason:
+    a gap); a claim then is judged on that board (a penalty), and closing the gap on the
+    claimer's order is a lucky bird after the mistake."""
+    gap = spaces(".gbyrk.")[:3] + ["empty"] + ["red", "black", "yellow"][:3]
+    calls, err = referee([
+        start(),
+        {"type": "board", "t": 1.2, "spaces": gap},
+        {"type": "claim", "t": 1.5, "player": "Ben"},
+        {"type": "board", "t": 2.0, "spaces": order_for(ANA)},
+    ])
+    assert [c["type"] for c in calls[1:]] == ["illegal_move", "penalty", "lucky_bird"], calls
+    assert calls[1]["after"] == gap and "a gap" in calls[1]["reason"] and err == ""
+    assert calls[3]["player"] == "Ana" and calls[3]["reason"] == "mistake"
+
+
 def test_bad_lines_are_reported_by_number_and_the_game_goes_on():
-    """Bad input: malformed JSON, unknown type, six horses, a gap, an unknown colour, an unknown
-    player: each an invalid_observation naming its line; later lines are still judged."""
+    """Bad input: malformed JSON, unknown type, six horses, a horse twice, an unknown colour,
+    an unknown player: each an invalid_observation naming its line; later lines are still judged."""
     lines = [
         start(),
         "{not json",
         {"type": "teleport", "t": 1.0},
         {"type": "board", "t": 1.1, "spaces": ["black", "yellow", "blue", "green", "red", "red", "empty"]},
-        {"type": "board", "t": 1.2, "spaces": spaces(".gbyrk.")[:3] + ["empty"] + ["red", "black", "yellow"][:3]},
+        {"type": "board", "t": 1.2, "spaces": ["black", "black", "blue", "green", "red", "empty", "empty"]},
         {"type": "board", "t": 1.3, "spaces": ["purple", "yellow", "blue", "green", "red", "empty", "empty"]},
         {"type": "claim", "t": 1.4, "player": "Zed"},
         {"type": "board", "t": 2.0, "spaces": order_for(ANA)},
@@ -93,7 +109,7 @@ def test_bad_lines_are_reported_by_number_and_the_game_goes_on():
     assert "not valid JSON" in invalid[0]["reason"]
     assert "unknown observation type 'teleport'" in invalid[1]["reason"]
     assert "red horse stands on 2 spaces" in invalid[2]["reason"]
-    assert "consecutive" in invalid[3]["reason"] or "horses" in invalid[3]["reason"]
+    assert "black horse stands on 2 spaces" in invalid[3]["reason"]
     assert "unknown colour 'purple'" in invalid[4]["reason"]
     assert "unknown player 'Zed'" in invalid[5]["reason"]
     assert any(c["type"] == "point" and c["player"] == "Ana" for c in calls)

@@ -28,7 +28,18 @@ def _carrousel_illegal_move(c: Mapping[str, Any]) -> Fields:
     if len(before) != len(after):
         return {}
     moved = [h for h in before if h not in ("empty", "unknown") and h in after and before.index(h) != after.index(h)]
-    return {"moved": moved, "moved_count": len(moved), "too_many": len(moved) > 2}
+    return {"moved": moved, "moved_count": len(moved), "too_many": len(moved) > 2, "gap": _has_gap(after)}
+
+
+def _has_gap(spaces: list[str]) -> bool:
+    """Five horses with an empty space between two of them (the two empties not neighbours)."""
+    empties = [i for i, s in enumerate(spaces) if s == "empty"]
+    n = len(spaces)
+    return n == 7 and len(empties) == 2 and (empties[1] - empties[0]) % n not in (1, n - 1)
+
+
+def _carrousel_penalty(c: Mapping[str, Any]) -> Fields:
+    return {"gap": not any(c.get("first_three") or ())}  # judged on a board with a gap
 
 
 def _carrousel_point(c: Mapping[str, Any]) -> Fields:
@@ -127,6 +138,7 @@ def _carnival_wild_moved(c: Mapping[str, Any]) -> Fields:
 _DERIVED: dict[tuple[str, str], Callable[[Mapping[str, Any]], Fields]] = {
     ("carrousel", "point"): _carrousel_point,
     ("carrousel", "illegal_move"): _carrousel_illegal_move,
+    ("carrousel", "penalty"): _carrousel_penalty,
     ("carrousel", "dead_end_not_corrected"): _carrousel_dead_end_not_corrected,
     ("carrossel", "illegal_play"): _carrossel_illegal_play,
     ("carrossel", "ability_used"): _carrossel_ability_used,
@@ -144,7 +156,8 @@ def derived_fields(game: str, call: Mapping[str, Any]) -> Fields:
     """Extra fields for the sentence of ``call`` (its JSON form, with ``type``) in ``game``.
 
     Carrousel ``point``: ``own`` (the scorer's own card); ``illegal_move``: ``moved`` (horses
-    whose space changed), ``moved_count``, ``too_many`` (more than two moved);
+    whose space changed), ``moved_count``, ``too_many`` (more than two moved), ``gap`` (the
+    board after it has a gap between horses); ``penalty``: ``gap`` (judged on a board with a gap);
     ``dead_end_not_corrected``: ``horse`` (the one that should have gone to the front).
     Carrossel ``illegal_play``: ``slot``, ``animals``; ``ability_used``: ``detail_text`` (the detail without list brackets); ``revealed``: ``tiles`` (records of
     ``player``, ``slot``, ``animals``, ``cells``); ``sequence_options``: ``choices`` (records of

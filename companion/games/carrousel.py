@@ -50,6 +50,7 @@ __all__ = [
     "PositionError",
     "classify",
     "legal_moves",
+    "GAP_REASON",
     "deal",
     "target_points",
     "hand_size",
@@ -197,6 +198,26 @@ class Position:
         return pos
 
     @classmethod
+    def from_reading(cls, spaces: Sequence[str]) -> Position:
+        """Build the position a stable camera reading shows, a gap between horses allowed.
+
+        A board with a gap is what an illegal move leaves on the table (Moving the Horses: the
+        5 horses must stand one after another); the referee judges what comes next on it. Such
+        a position has no first horse, line or first three (:meth:`has_gap`).
+
+        Raises:
+            PositionError: not 7 spaces, an unknown colour, a horse twice, or not five horses.
+        """
+        spaces = tuple(spaces)
+        try:
+            return cls.from_spaces(spaces)
+        except PositionError:
+            pos = cls(spaces)
+            if not _gap_only(spaces):
+                raise
+            return pos
+
+    @classmethod
     def from_text(cls, text: str) -> Position:
         """Parse the one-letter-a-space text form, e.g. ``".gbyrk."``.
 
@@ -234,9 +255,21 @@ class Position:
         return (b - a) % NUM_SPACES in (1, NUM_SPACES - 1)
 
     @property
+    def has_gap(self) -> bool:
+        """True for five horses with an empty space between two of them (a board only an
+        illegal move leaves; :meth:`from_reading`)."""
+        return not self.is_contiguous()
+
+    @property
     def first_space(self) -> int:
         """Space number (0-6) of the first horse: the horse with an empty space just ahead of
-        it in the direction of travel (counter-clockwise, towards higher numbers)."""
+        it in the direction of travel (counter-clockwise, towards higher numbers).
+
+        Raises:
+            PositionError: the board has a gap (no horse is first).
+        """
+        if not self.is_contiguous():
+            raise PositionError(f"{self}: a gap between the horses, so no horse is first")
         return _first_space(self.spaces)
 
     @property
@@ -250,7 +283,7 @@ class Position:
         """The first, second and third horses: what a card must show (Object of the Game)."""
         three = _FIRST_THREE.get(self.spaces)
         if three is None:
-            f = self.first_space
+            f = self.first_space  # raises PositionError on a board with a gap
             s = self.spaces
             three = _FIRST_THREE[self.spaces] = (s[f], s[(f - 1) % NUM_SPACES], s[(f - 2) % NUM_SPACES])
         return three
@@ -287,6 +320,15 @@ class Position:
 
 _VALID_POSITIONS: dict[tuple[str, ...], Position] = {}
 _FIRST_THREE: dict[tuple[str, ...], Card] = {}
+
+
+def _gap_only(spaces: tuple[str, ...]) -> bool:
+    """True when the only thing wrong with 7 readings is a gap: five distinct horses, two
+    empty spaces that are not neighbours."""
+    if len(spaces) != NUM_SPACES or any(s != EMPTY and s not in _COLOUR_SET for s in spaces):
+        return False
+    horses = [s for s in spaces if s != EMPTY]
+    return len(horses) == len(COLOURS) and len(set(horses)) == len(COLOURS)
 
 
 def _first_space(spaces: tuple[str, ...]) -> int:
@@ -350,6 +392,10 @@ def _pseudo_legal(spaces: tuple[str, ...]) -> Iterator[tuple[Move, tuple[str, ..
 def _successors(spaces: tuple[str, ...]) -> dict[tuple[str, ...], Move]:
     """Legal successors: resulting spaces -> the first move (rulebook order) giving them."""
     out: dict[tuple[str, ...], Move] = {}
+    if not Position(spaces).is_contiguous():
+        # Every move starts from the 5 horses one after another (Moving the Horses): a board
+        # with a gap has no first or last horse, so no move of the rulebook starts from it.
+        return out
     for move, after in _pseudo_legal(spaces):
         # A move always leaves the 5 horses one after another (Moving the Horses).
         if after == spaces or not Position(after).is_contiguous():
@@ -459,7 +505,9 @@ class GameStart(Observation):
 class Board(Observation):
     """A stable reading of the 7 spaces: a colour, ``"empty"`` or ``"unknown"`` (hidden) each.
 
-    A reading with an ``"unknown"`` space is not judged: the referee waits for a full one.
+    A reading with an ``"unknown"`` space, or with fewer than five horses (one or two in a
+    hand), is not judged: the referee waits for a full one. Five horses with a gap between
+    them are an ``illegal_move`` and become the position.
     """
 
     spaces: tuple[str, ...]
@@ -512,7 +560,8 @@ class MoveMade(Call):
 @event_type("illegal_move")
 @dataclasses.dataclass(frozen=True, slots=True)
 class IllegalMove(Call):
-    """A change of position that no single move of the rulebook makes."""
+    """A change of position that no single move of the rulebook makes; ``reason`` says why
+    (:data:`GAP_REASON` for a board with a gap between horses, which then is the position)."""
 
     before: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
@@ -549,7 +598,8 @@ class LuckyBird(Call):
 @event_type("penalty")
 @dataclasses.dataclass(frozen=True, slots=True)
 class Penalty(Call):
-    """A claim that did not match: one won card to the bottom of the draw pile, if any."""
+    """A claim that did not match: one won card to the bottom of the draw pile, if any.
+    ``first_three`` is ``("", "", "")`` when the board had a gap (no first three)."""
 
     player: str = ""
     card: tuple[str, str, str] = ("", "", "")
@@ -682,7 +732,8 @@ class CarrouselState(NamedTuple):
         phase: ``"waiting"`` for ``game_start``, ``"playing"``, or ``"over"``.
         players: per seat.
         draw_pile: face-down cards, top first.
-        position: the last full, valid board reading.
+        position: the last full board reading (five horses; with a gap after an illegal
+            move, :attr:`Position.has_gap`).
         target: points to win.
         advanced: advanced rules in force.
         dead_end_s: seconds of the dead-end clock.
@@ -729,6 +780,8 @@ class CarrouselState(NamedTuple):
         """Session time (s) at which the dead end will be called, or None when it will not."""
         if self.phase != "playing" or self.expected is not None:
             return None
+        if self.position is not None and self.position.has_gap:
+            return None  # no last horse to move to the front: called once the gap closes
         return self.clock_start + self.dead_end_s
 
     def countdown_times(self) -> list[tuple[float, int]]:
@@ -949,8 +1002,15 @@ class CarrouselReferee:
             # A hidden space (a hand, glare): nothing to judge until a full reading arrives.
             problem = _partial_problem(spaces)
             return (state, [_invalid(obs, f"spaces: {problem}")]) if problem else (state, [])
+        problem = _partial_problem(spaces)
+        if problem is None and sum(s in _COLOUR_SET for s in spaces) < len(COLOURS):
+            # Fewer than five horses: one or two are in a player's hand (Course of the Game:
+            # a move takes one or two horses in hand). Unknown until they are put down.
+            return state, []
         try:
-            after = Position.from_spaces(spaces)
+            # A gap between horses is a board too: what an illegal move left on the table
+            # (ruling; docs/vocabulary.md).
+            after = Position.from_reading(spaces)
         except PositionError as exc:
             return state, [_invalid(obs, f"spaces: {exc}")]
         before = state.position
@@ -970,6 +1030,24 @@ class CarrouselReferee:
                 new, more = self._lucky_bird(new, t, "dead_end")
                 return new, calls + more
             calls.append(DeadEndNotCorrected(t=t, expected=expected.spaces, seen=after.spaces))
+        if after.has_gap:
+            # As a result of every move the 5 horses stand one after another (Moving the
+            # Horses): a gap is an illegal move, judged like any other (ruling; docs/vocabulary.md).
+            # The board the camera sees is the position now; it has no first three, so no
+            # lucky bird until the gap is closed.
+            calls.append(IllegalMove(t=t, before=before.spaces, after=after.spaces, reason=GAP_REASON))
+            return new, calls
+        if before.has_gap:
+            # The gap closed: the mistake is put right. No move of the rulebook starts from a
+            # gap, so the change is not judged as a move; the first three may now match a card
+            # because of the mistake (Special Cases: lucky bird).
+            new, more = self._lucky_bird(new, t, "mistake")
+            new = _evolve(new, counted_t=max(new.counted_t, t))  # no countdown second in the past
+            if not more and new.dead_end_due is not None and t >= new.dead_end_due:
+                # The dead end fell due while the board had a gap (no last horse to move):
+                # it is called now that there is one.
+                new, more = self._dead_end(new, t)
+            return new, calls + more
         move = classify(before, after)
         if move is None:
             # Anything that is not one move of the rulebook is illegal (ruling; docs/vocabulary.md).
@@ -996,6 +1074,10 @@ class CarrouselReferee:
                 )
             ]
         assert state.position is not None
+        if state.position.has_gap:
+            # The horses are not one after another, so no first three can match a card
+            # (Course of the Game; ruling: a claim on a board with a gap is a penalty).
+            return self._penalise(state, claimer, ("", "", ""), obs.t)
         seen = state.position.first_three
         # Judged on the last stable reading at the press (ruling; docs/vocabulary.md).
         owner, index = self._matching_card(state, claimer.name, seen)
@@ -1009,6 +1091,12 @@ class CarrouselReferee:
             return state, [
                 ClaimTooLate(t=obs.t, player=claimer.name, card=seen, scored_by=late[0])
             ]
+        return self._penalise(state, claimer, seen, obs.t)
+
+    def _penalise(
+        self, state: CarrouselState, claimer: PlayerState, seen: Card, t: float
+    ) -> tuple[CarrouselState, list[Call]]:
+        """A claim that does not match ``seen`` (``("", "", "")``: a board with a gap)."""
         # No match: the claimer puts one won card on the bottom of the draw pile
         # (Course of the Game); with no won card nothing is lost (ruling; docs/vocabulary.md).
         lost = claimer.won[-1] if claimer.won else None
@@ -1019,10 +1107,10 @@ class CarrouselReferee:
                 players, claimer._replace(won=claimer.won[:-1])
             )
             pile = pile + (lost,)
-        new = _evolve(state, players=players, draw_pile=pile, last_t=obs.t)
+        new = _evolve(state, players=players, draw_pile=pile, last_t=t)
         calls: list[Call] = [
             Penalty(
-                t=obs.t,
+                t=t,
                 player=claimer.name,
                 card=claimer.active or ("", "", ""),
                 first_three=seen,
@@ -1031,7 +1119,7 @@ class CarrouselReferee:
             )
         ]
         # An opponent's mistake may leave a lucky bird for someone else (Special Cases).
-        new, more = self._lucky_bird(new, obs.t, "mistake")
+        new, more = self._lucky_bird(new, t, "mistake")
         return new, calls + more
 
     def _card_seen(self, state: CarrouselState, obs: CardSeen) -> tuple[CarrouselState, list[Call]]:
@@ -1168,6 +1256,8 @@ class CarrouselReferee:
         """Score at once a card that already matches the first three, for the player whose
         card it is (Special Cases: lucky bird)."""
         assert state.position is not None
+        if state.position.has_gap:
+            return state, []  # no first three on a board with a gap: checked once it closes
         seen = state.position.first_three
         for p in state.players:
             if p.active == seen or (state.advanced and seen in p.face_up):
@@ -1199,6 +1289,9 @@ def _replace_player(players: tuple[PlayerState, ...], new: PlayerState) -> tuple
 
 
 _invalid = InvalidObservation.rejecting
+
+#: ``illegal_move.reason`` for a board with a gap between horses.
+GAP_REASON = "a gap: the five horses must stand one after another"
 
 
 def _partial_problem(spaces: Sequence[str]) -> str | None:
