@@ -27,7 +27,7 @@ __all__ = ["Kit", "Rig", "Table", "assemble", "kit_for", "ANNOUNCERS"]
 log = logging.getLogger("companion.assembly")
 
 #: The announcers ``[service] announcers`` may list, in the order they are told each call.
-ANNOUNCERS = ("console", "speech", "lights")
+ANNOUNCERS = ("console", "speech", "lights", "web")
 
 
 @dataclasses.dataclass
@@ -156,7 +156,8 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
         new: start a new game even if the journal holds an unfinished one.
         entries: the :class:`~companion.sources.entries.EntryServer`, or None.
         stream: where the console writes (default standard output).
-        options: ``camera`` (a spec, overriding ``[camera] source``), ``show_moves``.
+        options: ``camera`` (a spec, overriding ``[camera] source``), ``show_moves``, ``web`` (the
+            web page's :class:`~companion.web.hub.Hub`, for the ``web`` announcer; None = no page).
         on_end: called with a one-line summary when a finite source (a video file) ends.
         heartbeat: the service's heartbeat (the systemd watchdog), or None.
 
@@ -198,6 +199,11 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
         lights = _lights(game, config, players, factory, parts)
     if "speech" in names and config["speech"]["enabled"]:
         speech = _speech(game, config, table, lights, parts)
+    web = None
+    if "web" in names and config["web"]["enabled"] and options.get("web") is not None:
+        from companion.web import WebAnnouncer
+
+        web = WebAnnouncer(options["web"], game, players, table)  # the page's server runs in `companion run`
     ended: list[str] = []
     service_box: list[Any] = []
 
@@ -214,7 +220,7 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
     rig = kit.real(ctx) if table == "hardware" else kit.simulated(ctx)
     if opened.resumed and rig.resume is not None and opened.state is not None:
         rig.resume(opened.state, the_clock.now())
-    by_name = {"console": console, "speech": speech, "lights": lights}
+    by_name = {"console": console, "speech": speech, "lights": lights, "web": web}
     # Speech before the lights: on close it finishes its prompts while the buzzer still works.
     announcers = [by_name[n] for n in ANNOUNCERS if n in names and by_name[n] is not None]
     sources = list(rig.sources)
@@ -229,6 +235,8 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
                       state=opened.state, last_t=opened.last_t, delay_s=rig.delay_s, observers=observers,
                       paused=lambda: parts.any_lost, heartbeat=heartbeat)
     service_box.append(service)
+    if web is not None:
+        web.attach(service)
     parts.tell = service.tell
     service.parts = parts  # type: ignore[attr-defined]
     service.speech = speech  # type: ignore[attr-defined]

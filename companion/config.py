@@ -80,6 +80,15 @@ def _rate(v: float) -> bool:
     return 0.0 <= v <= 1.0
 
 
+def _listen(v: str) -> tuple[str, int] | None:
+    """``"HOST:PORT"`` -> ``(host, port)``, or None when malformed (``[web] listen``)."""
+    host, sep, port = v.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        return None
+    return host, int(port)
+
+
 GPIO = "a BCM GPIO number 0-27"
 
 #: Every section and key the file may contain, with its default, type and range.
@@ -131,10 +140,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "announcers": Key(
             "list[str]",
-            ["console", "speech", "lights"],
-            "a list of distinct names among console, speech, lights",
-            "what tells the table each call (speech also needs [speech] enabled)",
-            lambda v: len(set(v)) == len(v) and all(x in ("console", "speech", "lights") for x in v),
+            ["console", "speech", "lights", "web"],
+            "a list of distinct names among console, speech, lights, web",
+            "what tells the table each call (speech also needs [speech] enabled, web [web] enabled)",
+            lambda v: len(set(v)) == len(v) and all(x in ("console", "speech", "lights", "web") for x in v),
         ),
         "next_game": Key(
             "str",
@@ -435,6 +444,22 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "chance per point that the table stalls until a dead end",
             _rate,
         ),
+    },
+    "web": {
+        "enabled": Key("bool", True, "true or false",
+                       "serve the table's web page (with the `web` announcer in [service] announcers)"),
+        "listen": Key(
+            "str", "127.0.0.1:8080", "HOST:PORT (port 0-65535; 0 = any free port)",
+            "address of the web page; a host other than 127.0.0.1/localhost needs lan = true",
+            lambda v: _listen(v) is not None,
+        ),
+        "token": Key(
+            "str", "", "'' or a token of 16 to 128 letters, digits, '-' or '_'",
+            "the page's token; '' = generated and kept beside the journal (.web-token, mode 0600)",
+            lambda v: v == "" or re.fullmatch(r"[A-Za-z0-9_-]{16,128}", v) is not None,
+        ),
+        "lan": Key("bool", False, "true or false",
+                   "open the page to the local network: every request then needs the token"),
     },
     "camera": {
         "source": Key(

@@ -203,6 +203,9 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
 
     entries = EntryServer(socket_path_for(journal.path), stdin=sys.stdin if args.entries == "-" else None,
                           status=status, on_new_game=nxt.request)
+    from companion.web import WebPage
+
+    web = WebPage(config, journal.path, table)  # [web]: the table's page (its hub now, its server below)
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("signal %d: stopping; the game stays resumable", signum)
@@ -222,7 +225,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
             try:
                 service = assemble(game, config, journal, make_clock, table, players=players, seed=seed, new=new,
                                    entries=entries, options={"camera": opts["camera"],
-                                                             "show_moves": not args.quiet_moves},
+                                                             "show_moves": not args.quiet_moves, "web": web.hub},
                                    heartbeat=heartbeat)
             except (PartMissing, ValueError) as exc:
                 raise UsageError(str(exc)) from None
@@ -232,6 +235,11 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                 except PartMissing as exc:
                     service.close()
                     raise UsageError(str(exc)) from None
+            try:
+                web.start(entries)  # once per process; does nothing when [web] is off
+            except PartMissing as exc:
+                service.close()
+                raise UsageError(str(exc)) from None
             if notifier.watchdog_period_s:
                 service.heartbeat_s = notifier.watchdog_period_s
             current["service"] = service
@@ -260,6 +268,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
             new = True
     finally:
         notifier.stopping()
+        web.stop()
         entries.close()
         journal.close()
     return 0
