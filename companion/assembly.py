@@ -189,6 +189,9 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
     parts = Parts(clock=the_clock.now)
     factory, mock_pins = _pins(config, table, parts)
     names = list(config["service"]["announcers"])
+    if table == "hardware" and not names:
+        raise ValueError("[service] announcers is empty: at a real table nothing would tell the players "
+                         "the calls; list console, speech and/or lights")
     console = speech = lights = None
     if "console" in names:
         from companion.announcers.console import ConsoleAnnouncer
@@ -315,12 +318,18 @@ def _speech(game: str, config: Any, table: str, lights: Any, parts: Parts) -> An
     except CatalogueError as exc:
         raise ValueError(f"[speech] language: {exc}") from None
     player = AudioPlayer(device=sp["device"], timeout_s=sp["timeout_s"])
-    if player.available():
-        parts.set("audio", "ok", f"aplay{' -D ' + sp['device'] if sp['device'] else ''}")
-    elif table == "hardware":
-        raise PartMissing("audio output", "no sound card for aplay" + (f" (device {sp['device']!r})" if sp["device"] else ""),
-                          "plug a USB speaker or a speaker on the 3.5 mm jack and check `aplay -l` "
-                          "(docs in hardware/README.md), set [speech] device, or [speech] enabled = false")
+    device = f"aplay{' -D ' + sp['device'] if sp['device'] else ''}"
+    if table == "hardware":
+        # At a real table the device must really play: a tenth of a second of silence.
+        problem = player.check()
+        if problem:
+            raise PartMissing("audio output", problem + (f" (device {sp['device']!r})" if sp["device"] else ""),
+                              "plug a USB speaker or a speaker on the 3.5 mm jack and check `aplay -l` "
+                              "(hardware/audio.md), pick [speech] device from `aplay -L`, or "
+                              "[speech] enabled = false")
+        parts.set("audio", "ok", device)
+    elif player.available():
+        parts.set("audio", "ok", device)
     else:
         parts.set("audio", "missing", "no sound card: prompts are written as WAV files and the buzzer plays them")
     return SpeechAnnouncer(game, sp["language"], voice=sp["voice"], cache_dir=sp["cache_dir"],

@@ -172,9 +172,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "names": Key(
             "list[str]",
             ["Ana", "Ben", "Cleo", "Dev"],
-            "a list of 2 to 4 distinct non-empty names",
+            "a list of 2 to 4 distinct names of 1-24 printable characters",
             "players in seat order; seat k uses claim button k and LED k",
-            lambda v: 2 <= len(v) <= 4 and len(set(v)) == len(v) and all(n.strip() for n in v),
+            lambda v: 2 <= len(v) <= 4 and len(set(v)) == len(v)
+            and all(n.strip() and len(n) <= 24 and n.isprintable() for n in v),
         ),
     },
     "pins": {
@@ -215,7 +216,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
             lambda v: re.fullmatch(r"[0-9A-Fa-f]{4}:[0-9A-Fa-f]{4}", v) is not None,
         ),
         "lines_per_rev": Key(
-            "int", 600, "an integer 1-100000", "encoder lines (pulses per revolution)",
+            "int", 600, "an integer 1-100000",
+            "encoder lines (pulses per revolution); every backend counts 4 per line (quadrature edges)",
             lambda v: 1 <= v <= 100000,
         ),
         "gear_ratio": Key(
@@ -223,9 +225,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "calibration": Key(
             "str",
-            "calibration/encoder.toml",
-            "a file path",
-            "measured counts per turn (written by `companion calibrate encoder`; used when present)",
+            "",
+            "a file path or empty",
+            "measured counts per turn (written by `companion calibrate encoder`; used when present); "
+            "empty = encoder.toml in the calibration folder ([calibration] dir)",
         ),
         "direction": Key(
             "str", "ccw", "'ccw' or 'cw'",
@@ -294,7 +297,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "str",
             "1A",
             "a seating disc side 1A-6B",
-            "seating disc side in the carousel (calibration/monsieur_carrousel.toml)",
+            "seating disc side in the carousel (monsieur_carrousel.toml in the calibration folder)",
             lambda v: len(v) == 2 and v[0] in "123456" and v[1] in "AB",
         ),
         "table_file": Key(
@@ -371,7 +374,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "data": Key(
             "str",
             "",
-            "a file path, or empty for calibration/carrossel.toml",
+            "a file path, or empty for carrossel.toml in the calibration folder",
             "Carrossel game data: board sides, seats, client and objective cards",
         ),
         "turn_tolerance_deg": Key(
@@ -487,9 +490,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "seat of each player in order (empty = south, north for 2; south, east, north for 3; all four for 4)",
             lambda v: all(x in ("south", "east", "north", "west") for x in v) and len(set(v)) == len(v),
         ),
-        "geometry": Key("str", "", "a file path or empty", "board geometry file (empty = calibration/carrousel-board.json)"),
-        "colours": Key("str", "", "a file path or empty", "reference colours file (empty = calibration/carrousel-colours.json)"),
-        "intrinsics": Key("str", "", "a file path or empty", "camera intrinsics from companion calibrate intrinsics (empty = lens treated as distortion-free)"),
+        "geometry": Key("str", "", "a file path or empty", "board geometry file (empty = carrousel-board.json in the calibration folder)"),
+        "colours": Key("str", "", "a file path or empty", "reference colours file (empty = carrousel-colours.json in the calibration folder)"),
+        "intrinsics": Key("str", "", "a file path or empty", "camera intrinsics from companion calibrate intrinsics (empty = camera.json in the calibration folder when there is one, else the lens is treated as distortion-free)"),
         "redetect_every": Key(
             "int", 30, "frames from 1 to 1000", "detect the markers again after this many frames even when nothing moved",
             lambda v: 1 <= v <= 1000,
@@ -497,6 +500,16 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "warmup_s": Key(
             "float", 1.0, "seconds from 0 to 30", "picamera2: automatic exposure time before exposure and white balance are locked",
             lambda v: 0.0 <= v <= 30.0,
+        ),
+    },
+    "calibration": {
+        "dir": Key(
+            "str",
+            "~/.local/share/carousel-companion/calibration",
+            "a folder path",
+            "your calibration files: `companion calibrate` writes here; `read`, `run` and `doctor` read a "
+            "file here when present, else the default shipped read-only in the package",
+            lambda v: bool(v.strip()),
         ),
     },
 }

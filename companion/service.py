@@ -102,8 +102,17 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
         companion.journal.JournalError: a journaled entry that no longer parses, or entries of
             the unfinished game are lost or damaged (it cannot be resumed exactly).
     """
-    unfinished = None if new else journal.unfinished(referee.name)
-    if unfinished is not None:
+    # A start that stopped before anything was observed (a part was missing) leaves an empty
+    # session: it is never resumed (an older unfinished game is) and the next new game reuses it.
+    empty = None
+    for unfinished in reversed(journal.sessions()):
+        if unfinished.game != referee.name or unfinished.finished:
+            continue
+        if next(journal.entries(unfinished.id), None) is None:
+            empty = empty or unfinished
+            continue
+        if new:
+            break
         losses = journal.losses(unfinished.id)
         if losses:
             from companion.journal import JournalError
@@ -113,12 +122,10 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
                                f"{f' (and {len(losses) - 1} more problems)' if len(losses) > 1 else ''}; "
                                "`companion run --new` starts a new game, `companion journal check` shows the rest")
         state, last_t, n = restore(referee, journal, unfinished.id)
-        if n == 0:
-            # A start that stopped before anything was observed (a part was missing): nothing
-            # to resume; the session starts afresh with this start's settings.
-            journal.set_table(unfinished.id, table)
-            return Opened(unfinished.id, False, None, 0.0, 0, dict(table))
         return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table})
+    if empty is not None:
+        journal.set_table(empty.id, table)
+        return Opened(empty.id, False, None, 0.0, 0, dict(table))
     # The session row and its table settings in one transaction: a restart never finds one
     # without the other.
     session = journal.start_session(referee.name, options, table)

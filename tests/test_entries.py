@@ -81,6 +81,12 @@ def test_the_reply_carries_the_referees_calls(server):
     (b'{"game": "carrossel", "type": "play"}\n', "referees carnival, not carrossel"),
     (b'{"control": "reboot"}\n', "unknown control 'reboot'"),
     (b'{"control": "new_game"}\n', "does not take a new game"),
+    (b'{"game": "carnival", "type": {"a": 1}}\n', "field 'type'"),
+    (b'{"type": ["roll"]}\n', "field 'type'"),
+    (b'{"game": 3, "type": "roll"}\n', "field 'game'"),
+    (b'{"type": "roll", "player": "Ana", "dice": [' + b"9" * 5000 + b']}\n', "not JSON this service reads"),
+    (b'{"type": "roll", "dice": ' + b"[" * 30000 + b"]" * 30000 + b'}\n', "not JSON this service reads"),
+    (b'{"game": "\\udfff", "type": "roll"}\n', "referees carnival, not"),
 ])
 def test_a_bad_line_gets_one_clear_answer_and_nothing_is_handed_on(server, line, words):
     srv, got = server
@@ -131,10 +137,27 @@ def test_no_service_listening_is_one_clear_error(tmp_path):
 
 
 def test_standard_input_lines_are_entries_and_bad_ones_named_by_line(tmp_path, capsys):
-    lines = io.StringIO('{"type": "roll", "player": "Ana", "dice": [4, 5, 6]}\n\nnope\n')
+    lines = io.StringIO('{"type": "roll", "player": "Ana", "dice": [4, 5, 6]}\n\nnope\n'
+                        '{"game": "carnival", "type": {"a": 1}}\n{"type": "roll", "player": "Ben", "dice": [1]}\n')
     srv = EntryServer(tmp_path / "j.sock", stdin=lines)
     got = []
     srv.bind("carnival", CarnivalReferee().vocabulary, got.append, ManualClock(3.0))
     srv._read_stdin()
+    assert [o.dice for o in got] == [(4, 5, 6), (1,)]  # a bad line never stops the later ones
+    err = capsys.readouterr().err
+    assert "standard input line 3: not JSON" in err and "line 4: field 'type'" in err
+
+
+def test_standard_input_lines_wait_for_the_game_to_start(tmp_path):
+    import threading
+
+    lines = io.StringIO('{"type": "roll", "player": "Ana", "dice": [4, 5, 6]}\n')
+    srv = EntryServer(tmp_path / "j.sock", stdin=lines)
+    got = []
+    reader = threading.Thread(target=srv._read_stdin, daemon=True)
+    reader.start()  # piped in before the game's service takes entries
+    reader.join(0.2)
+    assert got == [] and reader.is_alive()
+    srv.bind("carnival", CarnivalReferee().vocabulary, got.append, ManualClock(3.0))
+    reader.join(5)
     assert [o.dice for o in got] == [(4, 5, 6)]
-    assert "standard input line 3: not JSON" in capsys.readouterr().err

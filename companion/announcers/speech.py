@@ -497,6 +497,26 @@ class AudioPlayer:
             return False
         return result.returncode == 0 and b"no soundcards found" not in (result.stderr + result.stdout)
 
+    def check(self) -> str:
+        """Play a tenth of a second of silence on the device: ``""`` when it played, else why
+        not (aplay's last line), so that a named device that does not exist is found at start."""
+        import tempfile
+
+        if not self.available():
+            return "no sound card (aplay -l lists none)" if shutil.which(self.program) else f"{self.program} is not installed"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "silence.wav"
+            with wave.open(str(path), "wb") as w:
+                w.setnchannels(1)
+                w.setsampwidth(2)
+                w.setframerate(22050)
+                w.writeframes(b"\0\0" * 2205)
+            try:
+                self.play(path)
+            except SpeechError as exc:
+                return str(exc)
+        return ""
+
     def play(self, path: str | os.PathLike[str], keep_playing: Callable[[], bool] | None = None) -> bool:
         """Play one WAV file to the end; False when :meth:`stop` cut it short, or when
         ``keep_playing()`` is already False as the player starts (no call may come between

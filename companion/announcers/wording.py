@@ -92,7 +92,16 @@ def _carrossel_sequence_options(c: Mapping[str, Any]) -> Fields:
     choices = []
     for number, text in enumerate(c.get("options", ()), 1):
         m = _OPTION.match(text)
-        choices.append({"number": number, "cells": m.group("cells").split() if m else []})
+        # Two options may use the same cells with the clients seated the other way round: say
+        # which client sits where, or the player cannot tell them apart.
+        seats = []
+        for token in text.partition(":")[2].split():
+            cell, _, rest = token.partition("=")
+            client = rest.partition(">")[0].rpartition("#")[2]
+            if cell and client:
+                seats.append({"client": client, "cell": cell})
+        placed = ", ".join(f"{x['client']}\u2192{x['cell']}" for x in seats)  # 16→A2: the same in every language
+        choices.append({"number": number, "cells": m.group("cells").split() if m else [], "placed": placed})
     return {"choices": choices, "count": len(choices)}
 
 

@@ -2,7 +2,8 @@
 
 An entry is an observation of the game's vocabulary (docs/vocabulary.md), written as its type
 and fields ``name=value``: a value is read as JSON when it parses (numbers, true/false, null,
-["a","b"]), a value with commas as a list, anything else as text. The service stamps it with
+["a","b"]), a value with commas as a list, anything else as text; one value for a field that
+holds a list is that list of one (``animals=fish``). The service stamps it with
 its own clock, checks it with the referee and answers with the calls it caused, printed here in
 sentences (an entry the referee rejects, ``invalid_observation``, in plain words with exit status
 1; an entry refused by the service, e.g. for another game than the one refereed, exit status 1).
@@ -59,6 +60,27 @@ def parse_fields(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def _as_listed(game: str, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """One value given for a field that holds a list (``animals=fish``) becomes that list."""
+    import typing
+
+    from companion.games import GAMES, referee_for
+
+    if game not in GAMES:
+        return fields
+    cls = referee_for(game).vocabulary.observations.get(kind)
+    if cls is None:
+        return fields
+    hints = typing.get_type_hints(cls)
+    out = dict(fields)
+    for name, value in fields.items():
+        hint = hints.get(name)
+        kinds = {typing.get_origin(h) for h in (hint, *typing.get_args(hint))} if hint is not None else set()
+        if kinds & {tuple, list} and not isinstance(value, list) and value is not None:
+            out[name] = [value]
+    return out
+
+
 def _value(text: str) -> Any:
     try:
         return json.loads(text)
@@ -96,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             if args.type is None:
                 raise UsageError("expected the observation type after the game (e.g. play, roll, answer)")
-            obj = {"type": args.type, **parse_fields(args.fields)}
+            obj = {"type": args.type, **_as_listed(args.game, args.type, parse_fields(args.fields))}
         obj["game"] = args.game
     if args.game is not None:
         from companion.games import GAMES

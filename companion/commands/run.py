@@ -79,8 +79,10 @@ def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
     players = list(config["players"]["names"])
     if args.players is not None:
         players = [p.strip() for p in args.players.split(",")]
-        if not 2 <= len(players) <= 4 or len(set(players)) != len(players) or not all(players):
-            raise UsageError(f"--players: expected 2 to 4 distinct names separated by commas, got {args.players!r}")
+        if not 2 <= len(players) <= 4 or len(set(players)) != len(players) or not all(players) \
+                or not all(_good_name(p) for p in players):
+            raise UsageError("--players: expected 2 to 4 distinct names of at most 24 printable characters "
+                             f"separated by commas, got {args.players[:80]!r}")
     for key in ("table", "journal", "game", "next_game"):
         value = getattr(args, key)
         if value:
@@ -109,15 +111,22 @@ def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
             "next_game": next_game}
 
 
+def _good_name(name: str) -> bool:
+    """A player's name as the console and the voice can say it: 1-24 printable characters."""
+    return 0 < len(name) <= 24 and name.isprintable()
+
+
 def _check_resume(args: argparse.Namespace, journal: Any, game: str) -> None:
     """Refuse --players/--seed that contradict the unfinished game about to be resumed."""
     from companion.cli import UsageError
 
     if args.new or (args.players is None and args.seed is None):
         return
-    unfinished = journal.unfinished(game)
-    if unfinished is None or next(journal.entries(unfinished.id), None) is None:
-        return  # nothing to resume (a start that stopped before anything was observed)
+    # the game open_session would resume: the newest unfinished one with entries
+    unfinished = next((s for s in reversed(journal.sessions()) if s.game == game and not s.finished
+                       and next(journal.entries(s.id), None) is not None), None)
+    if unfinished is None:
+        return
     raise UsageError(
         f"{journal.path} holds an unfinished {game} game (session {unfinished.id}, started "
         f"{unfinished.started_at}); it resumes with its own players and seed: leave out "
@@ -146,6 +155,8 @@ class _NextGame:
 
         if game is not None and game not in GAMES:
             return f"unknown game {game!r} (known: {', '.join(GAMES)})"
+        if self.event.is_set():
+            return "a new game is already starting"
         if not (self.waiting or self.over()):
             return "a game is being played; it must end first (or stop the service)"
         self.game = game

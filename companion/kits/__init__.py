@@ -57,6 +57,7 @@ def real_encoder(t: Table, convert: Callable[[Any], Any] | None = None) -> Any:
         backend = "pico"
     reader = reader_from_config(t.config, backend, pin_factory=t.pin_factory)
     if backend == "pico":
+        _hello(reader, t)
         t.parts.set("encoder", "missing", "waiting for the Pico's hello")
     else:
         t.parts.set("encoder", "ok", "gpio")
@@ -71,6 +72,39 @@ def real_encoder(t: Table, convert: Callable[[Any], Any] | None = None) -> Any:
     if convert is None:
         return source
     return _Converted(source, convert)
+
+
+def _hello(reader: Any, t: Table, timeout_s: float = 3.0) -> None:
+    """Open the Pico's port and wait for the firmware's hello (the reader's own code, driven
+    step by step), then close it again for the service to open; a port that is not a serial
+    device, or a device that does not answer as our firmware, is :class:`PartMissing`."""
+    import time
+
+    from companion.clock import MonotonicClock
+    from companion.rotation.samples import LinkRestored
+
+    said: list[Any] = []
+    reader.attach(lambda sample: said.append(sample) if isinstance(sample, LinkRestored) else None, MonotonicClock())
+    deadline = time.monotonic() + timeout_s
+    opened = False
+    try:
+        while not said and reader.fault is None and time.monotonic() < deadline:
+            if not reader.step():
+                if not opened and reader.port_name is None:
+                    break  # the port cannot be opened at all
+                time.sleep(0.05)  # the reader's own pause before it tries the port again
+            opened = opened or reader.port_name is not None
+    finally:
+        reader.stop()
+    port = t.config["encoder"]["port"] or "the Pico's port"
+    if reader.fault is not None:
+        raise PartMissing("encoder (Pico on USB)", reader.fault, "flash firmware/ onto the Pico (firmware/README.md)")
+    if not opened:
+        raise PartMissing("encoder (Pico on USB)", f"{port} cannot be opened as a serial port", ENCODER_FIX)
+    if not said:
+        raise PartMissing("encoder (Pico on USB)", f"{port} does not answer as the encoder firmware "
+                          f"within {timeout_s:g} s", "flash firmware/ onto the Pico (firmware/README.md), "
+                          "or check [encoder] port")
 
 
 class _Converted:

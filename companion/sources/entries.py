@@ -58,7 +58,7 @@ REPLY_TIMEOUT_S = 5.0
 
 def socket_path_for(journal_path: str | os.PathLike[str]) -> Path:
     """The entry socket beside a journal: the journal's path with the suffix ``.sock``."""
-    return Path(journal_path).expanduser().with_suffix(".sock")
+    return Path(os.path.expanduser(journal_path)).with_suffix(".sock")
 
 
 def request(path: str | os.PathLike[str], obj: dict[str, Any], timeout_s: float = 10.0) -> dict[str, Any]:
@@ -74,21 +74,35 @@ def request(path: str | os.PathLike[str], obj: dict[str, Any], timeout_s: float 
         TimeoutError: the service did not answer in time.
         ValueError: the reply is not a JSON object.
     """
-    p = Path(path).expanduser()
+    if not timeout_s > 0:
+        raise ValueError(f"timeout: expected seconds > 0, got {timeout_s}")
+    p = Path(os.path.expanduser(path))
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout_s)
     try:
-        try:
-            s.connect(str(p))
-        except (FileNotFoundError, ConnectionRefusedError) as exc:
-            raise ConnectionError(f"{p}: no companion service is listening ({exc.strerror})") from None
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                s.connect(str(p))
+                break
+            except (FileNotFoundError, ConnectionRefusedError) as exc:
+                raise ConnectionError(f"{p}: no companion service is listening ({exc.strerror})") from None
+            except (BlockingIOError, socket.timeout):  # the service's queue of clients is full
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"{p}: the service is busy (too many clients); try again") from None
+                time.sleep(0.02)
+            except OSError as exc:
+                raise ConnectionError(f"{p}: cannot reach the service ({exc.strerror or exc})") from None
         s.sendall((json.dumps(obj) + "\n").encode("utf-8"))
         data = b""
         while not data.endswith(b"\n"):
             try:
                 chunk = s.recv(65536)
             except socket.timeout:
-                raise TimeoutError(f"{p}: the service did not answer within {timeout_s:g} s") from None
+                raise TimeoutError(f"{p}: the service did not answer within {timeout_s:g} s; the entry may "
+                                   "still be judged: check `companion enter --status` before sending it again") from None
             if not chunk:
                 break
             data += chunk
@@ -136,7 +150,7 @@ class EntryServer:
     def __init__(self, path: str | os.PathLike[str], stdin: IO[str] | None = None,
                  status: Callable[[], dict[str, Any]] | None = None,
                  on_new_game: Callable[[str | None], str | None] | None = None):
-        self.path = Path(path).expanduser()
+        self.path = Path(os.path.expanduser(path))
         self.stdin = stdin
         self.status = status or (lambda: {})
         self.on_new_game = on_new_game
@@ -184,7 +198,7 @@ class EntryServer:
         finally:
             os.umask(old)
         os.chmod(self.path, 0o600)
-        sock.listen(8)
+        sock.listen(64)
         sock.settimeout(0.2)
         self._sock = sock
         self._spawn(self._accept, "entries-accept")
@@ -244,8 +258,22 @@ class EntryServer:
 
     # -- handling one line ---------------------------------------------------------------
 
-    def handle(self, line: bytes | str, wait: bool = True) -> dict[str, Any]:
-        """Handle one request line; return the reply object (never raises for bad input)."""
+    def handle(self, line: bytes | str, wait: bool = True, bind_wait_s: float = 5.0) -> dict[str, Any]:
+        """Handle one request line; return the reply object (never raises for bad input).
+
+        Args:
+            line: one request, without its newline.
+            wait: wait for the referee's calls (up to :data:`REPLY_TIMEOUT_S`).
+            bind_wait_s: seconds an observation waits for a game's service to take entries
+                (a game being started) before it is refused.
+        """
+        try:
+            return self._handle(line, wait, bind_wait_s)
+        except Exception as exc:  # whatever a line holds, the service goes on and answers
+            log.exception("entry failed")
+            return self._refuse(f"this line could not be read ({type(exc).__name__}: {str(exc)[:120]})")
+
+    def _handle(self, line: bytes | str, wait: bool, bind_wait_s: float) -> dict[str, Any]:
         try:
             text = line.decode("utf-8") if isinstance(line, bytes) else line
             obj = json.loads(text)
@@ -253,10 +281,18 @@ class EntryServer:
             return self._refuse("not UTF-8 text")
         except json.JSONDecodeError as exc:
             return self._refuse(f"not JSON: {exc.msg} at column {exc.colno}")
+        except (ValueError, RecursionError) as exc:  # an integer of 5000 digits, nesting too deep
+            return self._refuse(f"not JSON this service reads: {str(exc)[:120]}")
         if not isinstance(obj, dict):
             return self._refuse(f"expected a JSON object, got {type(obj).__name__}")
         if "control" in obj:
             return self._control(obj)
+        if not isinstance(obj.get("type"), str):
+            return self._refuse("field 'type': expected the observation type as a string")
+        if not isinstance(obj.get("game", ""), str):
+            return self._refuse("field 'game': expected a game name")
+        if not self.bound.is_set():
+            self.bound.wait(bind_wait_s)  # a game's service is being started
         with self._lock:
             vocabulary, emit, clock, game = self._vocabulary, self._emit, self._clock, self._game
         if vocabulary is None or emit is None or clock is None:
@@ -354,7 +390,8 @@ class EntryServer:
                     line, buf = buf.split(b"\n", 1)
                     if line.strip():
                         reply = self.handle(line)
-                        conn.sendall((json.dumps(reply, ensure_ascii=False) + "\n").encode("utf-8"))
+                        # ASCII escapes: a lone surrogate echoed in an error still encodes
+                        conn.sendall((json.dumps(reply) + "\n").encode("utf-8"))
                 if len(buf) > MAX_LINE:
                     conn.sendall((json.dumps(self._refuse(f"line longer than {MAX_LINE} bytes")) + "\n").encode())
                     return
@@ -370,6 +407,9 @@ class EntryServer:
                 return
             if not line.strip():
                 continue
+            while not self.bound.wait(1.0):  # lines wait for the game (piped in before it starts)
+                if self._closed.is_set():
+                    return
             reply = self.handle(line, wait=False)
             if not reply.get("ok"):
                 print(f"companion: standard input line {n}: {reply['error']}", file=sys.stderr, flush=True)
