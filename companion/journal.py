@@ -99,6 +99,9 @@ _SESSION_COLUMNS = {"id", "game", "started_at", "options", "finished", "result"}
 _ENTRY_COLUMNS = {"id", "session", "kind", "t", "type", "body"}
 _INSERT = "INSERT INTO entries (id, session, kind, t, type, body, arrival, chain) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 _TAIL_BYTES = 80
+#: What SQLite raises on a damaged file (a damaged schema's text reaches Python as bytes that
+#: are not UTF-8, in the error message itself).
+_DAMAGE = (sqlite3.DatabaseError, UnicodeDecodeError)
 
 #: Appended to every message about a damaged journal.
 DAMAGED_HINT = ("`companion journal check {path}` lists what is intact; "
@@ -268,7 +271,11 @@ class Journal:
             self._db.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
             self._finish_schema()
             self._open_tail()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:
+            self._release_lock()
+            raise JournalError(f"{self.path}: cannot open the journal: {exc}"
+                               + ("; free some space on its disk" if _is_full(exc) else "")) from None
+        except _DAMAGE as exc:
             self._release_lock()
             raise JournalError(self._damaged(exc)) from None
         except (sqlite3.Error, OSError) as exc:
@@ -312,7 +319,7 @@ class Journal:
             return db
         except JournalError:
             raise
-        except sqlite3.DatabaseError as exc:
+        except _DAMAGE as exc:
             if "not a database" in str(exc) or "malformed" in str(exc):
                 raise JournalError(self._damaged(exc)) from None
             first: Exception = exc
@@ -332,7 +339,7 @@ class Journal:
         except JournalError:
             self._drop_copy()
             raise
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
             self._drop_copy()
             raise JournalError(f"{self.path}: cannot read the journal: {exc} (then: {first})") from None
 
@@ -345,7 +352,9 @@ class Journal:
         try:
             return {r[0]: r[1] or "" for r in self._db.execute(
                 "SELECT name, sql FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError:
+            raise  # cannot open, busy: the caller decides
+        except _DAMAGE as exc:
             if "not a database" in str(exc):
                 raise JournalError(f"{self.path}: not a journal (not an SQLite database: {exc})") from None
             raise JournalError(self._damaged(exc)) from None
@@ -566,7 +575,7 @@ class Journal:
             rows = self._db.execute(
                 "SELECT id, game, started_at, options, finished, result, table_settings FROM sessions ORDER BY id"
             ).fetchall()
-        except sqlite3.DatabaseError as exc:
+        except _DAMAGE as exc:
             raise JournalError(self._damaged(exc)) from None
         out = []
         for r in rows:
@@ -717,7 +726,7 @@ class Journal:
                     raise JournalError(f"{self.path}: entry {r[0]} of session {session} is not JSON: {exc}; "
                                        + DAMAGED_HINT.format(path=self.path)) from None
                 yield Entry(r[0], r[1], r[2], r[3], body, r[5])
-        except sqlite3.DatabaseError as exc:
+        except _DAMAGE as exc:
             raise JournalError(self._damaged(exc)) from None
 
     def pending(self, session: int) -> list[Entry]:

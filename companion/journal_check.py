@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from companion.journal import DAMAGED_HINT, JournalError, Tail, entry_chain, read_tail
+from companion.journal import _DAMAGE, DAMAGED_HINT, JournalError, Tail, entry_chain, read_tail
 
 __all__ = ["Report", "Loss", "Damage", "check", "check_connection", "salvage"]
 
@@ -130,13 +130,13 @@ def _read_rows(db: sqlite3.Connection, table: str, columns: str, hi: int | None,
         try:
             batch = db.execute(f"SELECT {columns} FROM {table} WHERE id >= ? ORDER BY id LIMIT {_BATCH}",
                                (i,)).fetchall()
-        except sqlite3.DatabaseError as exc:
+        except _DAMAGE as exc:
             if not problems or not problems[-1].startswith(f"{table}: {exc}"):
                 problems.append(f"{table}: {exc} (from row {i})")
             for j in range(i, i + _BATCH):
                 try:
                     row = db.execute(f"SELECT {columns} FROM {table} WHERE id = ?", (j,)).fetchone()
-                except sqlite3.DatabaseError:
+                except _DAMAGE:
                     row = None
                 if row is not None:
                     rows.append(row)
@@ -158,7 +158,7 @@ def _read_rows(db: sqlite3.Connection, table: str, columns: str, hi: int | None,
 def _max_id(db: sqlite3.Connection, table: str) -> int | None:
     try:
         return int(db.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0)
-    except (sqlite3.DatabaseError, TypeError, ValueError):
+    except (*_DAMAGE, TypeError, ValueError):
         return None
 
 
@@ -269,7 +269,7 @@ def _open_for_check(path: str) -> tuple[sqlite3.Connection, Any]:
         db.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
         try:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except sqlite3.DatabaseError as exc2:
+        except _DAMAGE as exc2:
             db.close()
             raise JournalError(f"{path}: not readable as SQLite ({exc2}): nothing in it can be kept") from None
         return db, None
