@@ -352,3 +352,32 @@ def test_with_pins_but_no_camera_or_pico_the_start_names_that_part(tmp_path, gam
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1].startswith(f"companion: error: {part}: ")
+
+
+@pytest.mark.parametrize("sections, words", [
+    ({"speech": {"device": "no-such-device"}, "encoder": {"backend": "pico", "port": "/dev/null"},
+      "service": {"game": "carrousel"}}, "audio output: "),
+    ({"encoder": {"backend": "pico", "port": "/dev/null"}, "service": {"announcers": ["console"]}},
+     "encoder (Pico on USB): /dev/null cannot be opened as a serial port"),
+    ({"encoder": {"backend": "pico", "port": "REGULAR"}, "service": {"announcers": ["console"]}},
+     "cannot be opened as a serial port"),
+    ({"encoder": {"backend": "sim"}, "service": {"announcers": ["console"]}}, "encoder: [encoder] backend is \"sim\""),
+    ({"service": {"announcers": []}}, "[service] announcers is empty"),
+])
+def test_a_part_that_is_there_but_fails_stops_the_start(tmp_path, sections, words):
+    """Not only a missing part: a sound device that cannot play, a port that is not a serial
+    device, the simulated shaft asked for at a real table, nobody to tell the calls."""
+    import subprocess
+    import sys
+
+    regular = tmp_path / "regular-file"
+    regular.write_text("not a Pico")
+    if sections.get("encoder", {}).get("port") == "REGULAR":
+        sections["encoder"]["port"] = str(regular)
+    config = write_config(tmp_path, **sections)
+    game = sections.get("service", {}).get("game", "carrossel")
+    done = subprocess.run([sys.executable, "-m", "companion", "run", "--game", game, "--table", "hardware",
+                           "--config", str(config)], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert words in done.stderr.splitlines()[-1]
