@@ -118,6 +118,7 @@ const Companion = (() => {
   }
   function showReply(box, reply) {
     box.hidden = false;
+    box.dataset.n = String(Number(box.dataset.n || 0) + 1);  // replies so far (tests wait on it)
     box.className = "reply" + (reply.ok && !(reply.calls || []).some((c) => c.type === "invalid_observation" || c.type.startsWith("illegal")) ? "" : " refused");
     box.textContent = "";
     const lines = reply.sentences && reply.sentences.length ? reply.sentences
