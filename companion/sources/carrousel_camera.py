@@ -123,7 +123,7 @@ class CarrouselCameraSource:
             self._set_status("camera: end of frames")
             return None
         self.frames_read += 1
-        reading = self.reader.read(frame.image, stream=True)
+        reading = self.reader.read(frame.image, stream=True, t=t)  # t: a frozen camera is told
         out: list[Observation] = []
         if reading.status != "ok":
             self._set_status(reading.status)

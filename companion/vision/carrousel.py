@@ -218,7 +218,8 @@ class CarrouselReading:
     """Everything read from one frame.
 
     Attributes:
-        status: ``"ok"`` or why nothing was read (``"board not visible: ..."``).
+        status: ``"ok"`` or why nothing was read (``"board not visible: ..."``,
+            ``"colour lost: ..."``, ``"camera frozen: ..."``).
         spaces: 7 :class:`RegionReading`, spaces 0-6 (labels: a colour, ``"empty"``,
             ``"unknown"``); empty tuple when the board is not visible.
         cards: seat -> :class:`CardReading`.
@@ -258,6 +259,11 @@ class CarrouselReader:
         references: (horse, card) reference colours (default: ``calibration/carrousel-colours.json``).
         registrar: the :class:`Registrar` to use (default: one for the geometry's markers).
         space_classifier, card_classifier: override the abstention thresholds.
+        colour_check: the :class:`~companion.vision.colour.ColourCheck` a frame must pass
+            (default: one for the horse references); a frame that fails it reads
+            ``"colour lost: ..."`` with every region unknown.
+        frozen_s: in a stream read with times (``read(..., t=...)``), identical frames for more
+            than this many seconds read ``"camera frozen: ..."`` (no reading).
 
     Raises:
         ValueError: a bad calibration file (naming it).
@@ -278,9 +284,13 @@ class CarrouselReader:
                  references: tuple[ColourReferences, ColourReferences] | None = None,
                  registrar: Registrar | None = None,
                  space_classifier: RegionClassifier | None = None,
-                 card_classifier: RegionClassifier | None = None):
+                 card_classifier: RegionClassifier | None = None,
+                 colour_check: ColourCheck | None = None,
+                 frozen_s: float = 3.0):
         self.geometry = geometry if geometry is not None else CarrouselGeometry.load()
         horses, cards = references if references is not None else load_references()
+        self.colour_check = colour_check if colour_check is not None else ColourCheck(horses)
+        self.frozen = FrozenFrames(frozen_s)
         self.registrar = registrar if registrar is not None else Registrar(
             self.geometry.markers, self.geometry.dictionary)
         self.space_classifier = space_classifier or RegionClassifier(horses, background_label="empty")
@@ -343,7 +353,7 @@ class CarrouselReader:
 
     # ------------------------------------------------------------------ reading
     def read(self, frame: np.ndarray, registration: Registration | None = None,
-             stream: bool = False) -> CarrouselReading:
+             stream: bool = False, t: float | None = None) -> CarrouselReading:
         """Read one frame.
 
         Args:
@@ -351,10 +361,15 @@ class CarrouselReader:
             registration: use this registration instead of registering the frame.
             stream: frames of one video stream: keep the registration between frames and
                 re-detect only when needed (:meth:`Registrar.update`); else detect every time.
+            t: the frame's time (s) in a stream: the same frame for more than ``frozen_s``
+                is a frozen camera, not a new reading.
 
         Returns:
-            The :class:`CarrouselReading` (status "board not visible: ..." when it cannot
-            register, with every space unknown).
+            The :class:`CarrouselReading`: status ``"ok"``; ``"board not visible: ..."`` when
+            it cannot register; ``"colour lost: ..."`` when the frame is not a colour frame of
+            the calibrated light (:class:`~companion.vision.colour.ColourCheck`: grayscale, a
+            cast beyond the calibrated range, too dark, clipped); ``"camera frozen: ..."``.
+            Every region is unknown unless the status is ``"ok"``.
 
         Raises:
             ValueError: a frame that is not ``H x W x 3 uint8``.
@@ -362,6 +377,10 @@ class CarrouselReader:
         if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8):
             raise ValueError(f"expected an H x W x 3 uint8 BGR frame, got "
                              f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}")
+        if t is not None:
+            held = self.frozen.update(t, frame)
+            if held is not None:
+                return CarrouselReading(f"camera frozen: the same frame for {held:.1f} s")
         reg = registration
         if reg is None:
             reg = self.registrar.update(frame) if stream else self.registrar.register(frame)
@@ -375,9 +394,20 @@ class CarrouselReader:
         if board_white is None:
             return CarrouselReading("board not visible: the board's reference patch is out of the frame",
                                     registration=reg)
+        fault = self._colour_fault(flat, plan, board_white)
+        if fault:
+            return CarrouselReading(fault, registration=reg, white_level=_luminance(board_white))
         spaces = self._read_spaces(flat, plan, board_white)
         cards = self._read_cards(flat, plan, board_white)
         return CarrouselReading("ok", spaces, cards, reg, _luminance(board_white))
+
+    def _colour_fault(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> str:
+        """The colour check (:class:`~companion.vision.colour.ColourCheck`) on the board's
+        white and the spaces' and cards' pixels (every other one): ``""`` or why not."""
+        code = np.median(flat[plan.board], axis=0)
+        idx = np.concatenate([plan.discs[::2], plan.card_discs[::2]])
+        lab = linear_to_lab(srgb_to_linear(flat[idx]), board_white)
+        return self.colour_check.problem(board_white, code, lab)
 
     def _read_spaces(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> tuple[RegionReading, ...]:
         board_y = _luminance(board_white)

@@ -41,6 +41,10 @@ __all__ = [
     "RegionReading",
     "RegionClassifier",
     "Stabiliser",
+    "COLOUR_LOST",
+    "ColourCheck",
+    "FrozenFrames",
+    "lamp_locus",
 ]
 
 UNKNOWN = "unknown"
@@ -314,6 +318,188 @@ class RegionClassifier:
                 UNKNOWN, 0.0, f"two colours: {names[order[0]]} {c1:.0%} and {names[order[1]]} {c2:.0%}", fractions)
         confidence = (c1 / max(total, 1e-9)) * (1.0 - c2 / c1)
         return RegionReading(names[order[0]], confidence, "", fractions)
+
+
+#: The status of a frame whose colour is not what the references were calibrated for.
+COLOUR_LOST = "colour lost"
+
+_SRGB_TO_XYZ_INV = np.array([[3.2406, -1.5372, -0.4986], [-0.9689, 1.8758, 0.0415], [0.0557, -0.2040, 1.0570]])
+_D65_XYZ = np.array([0.95047, 1.0, 1.08883])
+
+
+def lamp_locus(kelvin: np.ndarray) -> np.ndarray:
+    """The white of a black-body lamp as a camera balanced for daylight (D65) sees it.
+
+    Args:
+        kelvin: ``N`` colour temperatures (1667-25000 K).
+
+    Returns:
+        ``N x 2 float64``: ``(ln(R/G), ln(B/G))`` of the lamp's white in linear sRGB, D65 at
+        about (0, 0).
+
+    Source: the Planckian locus in CIE 1931 xy by the cubic fit of Kang et al. (2002), J. Korean
+    Physical Society 41(6), 865-871; xy to XYZ (Y = 1) to linear sRGB by IEC 61966-2-1.
+    """
+    t = np.asarray(kelvin, dtype=np.float64)
+    x = np.where(t <= 4000, -0.2661239e9 / t**3 - 0.2343589e6 / t**2 + 0.8776956e3 / t + 0.179910,
+                 -3.0258469e9 / t**3 + 2.1070379e6 / t**2 + 0.2226347e3 / t + 0.240390)
+    y = np.where(t <= 2222, -1.1063814 * x**3 - 1.34811020 * x**2 + 2.18555832 * x - 0.20219683,
+                 np.where(t <= 4000, -0.9549476 * x**3 - 1.37418593 * x**2 + 2.09137015 * x - 0.16748867,
+                          3.0817580 * x**3 - 5.87338670 * x**2 + 3.75112997 * x - 0.37001483))
+    xyz = np.stack([x / y, np.ones_like(x), (1 - x - y) / y])
+    rgb = (_SRGB_TO_XYZ_INV @ xyz).T / (_SRGB_TO_XYZ_INV @ _D65_XYZ)
+    return np.stack([np.log(rgb[:, 0] / rgb[:, 1]), np.log(rgb[:, 2] / rgb[:, 1])], axis=1)
+
+
+def _srgb_encode(linear: float) -> float:
+    return 12.92 * linear if linear <= 0.0031308 else 1.055 * linear ** (1 / 2.4) - 0.055
+
+
+@dataclasses.dataclass(frozen=True)
+class ColourCheck:
+    """Is a frame a colour frame of the light the reference colours were calibrated for?
+
+    A reader whose references were captured in colour must not read a frame that has lost its
+    colour: a grayscale copy reads as empty and black spaces with full confidence, an
+    over-exposed one as empty. :meth:`problem` answers why a frame is not fit (the reader then
+    reports ``colour lost`` for every region), from three measurements:
+
+    * **exposure** of the white reference (linear BGR median of the plain board): too dark
+      when, in some channel, the darkest reference (its L* in the references, e.g. the black
+      horse's 27) would fall below ``min_dark_code`` 8-bit levels, under the sensor's noise and
+      quantisation (with L* 27: a white below about 62 of 255); clipped when every channel of
+      the white is at or above :data:`CLIPPED` (the white's true level is unknown, so every
+      colour measured against it is wrong);
+    * **the white's chroma**: the white's ``(ln R/G, ln B/G)`` must lie within ``cast_log`` of
+      the lamp locus (:func:`lamp_locus`, ``kelvin`` range): lamps from candle-warm to
+      overcast daylight, plus the board's own tint and a lamp's off-locus tint. A coloured
+      light (a green or magenta cast), or a channel lost, lies farther;
+    * **the separation of the reference colours**: in a colour frame of the table the
+      chromatic pieces (four of the five horses and the cards' discs) give the sampled regions
+      a ``percentile``-th percentile chroma (against the white) of at least ``chroma_share``
+      times the least chromatic reference's chroma; a grayscale or colour-lost frame has
+      none, so the references could not be told apart.
+
+    Attributes:
+        references: the reference colours the reader uses (chroma and darkest L* from them).
+        min_dark_code: 8-bit level (0-255) the darkest reference must reach in every channel.
+        cast_log: largest distance (natural-log units of the channel ratios) of the white from
+            the lamp locus.
+        kelvin: (warmest, coolest) lamp colour temperature of the locus, K.
+        chroma_share: fraction (0-1) of the least chromatic reference's chroma.
+        percentile: percentile (0-100) of the sampled pixels' chroma compared with it.
+        chromatic_min: a reference with chroma below this (C*ab) is achromatic (black).
+
+    The bounds come from the references and the physics of the camera; they were checked, not
+    fitted, on the simulated camera's stress set (bench/vision_stress.py: no normal frame is
+    refused) and on the path-traced photographs (docs/vision.md, "Colour check").
+    """
+
+    references: ColourReferences
+    min_dark_code: float = 8.0
+    cast_log: float = 0.5
+    kelvin: tuple[float, float] = (2000.0, 12000.0)
+    chroma_share: float = 0.5
+    percentile: float = 97.0
+    chromatic_min: float = 10.0
+
+    def __post_init__(self) -> None:
+        lab = self.references.lab
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        chromatic = chroma[chroma >= self.chromatic_min]
+        darkest_l = float(lab[:, 0].min())
+        y = ((darkest_l + 16.0) / 116.0) ** 3 if darkest_l > 8.0 else darkest_l / 903.3
+        object.__setattr__(self, "_least_chroma", float(chromatic.min()) if len(chromatic) else 0.0)
+        object.__setattr__(self, "_darkest_y", y)
+        object.__setattr__(self, "_locus", lamp_locus(np.geomspace(self.kelvin[0], self.kelvin[1], 120)))
+
+    @property
+    def least_chroma(self) -> float:
+        """Chroma (C*ab) of the least chromatic chromatic reference."""
+        return self._least_chroma  # type: ignore[attr-defined,no-any-return]
+
+    def min_white_code(self) -> float:
+        """The 8-bit level a white channel needs so that the darkest reference reaches
+        :attr:`min_dark_code` (about 62 with the black horse's L* 27)."""
+        lin = self._linear(self.min_dark_code / 255.0) / self._darkest_y  # type: ignore[attr-defined]
+        return 255.0 * _srgb_encode(min(lin, 1.0))
+
+    @staticmethod
+    def _linear(v: float) -> float:
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    def cast_distance(self, white: np.ndarray) -> float:
+        """Distance of a white (``3`` linear BGR) from the lamp locus, natural-log units."""
+        b, g, r = (max(float(v), 1e-6) for v in white)
+        p = np.array([np.log(r / g), np.log(b / g)])
+        a, bb = self._locus[:-1], self._locus[1:]  # type: ignore[attr-defined]
+        ab = bb - a
+        t = np.clip(((p - a) * ab).sum(axis=1) / (ab * ab).sum(axis=1), 0.0, 1.0)
+        return float(np.min(np.hypot(*(p - (a + t[:, None] * ab)).T)))
+
+    def problem(self, white: np.ndarray, white_code: np.ndarray, region_lab: np.ndarray) -> str:
+        """Why the frame is not a calibrated colour frame, or ``""``.
+
+        Args:
+            white: ``3`` linear BGR of the white reference (:func:`white_of`).
+            white_code: ``3`` the white reference's median 8-bit BGR levels.
+            region_lab: ``N x 3`` Lab (against the white) of the regions' sampled pixels.
+
+        Returns:
+            ``"colour lost: ..."`` naming the fault (too dark, clipped, a cast, no colour), or
+            ``""`` when the frame is fit.
+        """
+        code = [float(v) for v in white_code]
+        if min(code) >= CLIPPED:
+            return f"{COLOUR_LOST}: over-exposed, the board's white is clipped ({min(code):.0f} of 255)"
+        dark = min(float(v) for v in white) * self._darkest_y  # type: ignore[attr-defined]
+        if 255.0 * _srgb_encode(dark) < self.min_dark_code:
+            return (f"{COLOUR_LOST}: too dark, the board's white is {min(code):.0f} of 255 in its weakest "
+                    f"channel (at least {self.min_white_code():.0f} needed)")
+        cast = self.cast_distance(white)
+        if cast > self.cast_log:
+            return f"{COLOUR_LOST}: the light's colour is beyond the calibrated range (cast {cast:.2f} > {self.cast_log})"
+        if self.least_chroma > 0 and len(region_lab):
+            chroma = np.hypot(region_lab[:, 1], region_lab[:, 2])
+            seen = float(np.percentile(chroma, self.percentile))
+            if seen < self.chroma_share * self.least_chroma:
+                return (f"{COLOUR_LOST}: no colour in the frame (chroma {seen:.0f}, the references need "
+                        f"{self.chroma_share * self.least_chroma:.0f}): a grayscale or washed-out camera")
+        return ""
+
+
+class FrozenFrames:
+    """Tells a camera that keeps giving the very same frame (a frozen driver or capture).
+
+    A live camera's frames always differ a little (sensor noise); identical frames for more
+    than ``frozen_s`` seconds mean the picture is no longer the table as it is now.
+    ``update(t, frame)`` returns how long (s) the frame has been identical when that is more
+    than ``frozen_s``, else None. Frames are compared on a sparse grid of pixels (every 7th
+    row and column), exactly. Time comes in with each frame.
+
+    Args:
+        frozen_s: seconds of identical frames before the camera is frozen (> 0).
+
+    Raises:
+        ValueError: ``frozen_s`` not positive.
+    """
+
+    def __init__(self, frozen_s: float = 3.0):
+        if not frozen_s > 0:
+            raise ValueError(f"frozen_s: expected seconds > 0, got {frozen_s}")
+        self.frozen_s = float(frozen_s)
+        self._last: bytes | None = None
+        self._since = 0.0
+
+    def update(self, t: float, frame: np.ndarray) -> float | None:
+        """Feed a frame (``H x W x 3 uint8``) at time ``t`` (s); the seconds it has been
+        the same when more than ``frozen_s``, else None."""
+        key = np.ascontiguousarray(frame[::7, ::7]).tobytes()
+        if key != self._last:
+            self._last, self._since = key, t
+            return None
+        held = t - self._since
+        return held if held > self.frozen_s else None
 
 
 T = TypeVar("T")
