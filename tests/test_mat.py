@@ -20,7 +20,7 @@ from companion.vision.mat import PAPER_MM, load_mat_layout, mat_pages, mat_pdf, 
 from companion.vision.registration import detect_markers
 
 REPO = Path(__file__).parents[1]
-BOARD = REPO / "calibration" / "carrousel-board.json"
+BOARD = REPO / "companion" / "data" / "calibration" / "carrousel-board.json"
 PT = 72.0 / 25.4
 PX_PER_MM = 5.0
 

@@ -122,7 +122,7 @@ def test_geometry_fit_finds_the_printed_spaces(tmp_path, capsys):
     photo = DATA / "carrousel-table" / "images" / "carrousel_039.jpg"
     assert main(["calibrate", "geometry", str(photo), "--out", str(out)]) == 0
     fitted = np.array([s["centre_mm"] for s in json.loads(out.read_text())["spaces"]])
-    nominal = np.array([s["centre_mm"] for s in json.loads((REPO / "calibration" / "carrousel-board.json").read_text())["spaces"]])
+    nominal = np.array([s["centre_mm"] for s in json.loads((REPO / "companion" / "data" / "calibration" / "carrousel-board.json").read_text())["spaces"]])
     assert np.abs(fitted - nominal).max() < 2.0
     assert capsys.readouterr().err.count("outline contrast") == 7
 
@@ -135,7 +135,7 @@ def test_colours_from_two_photos_reproduce_the_calibration_file(tmp_path):
             "--truth", *[str(root / "truth" / f"{n}.json") for n in names], "--out", str(out)]
     assert main(argv) == 0
     got = json.loads(out.read_text())
-    want = json.loads((REPO / "calibration" / "carrousel-colours.json").read_text())
+    want = json.loads((REPO / "companion" / "data" / "calibration" / "carrousel-colours.json").read_text())
     for kind in ("horses", "cards"):
         assert sorted(got[kind]) == ["black", "blue", "green", "red", "yellow"]
         for colour, lab in want[kind].items():

@@ -113,7 +113,7 @@ def test_overlay_is_an_annotated_copy(reader):
 
 
 def test_geometry_file_errors_name_the_field(tmp_path):
-    good = json.loads((Path(__file__).parents[1] / "calibration" / "carrousel-board.json").read_text())
+    good = json.loads((Path(__file__).parents[1] / "companion" / "data" / "calibration" / "carrousel-board.json").read_text())
     good["spaces"] = good["spaces"][:6]
     p = tmp_path / "board.json"
     p.write_text(json.dumps(good))
@@ -128,7 +128,7 @@ def test_geometry_file_errors_name_the_field(tmp_path):
 
 def test_calibration_file_of_another_board_says_board_not_visible(tmp_path):
     """Markers 10-13 expected, 0-3 on the table: a clear status naming the ids seen."""
-    doc = json.loads((Path(__file__).parents[1] / "calibration" / "carrousel-board.json").read_text())
+    doc = json.loads((Path(__file__).parents[1] / "companion" / "data" / "calibration" / "carrousel-board.json").read_text())
     doc["markers"] = {str(int(k) + 10): v for k, v in doc["markers"].items()}
     p = tmp_path / "other-board.json"
     p.write_text(json.dumps(doc))

@@ -138,7 +138,7 @@ def test_update_redetects_after_redetect_every_frames():
 def test_path_traced_table_registration_matches_truth():
     """On a path-traced photo the 7 space centres land within 1.5 px of the true projections."""
     root = Path(__file__).parent / "data" / "carrousel-table"
-    geo = json.loads((Path(__file__).parents[1] / "calibration" / "carrousel-board.json").read_text())
+    geo = json.loads((Path(__file__).parents[1] / "companion" / "data" / "calibration" / "carrousel-board.json").read_text())
     layout = {int(k): np.array(v["corners_mm"]) for k, v in geo["markers"].items()}
     for name in ("carrousel_009", "carrousel_024"):  # a covered marker; a marker cut off
         truth = json.loads((root / "truth" / f"{name}.json").read_text())

@@ -1,4 +1,7 @@
-"""Calibrate the camera reader; every result is a human-readable file under calibration/.
+"""Calibrate the camera reader; every result is a human-readable file in your calibration
+folder (``[calibration] dir``, default ~/.local/share/carousel-companion/calibration/), which
+``companion read``, ``run`` and ``doctor`` read before the defaults shipped in the package. The
+shipped defaults are never written.
 
 Subcommands:
   markers      the printable sheet of the table's ArUco markers at true size, with a mm ruler
@@ -9,7 +12,7 @@ Subcommands:
   tray         the dice tray's box in the dice camera's frame (Carnival)
 
 Examples:
-  companion calibrate markers --out calibration/markers.pdf
+  companion calibrate markers
   companion calibrate mat --out mat.pdf --paper a4
   companion calibrate intrinsics shots/left*.jpg --pattern 9x6 --square-mm 25
   companion calibrate geometry table.jpg
@@ -27,7 +30,8 @@ from pathlib import Path
 
 __all__ = ["configure", "run"]
 
-DEFAULT_DIR = Path("calibration")
+IN_DIR = "in the calibration folder, [calibration] dir"
+GEOMETRY_HELP = "board geometry (default carrousel-board.json of the calibration folder, else the shipped one)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,12 +39,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="what", metavar="WHAT")
     sub.required = True
     m = sub.add_parser("markers", help="printable marker sheet (PDF, or PNG with the print resolution)")
-    m.add_argument("--out", default=str(DEFAULT_DIR / "markers.pdf"), help="a .pdf or .png file (default %(default)s)")
-    m.add_argument("--geometry", metavar="FILE", help="board geometry (default calibration/carrousel-board.json)")
+    m.add_argument("--out", help=f"a .pdf or .png file (default markers.pdf {IN_DIR})")
+    m.add_argument("--geometry", metavar="FILE", help=GEOMETRY_HELP)
     m.add_argument("--dpi", type=int, default=300, help="PNG print resolution (default %(default)s)")
     mat = sub.add_parser("mat", help="printable Carrousel mat at true size (PDF, tiled on A4/Letter or one page)")
     mat.add_argument("--out", default="mat.pdf", help="a .pdf file (default %(default)s)")
-    mat.add_argument("--geometry", metavar="FILE", help="board geometry (default calibration/carrousel-board.json)")
+    mat.add_argument("--geometry", metavar="FILE", help=GEOMETRY_HELP)
     mat.add_argument("--paper", default="a4", help="a4, letter, a3, tabloid, a2, a1 or fit (one page of the "
                                                     "mat's size, for a large-format printer); default %(default)s")
     mat.add_argument("--print-markers", action="store_true", help="print the markers in their places "
@@ -49,11 +53,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     i.add_argument("images", nargs="+", metavar="IMAGE")
     i.add_argument("--pattern", default="9x6", help="inner corners per row x per column (default %(default)s)")
     i.add_argument("--square-mm", type=float, default=25.0, help="side of a square in mm (default %(default)s)")
-    i.add_argument("--out", default=str(DEFAULT_DIR / "camera.json"), help="default %(default)s")
+    i.add_argument("--out", help=f"default camera.json {IN_DIR}")
     g = sub.add_parser("geometry", help="fit the spaces' positions from a photo of the table")
     g.add_argument("image", metavar="IMAGE")
-    g.add_argument("--geometry", metavar="FILE", help="the nominal geometry (default calibration/carrousel-board.json)")
-    g.add_argument("--out", help="where to write the fitted geometry (default: over --geometry's file)")
+    g.add_argument("--geometry", metavar="FILE", help="the nominal " + GEOMETRY_HELP)
+    g.add_argument("--out", help=f"where to write the fitted geometry (default: over --geometry's file, or "
+                                 f"carrousel-board.json {IN_DIR})")
     c = sub.add_parser("colours", help="reference colours from photos whose contents are known")
     c.add_argument("images", nargs="+", metavar="IMAGE")
     c.add_argument("--truth", nargs="*", metavar="JSON", default=[],
@@ -62,8 +67,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                     "(k black, y yellow, b blue, g green, r red, . empty)")
     c.add_argument("--card", action="append", default=[], metavar="SEAT=C1,C2,C3",
                    help="a card in every photo, e.g. south=red,blue,green (repeatable)")
-    c.add_argument("--geometry", metavar="FILE")
-    c.add_argument("--out", default=str(DEFAULT_DIR / "carrousel-colours.json"), help="default %(default)s")
+    c.add_argument("--geometry", metavar="FILE", help=GEOMETRY_HELP)
+    c.add_argument("--out", help=f"default carrousel-colours.json {IN_DIR}")
     from companion.commands import calibrate_encoder
 
     e = sub.add_parser("encoder", help="measure the shaft encoder's counts per revolution (turn it N times)",
@@ -72,7 +77,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     calibrate_encoder.configure(e)
     from companion.commands import calibrate_tray
 
-    tr = sub.add_parser("tray", help="the dice tray's box in the dice camera's frame (calibration/dice-tray.toml)",
+    tr = sub.add_parser("tray", help="the dice tray's box in the dice camera's frame (dice-tray.toml)",
                         description=(calibrate_tray.__doc__ or "").strip(),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     calibrate_tray.configure(tr)
@@ -80,6 +85,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def _config(args: argparse.Namespace):
+    from companion.config import load
+
+    return load(getattr(args, "config", None))
+
+
+def _geometry_file(args: argparse.Namespace) -> Path:
+    """--geometry, else the calibration folder's board geometry, else the shipped one."""
+    from companion.calibration_dir import explicit_or_calibration
+
+    return explicit_or_calibration(args.geometry, "carrousel-board.json", _config(args))
+
+
+def _out(args: argparse.Namespace, name: str) -> Path:
+    """--out (refused inside the shipped defaults), else ``name`` in the calibration folder."""
+    from companion.calibration_dir import check_writable, writable_path
+
+    if getattr(args, "out", None):
+        return check_writable(args.out)
+    return writable_path(name, _config(args))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,15 +134,16 @@ def _markers(args: argparse.Namespace) -> int:
     from companion.vision.calibration import marker_sheet_pdf, marker_sheet_png
     from companion.vision.carrousel import CarrouselGeometry
 
-    geo = CarrouselGeometry.load(args.geometry)
+    geometry = _geometry_file(args)
+    geo = CarrouselGeometry.load(geometry)
     ids = sorted(geo.markers)
     side = float(abs(geo.markers[ids[0]][1][0] - geo.markers[ids[0]][0][0]))
-    out = Path(args.out)
+    out = _out(args, "markers.pdf")
     if out.suffix.lower() == ".pdf":
         from companion.vision.mat import load_mat_layout, marker_places
 
         data = marker_sheet_pdf(ids, geo.dictionary, side, "Carousel Companion: Carrousel table markers",
-                                places=marker_places(load_mat_layout(args.geometry)))
+                                places=marker_places(load_mat_layout(geometry)))
     elif out.suffix.lower() == ".png":
         data = marker_sheet_png(ids, geo.dictionary, side, args.dpi)
     else:
@@ -131,10 +159,12 @@ def _markers(args: argparse.Namespace) -> int:
 def _mat(args: argparse.Namespace) -> int:
     from companion.vision.mat import load_mat_layout, mat_pages, mat_pdf
 
-    out = Path(args.out)
+    from companion.calibration_dir import check_writable
+
+    out = check_writable(args.out)
     if out.suffix.lower() != ".pdf":
         raise ValueError(f"{out}: expected a .pdf file name")
-    layout = load_mat_layout(args.geometry)
+    layout = load_mat_layout(_geometry_file(args))
     data = mat_pdf(layout, args.paper, print_markers=args.print_markers)
     pages = mat_pages(layout.mat_mm, args.paper)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -155,20 +185,22 @@ def _intrinsics(args: argparse.Namespace) -> int:
     for p in args.images:
         if not Path(p).is_file():
             raise ValueError(f"{p}: no such file")
+    out = _out(args, "camera.json")
     result = calibrate_intrinsics(args.images, (cols, rows), args.square_mm, progress=_say)
-    print(write_json(args.out, result.to_json()))
+    print(write_json(out, result.to_json()))
     return 0
 
 
 def _geometry(args: argparse.Namespace) -> int:
-    import cv2
-
+    from companion.calibration_dir import check_writable
     from companion.vision.calibration import fit_space_centres, write_json
-    from companion.vision.carrousel import CALIBRATION_DIR
     from companion.vision.colour import load_json
     from companion.vision.registration import Registrar
 
-    src = Path(args.geometry) if args.geometry else CALIBRATION_DIR / "carrousel-board.json"
+    src = _geometry_file(args)
+    # the fitted geometry goes over the user's own file, never over the shipped default
+    out = check_writable(args.out) if args.out else (
+        check_writable(src) if args.geometry else _out(args, "carrousel-board.json"))
     doc = load_json(src)
     image = cv2.imread(args.image)
     if image is None:
@@ -191,15 +223,13 @@ def _geometry(args: argparse.Namespace) -> int:
         if seen:
             doc["spaces"][k]["centre_mm"] = [round(float(new[0]), 2), round(float(new[1]), 2)]
     doc["_fitted_from"] = str(args.image)
-    print(write_json(args.out or src, doc))
+    print(write_json(out, doc))
     return 0
 
 
 def _colours(args: argparse.Namespace) -> int:
-    import cv2
-
-    from companion.games.carrousel import Position
-    from companion.vision.calibration import write_json
+    from companion.games.carrousel import COLOURS, Position
+    from companion.vision.calibration import close_reference_pairs, write_json
     from companion.vision.carrousel import SEATS, CarrouselGeometry, CarrouselReader, reference_colours_from
     from companion.vision.colour import ColourReferences
 
@@ -225,10 +255,12 @@ def _colours(args: argparse.Namespace) -> int:
             cards = {}
             for item in args.card:
                 seat, _, colours = item.partition("=")
-                if seat not in SEATS or len(colours.split(",")) != 3:
-                    raise ValueError(f"--card {item!r}: expected SEAT=C1,C2,C3 with SEAT one of {', '.join(SEATS)}")
+                if seat not in SEATS or len(colours.split(",")) != 3 or not set(colours.split(",")) <= set(COLOURS):
+                    raise ValueError(f"--card {item!r}: expected SEAT=C1,C2,C3 with SEAT one of {', '.join(SEATS)} "
+                                     f"and the colours among {', '.join(COLOURS)}")
                 cards[seat] = colours.split(",")
         truths.append({"spaces": spaces, "cards": cards})
+    out = _out(args, "carrousel-colours.json")
     frames = []
     for img in args.images:
         f = cv2.imread(img)
@@ -239,17 +271,42 @@ def _colours(args: argparse.Namespace) -> int:
     import numpy as np
 
     placeholder = ColourReferences(("a", "b"), np.zeros((2, 3)))
-    reader = CarrouselReader(CarrouselGeometry.load(args.geometry), (placeholder, placeholder))
+    reader = CarrouselReader(CarrouselGeometry.load(_geometry_file(args)), (placeholder, placeholder))
     refs = reference_colours_from(frames, truths, reader)
     for kind in ("horses", "cards"):
         for colour, lab in refs[kind].items():
             _say(f"{kind[:-1]} {colour}: L* {lab[0]:.1f} a* {lab[1]:.1f} b* {lab[2]:.1f}")
-    missing = [c for c in ("black", "yellow", "blue", "green", "red") if c not in refs["horses"]]
-    if missing:
-        raise ValueError(f"no photo shows the {', '.join(missing)} horse(s) in plain view")
+    problems = _unreadable(refs, truths)
+    if problems:
+        raise ValueError(f"{out.name} not written: it could not read every colour: {'; '.join(problems)}")
+    for kind, classifier in (("horse", reader.space_classifier), ("card", reader.card_classifier)):
+        for pair in close_reference_pairs(refs[kind + "s"], classifier):
+            _say(f"warning: {kind} colours {pair}: under this light the reader will often answer unknown "
+                 f"for them; light the table brighter and more evenly (no coloured lamp) and calibrate again")
     doc = {"_comment": "Reference colours in CIE L*a*b* (D65) seen against the white reference: horses "
                        "against the plain board, card discs against the card's white. Captured by "
                        f"`companion calibrate colours` from {', '.join(Path(i).name for i in args.images)}.",
            **refs}
-    print(write_json(args.out, doc))
+    print(write_json(out, doc))
     return 0
+
+
+def _unreadable(refs: dict, truths: list[dict]) -> list[str]:
+    """What a colours file from ``refs`` could not read: one phrase per kind, naming the
+    colours never seen and how to show them (empty when every colour has a reference)."""
+    from companion.games.carrousel import COLOURS
+    from companion.vision.calibration import missing_colours
+
+    out = []
+    horses = missing_colours(refs["horses"], COLOURS)
+    if horses:
+        out.append(f"no photo shows the {', '.join(horses)} horse{'s' if len(horses) > 1 else ''} in plain view "
+                   f"(put every horse on a space in at least one photo, and say where: --spaces or --truth)")
+    cards = missing_colours(refs["cards"], COLOURS)
+    if cards and not any(t["cards"] for t in truths):
+        out.append("no card at all (lay cards in front of the players and give them: --card SEAT=C1,C2,C3, "
+                   "or cards in the --truth files); every card colour is missing: " + ", ".join(cards))
+    elif cards:
+        out.append(f"no card shows {', '.join(cards)} in plain view (add a card with "
+                   f"{'this colour' if len(cards) == 1 else 'these colours'}: --card SEAT=C1,C2,C3 or --truth)")
+    return out

@@ -1,15 +1,15 @@
 """Measure the encoder's counts per turn of the rotating part and save it.
 
     companion calibrate encoder                  # 5 turns, timed by the index pulse
-    companion calibrate encoder --turns 10 --output calibration/encoder.toml
+    companion calibrate encoder --turns 10 --output my-encoder.toml
     companion calibrate encoder --manual         # no index sensor: turn N times, press Enter
 
 With an index sensor, turn the part slowly in one direction: the count at each index pulse is
 recorded, and counts per turn = (last - first) / turns; turns that disagree by more than 0.5 %
 (a slipping coupling, a missed pulse) stop the calibration with an error. Without one
 (``--manual``), line the part up with a mark, press Enter, turn it exactly ``--turns`` times back
-to the mark and press Enter again. The result goes to ``[encoder] calibration`` (default
-``calibration/encoder.toml``), which the angle model then uses.
+to the mark and press Enter again. The result goes to ``[encoder] calibration`` (default:
+``encoder.toml`` in the calibration folder, ``[calibration] dir``), which the angle model then uses.
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="no index sensor: press Enter at the start and after the turns")
     parser.add_argument("--backend", choices=("auto", "pico", "gpio", "sim"),
                         help="override [encoder] backend")
-    parser.add_argument("--output", help="file to write (default: [encoder] calibration)")
+    parser.add_argument("--output", help="file to write (default: [encoder] calibration, else encoder.toml "
+                                         "in the calibration folder)")
     parser.add_argument("--timeout", type=finite_float, default=300.0,
                         help="seconds to wait for the turns (default 300)")
     parser.add_argument("--speed", type=finite_float, default=1.0, help="clock speed of the simulation")
@@ -103,8 +104,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--turns must be at least 1")
     if args.timeout <= 0 or not 0 < args.speed <= 1000:
         raise UsageError("--timeout must be > 0 seconds and --speed from above 0 to 1000")
+    from companion.calibration_dir import check_writable, writable_path
+
     config = load(args.config)
-    output = args.output or config["encoder"]["calibration"]
+    try:
+        output = (check_writable(args.output or config["encoder"]["calibration"])
+                  if args.output or config["encoder"]["calibration"] else writable_path("encoder.toml", config))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     reader = reader_from_config(config, args.backend)
     if hasattr(reader, "spin_every_s") and not args.manual:
         reader.spin_every_s = None  # the simulated "person" turns it steadily instead

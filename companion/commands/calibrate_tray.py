@@ -1,4 +1,5 @@
-"""Draw the dice tray's box on a photo from the dice camera and write calibration/dice-tray.toml.
+"""Draw the dice tray's box on a photo from the dice camera and write dice-tray.toml in the
+calibration folder (``[calibration] dir``), where ``companion run`` reads it.
 
 Take a photo with the camera where it will stay (for example `companion dice` on a saved frame,
 or a frame of `opencv:0` saved by any viewer), find the pixel corners of the tray's floor, and
@@ -27,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("image", metavar="IMAGE", help="a photo from the dice camera, at its place")
     parser.add_argument("--box", required=True, metavar="X0,Y0,X1,Y1",
                         help="the tray's floor in the photo, pixels (left, top, right, bottom)")
-    parser.add_argument("--out", default=str(TRAY_FILE), help="the calibration file (default %(default)s)")
+    parser.add_argument("--out", help=f"the calibration file (default {TRAY_FILE} in the calibration folder)")
     parser.add_argument("--overlay", metavar="PNG", help="also write the photo with the box and the dice read")
 
 
@@ -72,7 +73,11 @@ def run(args: argparse.Namespace) -> int:
     if readings and roll is None:
         check += " (a roll needs exactly three)"
     print(check, file=sys.stderr, flush=True)
-    out = Path(args.out)
+    from companion.calibration_dir import check_writable, writable_path
+    from companion.config import load
+    from companion.sources.dice_camera import TRAY_FILE
+
+    out = check_writable(args.out) if args.out else writable_path(TRAY_FILE.name, load(getattr(args, "config", None)))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(tray_toml(box, (w, h), Path(args.image).name), encoding="utf-8")

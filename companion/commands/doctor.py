@@ -337,37 +337,40 @@ def check_calibration(config: Any) -> list[Check]:
     """Each calibration file parses: the camera's geometry, colours and intrinsics (with the
     loaders of :mod:`companion.vision`), the encoder's counts per turn
     (:func:`companion.rotation.calibrated_counts_per_rev`)."""
+    from companion.calibration_dir import calibration_path
     from companion.config import ConfigError
     from companion.rotation import calibrated_counts_per_rev
     from companion.vision.calibration import load_lens
-    from companion.vision.carrousel import CALIBRATION_DIR, CarrouselGeometry, load_references
+    from companion.calibration_dir import explicit_or_calibration, optional_calibration
+    from companion.vision.carrousel import CarrouselGeometry, load_references
 
     cam = config["camera"]
     out = []
-    geometry = cam["geometry"] or str(CALIBRATION_DIR / "carrousel-board.json")
+    geometry = str(explicit_or_calibration(cam["geometry"], "carrousel-board.json", config))
     try:
-        g = CarrouselGeometry.load(cam["geometry"] or None)
+        g = CarrouselGeometry.load(geometry)
         out.append(Check("camera geometry", True, f"{geometry}: {len(g.markers)} markers"))
     except (ValueError, OSError) as exc:
         out.append(Check("camera geometry", False, _no_repeat(str(exc), geometry),
                          "companion calibrate geometry PHOTO (or fix [camera] geometry)"))
-    colours = cam["colours"] or str(CALIBRATION_DIR / "carrousel-colours.json")
+    colours = str(explicit_or_calibration(cam["colours"], "carrousel-colours.json", config))
     try:
-        load_references(cam["colours"] or None)
+        load_references(colours)
         out.append(Check("camera colours", True, colours))
     except (ValueError, OSError) as exc:
         out.append(Check("camera colours", False, _no_repeat(str(exc), colours),
                          "companion calibrate colours PHOTO --spaces ... (or fix [camera] colours)"))
-    if cam["intrinsics"]:
+    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config)
+    if intrinsics is not None:
         try:
-            load_lens(Path(cam["intrinsics"]).expanduser())
-            out.append(Check("camera intrinsics", True, cam["intrinsics"]))
+            load_lens(intrinsics)
+            out.append(Check("camera intrinsics", True, str(intrinsics)))
         except ValueError as exc:
-            out.append(Check("camera intrinsics", False, _no_repeat(str(exc), cam["intrinsics"]),
+            out.append(Check("camera intrinsics", False, _no_repeat(str(exc), str(intrinsics)),
                              "companion calibrate intrinsics PHOTOS (or empty [camera] intrinsics)"))
     else:
         out.append(Check("camera intrinsics", True, "none set: the lens is taken as distortion-free"))
-    path = config["encoder"]["calibration"]
+    path = config["encoder"]["calibration"] or calibration_path("encoder.toml", config)
     try:
         cpr = calibrated_counts_per_rev(path)
         resolved = Path(path).expanduser().absolute()

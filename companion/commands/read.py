@@ -31,26 +31,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overlay", metavar="OUT",
                         help="write the image annotated with regions, labels and confidences: a file "
                              "for one image, a folder for several (NAME_overlay.png)")
-    parser.add_argument("--geometry", metavar="FILE", help="board geometry (default calibration/carrousel-board.json)")
-    parser.add_argument("--colours", metavar="FILE", help="reference colours (default calibration/carrousel-colours.json)")
+    parser.add_argument("--geometry", metavar="FILE",
+                        help="board geometry (default: [camera] geometry, else carrousel-board.json of the "
+                             "calibration folder, else the shipped one)")
+    parser.add_argument("--colours", metavar="FILE",
+                        help="reference colours (default: [camera] colours, else carrousel-colours.json of "
+                             "the calibration folder, else the shipped one)")
     parser.add_argument("--intrinsics", metavar="FILE",
-                        help="camera intrinsics from `companion calibrate intrinsics` (default: none, "
-                             "the lens is treated as distortion-free)")
+                        help="camera intrinsics from `companion calibrate intrinsics` (default: [camera] "
+                             "intrinsics, else camera.json of the calibration folder when there is one, else "
+                             "none: the lens is treated as distortion-free)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Read every image; returns 0, or 1 when an image could not be read."""
     import cv2
 
+    from companion.calibration_dir import explicit_or_calibration, optional_calibration
     from companion.cli import UsageError
+    from companion.config import load
     from companion.vision.calibration import load_lens
     from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, draw_overlay, load_references
     from companion.vision.registration import Registrar
 
+    config = load(getattr(args, "config", None))
+    cam = config["camera"]
     try:
-        geometry = CarrouselGeometry.load(args.geometry)
-        lens = load_lens(args.intrinsics) if args.intrinsics else None
-        reader = CarrouselReader(geometry, load_references(args.colours),
+        geometry = CarrouselGeometry.load(explicit_or_calibration(args.geometry or cam["geometry"],
+                                                                  "carrousel-board.json", config))
+        intrinsics = optional_calibration(args.intrinsics or cam["intrinsics"], "camera.json", config)
+        lens = load_lens(intrinsics) if intrinsics is not None else None
+        reader = CarrouselReader(geometry, load_references(explicit_or_calibration(
+                                     args.colours or cam["colours"], "carrousel-colours.json", config)),
                                  Registrar(geometry.markers, geometry.dictionary, lens=lens))
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -86,11 +86,22 @@ def referee_from_config(game: str, config: Any) -> Referee:
     """Return a referee for ``game`` with the options of its configuration section.
 
     The section is named after the game (``[carrousel]``, ``[monsieur_carrousel]`` ...); its
-    keys are the referee's keyword arguments. A game without a section gets its defaults.
+    keys are the referee's keyword arguments. A game without a section gets its defaults. An
+    empty data-file key (``[carrossel] data``, ``[monsieur_carrousel] table_file``) is the file
+    of the calibration folder (``[calibration] dir``), else the shipped default.
 
     Raises:
         UnknownGame: ``game`` is not a known game name.
     """
+    from companion.calibration_dir import calibration_path
+
     section = game.replace("-", "_")
     options = dict(config[section]) if section in config.values else {}
+    key, name = _DATA_FILES.get(game, (None, None))
+    if key is not None and key in options and not options[key]:
+        options[key] = str(calibration_path(name, config))
     return referee_for(game, **options)
+
+
+#: Game -> (referee option naming its data file, the file's name in the calibration folder).
+_DATA_FILES = {"carrossel": ("data", "carrossel.toml"), "monsieur-carrousel": ("table_file", "monsieur_carrousel.toml")}

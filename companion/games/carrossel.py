@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from companion.calibration_dir import calibration_path, shipped_path
 from companion.config import ConfigError
 from companion.events import Call, InvalidObservation, Observation, Tick, Vocabulary, event_type
 
@@ -90,8 +91,9 @@ ABILITIES: dict[str, str] = {
 }
 #: Owner of the tiles of the non-player colour with 3 players (Rules for 3 Players).
 NEUTRAL = "neutral"
-#: The game data shipped with the repository.
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "calibration" / "carrossel.toml"
+#: The game data shipped in the package (read-only); the referee reads the calibration
+#: folder's ``carrossel.toml`` when there is one (:func:`companion.calibration_dir.calibration_path`).
+DEFAULT_DATA = shipped_path("carrossel.toml")
 
 Tile = tuple[str, str]  # (colour, animal)
 
@@ -1698,7 +1700,7 @@ class CarrosselReferee:
     vocabulary = VOCABULARY
 
     def __init__(self, data: str = "", turn_tolerance_deg: float = 20.0):
-        self.data = load_game_data(Path(data) if data else DEFAULT_DATA)
+        self.data = load_game_data(Path(data) if data else calibration_path("carrossel.toml"))
         if not 0 < turn_tolerance_deg < 45:
             raise ValueError(
                 f"turn_tolerance_deg: expected 0 to 45 degrees, got {turn_tolerance_deg}"

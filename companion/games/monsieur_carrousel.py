@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from companion.calibration_dir import calibration_path, shipped_path
 from companion.events import Call, InvalidObservation, Observation, Tick, Vocabulary, event_type
 
 __all__ = [
@@ -56,8 +57,10 @@ __all__ = [
     "expected_observations",
 ]
 
-#: The seat layouts and board zones shipped with the repository.
-DEFAULT_TABLE_FILE = Path(__file__).resolve().parents[2] / "calibration" / "monsieur_carrousel.toml"
+#: The seat layouts and board zones shipped in the package (read-only); ``load_table(None)``
+#: reads the calibration folder's file when there is one
+#: (:func:`companion.calibration_dir.calibration_path`).
+DEFAULT_TABLE_FILE = shipped_path("monsieur_carrousel.toml")
 
 #: OpenSpiel's words for "nobody's move: the die or the carousel decides" and "game over".
 CHANCE = "chance"
@@ -175,15 +178,15 @@ def load_table(path: str | Path | None = None) -> TableData:
     """Read and check the seat layouts and board zones.
 
     Args:
-        path: a TOML file laid out like ``calibration/monsieur_carrousel.toml``; ``None`` reads
-            :data:`DEFAULT_TABLE_FILE`.
+        path: a TOML file laid out like :data:`DEFAULT_TABLE_FILE`; ``None`` reads
+            ``monsieur_carrousel.toml`` of the calibration folder, else :data:`DEFAULT_TABLE_FILE`.
 
     Raises:
         TableError: a missing file, bad TOML, a missing or wrongly typed key, a layout without
             12 seats of the die's 6 colours twice each, a value outside the ranges above, or a
             table whose values are not all either confirmed (``source``) or ``assumed``.
     """
-    p = Path(path) if path else DEFAULT_TABLE_FILE
+    p = Path(path) if path else calibration_path("monsieur_carrousel.toml")
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:

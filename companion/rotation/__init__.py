@@ -85,14 +85,17 @@ def reader_from_config(config: Config, backend: str | None = None, pin_factory=N
 
 def tracker_from_config(config: Config, reader):
     """The :class:`~companion.rotation.tracker.RotationTracker` for ``reader``: counts per
-    turn from the calibration file when present, else the reader's nominal value times
-    ``[encoder] gear_ratio``."""
+    turn from the calibration file (``[encoder] calibration``, empty = ``encoder.toml`` of the
+    calibration folder) when present, else the reader's nominal value (4 x lines on every
+    backend) times ``[encoder] gear_ratio``."""
     from companion.rotation.angle import AngleModel
     from companion.rotation.spin import SpinDetector
     from companion.rotation.tracker import RotationTracker
 
+    from companion.calibration_dir import calibration_path
+
     enc = config["encoder"]
-    cpr = calibrated_counts_per_rev(enc["calibration"])
+    cpr = calibrated_counts_per_rev(enc["calibration"] or calibration_path("encoder.toml", config))
     if cpr is None:
         cpr = reader.counts_per_rev * enc["gear_ratio"]
     angle = AngleModel(cpr, 1 if enc["direction"] == "ccw" else -1, enc["index_angle_deg"],

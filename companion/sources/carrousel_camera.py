@@ -282,12 +282,14 @@ def camera_source_from_config(config: Any, players: Sequence[str], spec: str | N
     from companion.vision.frames import open_frame_source
     from companion.vision.registration import Registrar
 
+    from companion.calibration_dir import explicit_or_calibration, optional_calibration
     from companion.vision.calibration import load_lens
 
     cam = config["camera"]
-    geometry = CarrouselGeometry.load(cam["geometry"] or None)
-    lens = load_lens(cam["intrinsics"]) if cam["intrinsics"] else None
-    reader = CarrouselReader(geometry, load_references(cam["colours"] or None),
+    geometry = CarrouselGeometry.load(explicit_or_calibration(cam["geometry"], "carrousel-board.json", config))
+    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config)
+    lens = load_lens(intrinsics) if intrinsics is not None else None
+    reader = CarrouselReader(geometry, load_references(explicit_or_calibration(cam["colours"], "carrousel-colours.json", config)),
                              Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"],
                                        lens=lens))
     spec = spec or cam["source"]

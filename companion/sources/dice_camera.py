@@ -34,8 +34,8 @@ file or an image folder that has no more frames calls ``on_end(summary)`` once, 
 ``"dice.avi: 240 frames, 3 rolls"``, and the source stops.
 
 The tray: ``[dice] tray`` in the configuration, or else the calibration file written by
-``companion calibrate tray IMAGE --box x0,y0,x1,y1`` (:data:`TRAY_FILE`,
-``calibration/dice-tray.toml``), or else the whole frame. A tray outside the camera's frame is a
+``companion calibrate tray IMAGE --box x0,y0,x1,y1`` (:data:`TRAY_FILE` in the calibration folder,
+:mod:`companion.calibration_dir`), or else the whole frame. A tray outside the camera's frame is a
 ``ValueError`` of one line naming where the tray came from and the fix.
 """
 
@@ -70,9 +70,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Where ``companion calibrate tray`` writes the tray's box (relative to the working directory,
-#: like every file of ``calibration/``).
-TRAY_FILE = Path("calibration") / "dice-tray.toml"
+#: The tray calibration's file name in the calibration folder (``[calibration] dir``), where
+#: ``companion calibrate tray`` writes the tray's box.
+TRAY_FILE = Path("dice-tray.toml")
 #: Longer side (px) of the shrunk grey tray the motion gate compares.
 THUMB_PX = 80
 #: Default motion threshold: largest grey-level change (0-255) of one pixel of the shrunk tray
@@ -550,7 +550,7 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
                             on_status: Callable[[str], None] | None = None,
                             on_part: Callable[[bool, str], None] | None = None,
                             on_end: Callable[[str], None] | None = None,
-                            tray_file: str | Path = TRAY_FILE) -> DiceCameraSource:
+                            tray_file: str | Path | None = None) -> DiceCameraSource:
     """Build the dice camera from the configuration: ``[camera]`` (``source``, ``width``,
     ``height``, ``warmup_s``, ``frame_period_s``) and ``[dice]`` (``tray``, ``die_px_min``,
     ``die_px_max``, ``settle_s``).
@@ -566,7 +566,7 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
         clock: timestamps of the frames (default ``time.monotonic``).
         on_status, on_part, on_end: see :class:`DiceCameraSource`.
         tray_file: the tray calibration, used when ``[dice] tray`` is ``[]`` and the file exists
-            (default :data:`TRAY_FILE`).
+            (default :data:`TRAY_FILE` in the calibration folder).
 
     Raises:
         ValueError: a bad spec, tray, tray file or setting, a tray outside the frame, a camera
@@ -589,6 +589,10 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
         kwargs.update(size=(cam["width"], cam["height"]), warmup_s=cam["warmup_s"])
     elif spec.startswith("opencv:") and spec[7:].isdigit():
         kwargs.update(size=(cam["width"], cam["height"]))
+    if tray_file is None:
+        from companion.calibration_dir import calibration_path
+
+        tray_file = calibration_path(TRAY_FILE.name, config)
     box, where, size = _resolve_tray(config, tray_file)
     if box is None:
         log.warning("dice: no tray calibration (%s): reading the whole frame; "

@@ -42,6 +42,11 @@ __all__ = [
     "marker_sheet_png",
     "fit_space_centres",
     "load_lens",
+    "ClosePair",
+    "min_separation",
+    "reference_distance",
+    "close_reference_pairs",
+    "missing_colours",
 ]
 
 SUBPIX_CRITERIA = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.001)
@@ -238,6 +243,87 @@ def calibrate_intrinsics(paths: Sequence[str | Path], pattern: tuple[int, int], 
     say(f"RMS reprojection error {rms:.4f} px over {len(used)} views; fx {k[0, 0]:.1f} fy {k[1, 1]:.1f} "
         f"cx {k[0, 2]:.1f} cy {k[1, 2]:.1f}")
     return Intrinsics(k, dist.reshape(-1), size, float(rms), tuple(Path(u).name for u in used), tuple(windows))
+
+
+# --------------------------------------------------------------------------- reference colours
+@dataclasses.dataclass(frozen=True)
+class ClosePair:
+    """Two reference colours nearer than the reader can safely tell apart.
+
+    Attributes:
+        first, second: the colour names.
+        distance: their distance, CIE76 Delta E weighted as the reader weighs it.
+        threshold: the smallest safe distance (:func:`min_separation`), same units.
+    """
+
+    first: str
+    second: str
+    distance: float
+    threshold: float
+
+    def __str__(self) -> str:
+        return (f"{self.first} and {self.second} are {self.distance:.1f} apart (Delta E), under the "
+                f"{self.threshold:.1f} the reader needs to tell them apart safely")
+
+
+def min_separation(classifier: Any) -> float:
+    """The smallest distance between two reference colours that the reader's own abstention
+    margin makes safe: ``near x (1 + ratio)`` of its
+    :class:`~companion.vision.colour.RegionClassifier`.
+
+    Why: a pixel of colour A moved by ``d`` towards B (the light, noise) is read as B once
+    ``D - d < ratio x d``, i.e. ``d > D / (1 + ratio)``, where ``D`` is the distance A-B; it is
+    still inside the reader's tolerance of A (``near``) while ``d < near``. So with
+    ``D < near x (1 + ratio)`` a pixel the reader should accept as A can be read as B; above it
+    the pixel abstains ("other") before it can be misread. Horses (near 24, ratio 0.6): 38.4;
+    card discs (near 30): 48.
+
+    Args:
+        classifier: a ``RegionClassifier`` (its ``near`` and ``ratio``, Delta E and a fraction).
+    """
+    return float(classifier.near) * (1.0 + float(classifier.ratio))
+
+
+def reference_distance(a: Sequence[float], b: Sequence[float], l_weight: float) -> float:
+    """Distance between two Lab colours as the reader measures a pixel's distance to a
+    reference (CIE76 Delta E with L* weighted by ``l_weight`` for a chromatic reference, fully
+    for an achromatic one, chroma below 10, as in ``RegionClassifier.pixel_classes``); the
+    smaller of the two ways round, Delta E."""
+    pa, pb = np.asarray(a, float), np.asarray(b, float)
+
+    def towards(ref: np.ndarray, px: np.ndarray) -> float:
+        lw = 1.0 if np.hypot(ref[1], ref[2]) < 10.0 else l_weight
+        d = px - ref
+        return float(np.sqrt((lw * d[0]) ** 2 + d[1] ** 2 + d[2] ** 2))
+
+    return min(towards(pa, pb), towards(pb, pa))
+
+
+def close_reference_pairs(references: Mapping[str, Sequence[float]], classifier: Any) -> list[ClosePair]:
+    """Every pair of reference colours nearer than :func:`min_separation` for ``classifier``.
+
+    Args:
+        references: colour -> ``[L*, a*, b*]`` (as in ``carrousel-colours.json``).
+        classifier: the ``RegionClassifier`` that will read them (its ``near``, ``ratio`` and
+            ``l_weight``).
+
+    Returns:
+        The close pairs, nearest first (empty when every pair is safe).
+    """
+    threshold = min_separation(classifier)
+    names = sorted(references)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            d = reference_distance(references[a], references[b], float(classifier.l_weight))
+            if d < threshold:
+                out.append(ClosePair(a, b, d, threshold))
+    return sorted(out, key=lambda p: p.distance)
+
+
+def missing_colours(found: Mapping[str, Any], wanted: Sequence[str]) -> list[str]:
+    """The colours of ``wanted`` (in its order) that have no reference in ``found``."""
+    return [c for c in wanted if c not in found]
 
 
 # --------------------------------------------------------------------------- marker sheet

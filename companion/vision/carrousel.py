@@ -27,11 +27,14 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.calibration_dir import SHIPPED_DIR, calibration_path
 from companion.vision.colour import (
     CLIPPED,
     OFFSET,
     UNKNOWN,
+    ColourCheck,
     ColourReferences,
+    FrozenFrames,
     RegionClassifier,
     RegionReading,
     linear_to_lab,
@@ -52,8 +55,9 @@ __all__ = [
     "draw_overlay",
 ]
 
-#: The repository's calibration folder (the defaults for our table).
-CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "calibration"
+#: The shipped calibration defaults (read-only package data); a file is read through
+#: :func:`companion.calibration_dir.calibration_path` (the user's own first).
+CALIBRATION_DIR = SHIPPED_DIR
 GRID_MM = 1.5
 SEATS = ("south", "east", "north", "west")
 
@@ -115,13 +119,14 @@ class CarrouselGeometry:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> CarrouselGeometry:
-        """Read the geometry file (default ``calibration/carrousel-board.json``).
+        """Read the geometry file (default: ``carrousel-board.json`` of the calibration folder,
+        :func:`~companion.calibration_dir.calibration_path`).
 
         Raises:
             ValueError: a missing file, bad JSON or a missing/ill-shaped field, naming the file
                 and the field.
         """
-        p = Path(path) if path is not None else CALIBRATION_DIR / "carrousel-board.json"
+        p = Path(path) if path is not None else calibration_path("carrousel-board.json")
         d = load_json(p)
 
         def field(obj: Any, key: str, where: str) -> Any:
@@ -171,7 +176,8 @@ class CarrouselGeometry:
 
 
 def load_references(path: str | Path | None = None) -> tuple[ColourReferences, ColourReferences]:
-    """Read the reference colours file (default ``calibration/carrousel-colours.json``).
+    """Read the reference colours file (default: ``carrousel-colours.json`` of the calibration
+    folder, :func:`~companion.calibration_dir.calibration_path`).
 
     Returns:
         (horse references, card disc references), CIE Lab against the white reference.
@@ -179,7 +185,7 @@ def load_references(path: str | Path | None = None) -> tuple[ColourReferences, C
     Raises:
         ValueError: a missing file, bad JSON or a bad value, naming the file and the field.
     """
-    p = Path(path) if path is not None else CALIBRATION_DIR / "carrousel-colours.json"
+    p = Path(path) if path is not None else calibration_path("carrousel-colours.json")
     d = load_json(p)
     for key in ("horses", "cards"):
         if not isinstance(d, dict) or not isinstance(d.get(key), dict):

@@ -39,7 +39,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.vision.carrousel import CALIBRATION_DIR, CarrouselGeometry
+from companion.calibration_dir import calibration_path
+from companion.vision.carrousel import CarrouselGeometry
 from companion.vision.colour import load_json
 from companion.vision.registration import dictionary
 
@@ -127,7 +128,7 @@ def load_mat_layout(path: str | Path | None = None) -> MatLayout:
         ValueError: a missing file, bad JSON, or a missing/ill-shaped field (``mat_size_mm``,
             ``board_diameter_mm``, ``cards[i].size_mm`` ...), naming the file and the field.
     """
-    p = Path(path) if path is not None else CALIBRATION_DIR / "carrousel-board.json"
+    p = Path(path) if path is not None else calibration_path("carrousel-board.json")
     geo = CarrouselGeometry.load(p)  # validates markers, spaces, cards and names the field
     doc: Any = load_json(p)
 
