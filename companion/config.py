@@ -662,6 +662,37 @@ def _check_pins(pins: Mapping[str, Any], where: str) -> None:
             used[gpio] = name
 
 
+def _read_regular(path: Path) -> bytes:
+    """At most ``_MAX_BYTES + 1`` bytes of ``path``, refusing anything but a regular file.
+
+    The file is opened with O_NONBLOCK and checked with fstat before reading, so a FIFO (which
+    would block until a writer comes), a device (``/dev/zero``) or a socket is refused at once.
+
+    Raises:
+        ConfigError: not a regular file (naming what it is).
+        OSError: it cannot be opened or read.
+    """
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            raise ConfigError(f"{path}: {what}, not a TOML configuration file (expected a regular file)")
+        chunks, size = [], 0
+        while size <= _MAX_BYTES:
+            chunk = os.read(fd, _MAX_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def load(path: str | os.PathLike[str] | None = None) -> Config:
     """Find, read and check the configuration file.
 
@@ -682,13 +713,15 @@ def load(path: str | os.PathLike[str] | None = None) -> Config:
         if p.is_dir():
             raise ConfigError(f"{p}: a folder, not a TOML configuration file")
         try:
-            with open(p, "rb") as f:
-                raw = f.read(_MAX_BYTES + 1)  # never read a device such as /dev/zero forever
+            raw = _read_regular(p)
             if len(raw) > _MAX_BYTES:
                 raise ConfigError(f"{p}: more than {_MAX_BYTES} bytes; expected a small TOML file")
             data = tomllib.loads(raw.decode("utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: not valid TOML: {exc}") from None
+        except RecursionError:  # tomllib recurses once per nested bracket or brace
+            raise ConfigError(f"{p}: not valid TOML: arrays or tables nested too deep "
+                              "(expected a configuration a few levels deep)") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{p}: cannot read: {exc}") from None
         cfg = validate(data, str(p))

@@ -158,6 +158,8 @@ def read_tail(path: str) -> Tail | None:
         raw = os.read(fd, _TAIL_BYTES)
     finally:
         os.close(fd)
+    if not raw.strip():
+        return None  # made, nothing committed yet
     try:
         seq, session, chain = raw.decode("ascii").split()
         return Tail(int(seq), int(session), chain)

@@ -56,10 +56,9 @@ def run(args: argparse.Namespace) -> int:
     from companion.sources.dice_camera import tray_toml
 
     box = _box(args.box)
-    image = cv2.imread(args.image, cv2.IMREAD_COLOR) if Path(args.image).is_file() else None
-    if image is None:
-        why = "not an image OpenCV can decode" if Path(args.image).is_file() else "no such file"
-        raise ValueError(f"{args.image}: {why}")
+    from companion.vision.images import read_image
+
+    image = read_image(args.image)  # ImageError (a ValueError): one line; a pixel limit before decoding
     h, w = image.shape[:2]
     if box[2] > w or box[3] > h:
         raise ValueError(f"--box {args.box}: outside the {w} x {h} px photo {args.image}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -72,10 +71,14 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"--overlay {args.overlay}: cannot make the folder ({exc.strerror})") from None
     failed = 0
+    from companion.vision.images import ImageError, read_image
+
     for path in args.images:
-        frame = cv2.imread(path, cv2.IMREAD_COLOR) if os.path.isfile(path) else None
+        try:  # the size from the header first: a pixel limit before decoding
+            frame, why = read_image(path), ""
+        except ImageError as exc:
+            frame, why = None, str(exc).removeprefix(f"{path}: ")
         if frame is None:
-            why = "not an image OpenCV can read" if os.path.isfile(path) else "no such file"
             sys.stderr.write(f"companion: error: {path}: {why}\n")
             failed += 1
             continue

@@ -71,10 +71,14 @@ def run(args: argparse.Namespace) -> int:
         overlay_dir = Path(args.overlay)
         overlay_dir.mkdir(parents=True, exist_ok=True)
     failed = 0
+    from companion.vision.images import ImageError, read_image
+
     for name in args.images:
-        frame = cv2.imread(name, cv2.IMREAD_COLOR) if Path(name).is_file() else None
+        try:  # the size from the header first: a pixel limit before decoding
+            frame, why = read_image(name), ""
+        except ImageError as exc:
+            frame, why = None, str(exc).removeprefix(f"{name}: ")
         if frame is None:
-            why = "no such file" if not Path(name).exists() else "not an image OpenCV can decode (corrupt, empty or another format)"
             print(json.dumps({"image": name, "status": f"error: {why}"}))
             print(f"companion read: {name}: {why}", file=sys.stderr)
             failed += 1

@@ -82,6 +82,9 @@ class PicoEncoder:
             the link counts as lost and the port is reopened (a hung firmware, a cable that
             still enumerates but carries nothing).
         find_port: replaces the VID:PID search (tests: a pty's name).
+        write_timeout_s: seconds a command may wait for the device to take it (a device
+            that stops reading fills the USB buffer); then the link counts as lost and the
+            port is reopened, instead of the writing thread waiting forever.
 
     Attributes:
         bad_lines: lines rejected (garbage, truncated, checksum mismatch).
@@ -102,6 +105,7 @@ class PicoEncoder:
         hello_timeout_s: float = 2.0,
         silence_s: float = 1.0,
         find_port: Callable[[], str | None] | None = None,
+        write_timeout_s: float = 0.5,
     ):
         self.port = port
         self.usb_id = usb_id
@@ -110,6 +114,7 @@ class PicoEncoder:
         self.reconnect_s = reconnect_s
         self.hello_timeout_s = hello_timeout_s
         self.silence_s = silence_s
+        self.write_timeout_s = write_timeout_s
         self._last_good: float = 0.0
         self._find = find_port or (lambda: port if port else find_pico_port(usb_id))
         self.bad_lines = 0
@@ -180,6 +185,11 @@ class PicoEncoder:
             while b"\n" in self._buf:
                 line, self._buf = self._buf.split(b"\n", 1)
                 self._line(line)
+                if self.fault is not None or self._ser is None:
+                    # An incompatible hello (or the link lost while answering): the lines
+                    # read with it belong to that firmware or that connection; dropped.
+                    self._buf = b""
+                    return False
             if len(self._buf) > 4 * proto.MAX_LINE:  # no newline in sight: garbage
                 self.bad_lines += 1
                 self._buf = b""
@@ -207,12 +217,18 @@ class PicoEncoder:
                 log.info("waiting for the Pico (USB %04X:%04X)", *self.usb_id)
                 self._waiting_logged = True
             return False
+        ser = None
         try:
-            ser = serial.serial_for_url(name, baudrate=115200, timeout=0.05)
+            ser = serial.serial_for_url(name, baudrate=115200, timeout=0.05, write_timeout=self.write_timeout_s)
             ser.reset_input_buffer()
             ser.write(proto.command("VERSION"))
-        except (serial.SerialException, OSError, ValueError) as exc:
+        except (serial.SerialException, OSError, ValueError) as exc:  # SerialTimeoutException too
             log.debug("cannot open %s: %s", name, exc)
+            if ser is not None:
+                try:
+                    ser.close()
+                except Exception:
+                    pass
             return False
         self._waiting_logged = False
         self._ser = ser
@@ -238,7 +254,8 @@ class PicoEncoder:
         self.hello = None
 
     def send(self, name: str, arg: int | None = None) -> None:
-        """Send a command (``ZERO``, ``RATE``, ``STATUS``, ``VERSION``) if connected."""
+        """Send a command (``ZERO``, ``RATE``, ``STATUS``, ``VERSION``) if connected; a device
+        that does not take it within ``write_timeout_s`` seconds is a lost link."""
         if self._ser is not None:
             try:
                 self._ser.write(proto.command(name, arg))

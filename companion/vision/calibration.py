@@ -218,9 +218,9 @@ def calibrate_intrinsics(paths: Sequence[str | Path], pattern: tuple[int, int], 
     obj_points, img_points, used, windows = [], [], [], []
     size: tuple[int, int] | None = None
     for i, p in enumerate(paths, start=1):
-        image = cv2.imread(str(p), cv2.IMREAD_GRAYSCALE)
-        if image is None:
-            raise ValueError(f"{p}: not an image OpenCV can decode")
+        from companion.vision.images import read_image
+
+        image = read_image(p, cv2.IMREAD_GRAYSCALE)  # ImageError is a ValueError; a pixel limit first
         this = (image.shape[1], image.shape[0])
         if size is not None and this != size:
             raise ValueError(f"{p}: {this[0]} x {this[1]} pixels, the other views are {size[0]} x {size[1]}")

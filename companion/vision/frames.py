@@ -320,7 +320,8 @@ class FolderSource:
             that a reading can settle).
         clock: seconds for timestamps (default ``time.monotonic``).
 
-    An image that cannot be decoded is skipped with a warning (listed in :attr:`skipped`).
+    An image that cannot be decoded, or larger than :data:`companion.vision.images.MAX_PIXELS`
+    (checked in its header before decoding), is skipped with a warning (listed in :attr:`skipped`).
 
     Raises:
         FrameSourceError: the folder does not exist or holds no image.
@@ -344,8 +345,9 @@ class FolderSource:
         self._index = 0
 
     def read(self) -> Frame | None:
-        """The next decodable image, or None after the last one (unless looping)."""
-        import cv2
+        """The next decodable image within the pixel limit, or None after the last one (unless
+        looping)."""
+        from companion.vision.images import ImageError, read_image
 
         if self._held is not None and self._held_left > 0:
             self._held_left -= 1
@@ -361,11 +363,14 @@ class FolderSource:
             path = self.files[self._next]
             self._next += 1
             tried += 1
-            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-            if image is None:
+            try:  # the size from the header first: a pixel limit before decoding
+                image = read_image(path)
+            except ImageError as exc:
+                image = None
                 if str(path) not in self.skipped:
-                    log.warning("%s: not an image OpenCV can decode; skipped", path)
+                    log.warning("%s; skipped", exc)
                     self.skipped.append(str(path))
+            if image is None:
                 continue
             frame = Frame(image, self.clock(), self._index, name=path.name)
             self._held, self._held_left = frame, self.repeat - 1

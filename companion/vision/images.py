@@ -1,0 +1,172 @@
+"""Reading image files with a pixel limit checked before anything is decoded.
+
+``cv2.imread`` has no size limit of its own that protects a Pi: OpenCV's
+``OPENCV_IO_MAX_IMAGE_PIXELS`` defaults to 2^30 pixels, so a 30000 x 30000 PNG (a few hundred
+kilobytes of zeros) is decoded into gigabytes before anything fails. So the size is read
+first from the file's header by :func:`image_size`, a few dozen bytes of PNG, JPEG, BMP, TIFF
+or WebP (the formats of :data:`companion.vision.frames.IMAGE_SUFFIXES`), and
+:func:`read_image` decodes only an image within :data:`MAX_PIXELS`. ``cv2.IMREAD_REDUCED_*``
+was not chosen: it saves memory only for JPEG (libjpeg's scaled decoding), a PNG is still
+decoded whole.
+
+Sources: PNG (ISO/IEC 15948, IHDR); JPEG (ITU-T T.81, annex B: markers, SOFn frame header);
+BMP (Microsoft BITMAPINFOHEADER, BITMAPCOREHEADER); TIFF 6.0 (section 2, IFD; tags 256
+ImageWidth, 257 ImageLength); WebP container (RFC 9649: VP8, VP8L, VP8X chunks).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ImageError", "image_size", "read_image", "MAX_PIXELS"]
+
+#: The largest image decoded, in pixels: 50 megapixels (150 MB as BGR), four times a Raspberry
+#: Pi HQ camera's 12.3-megapixel frame.
+MAX_PIXELS = 50_000_000
+
+_JPEG_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+class ImageError(ValueError):
+    """An image file that cannot be read (the message is one line naming the file and what
+    was expected)."""
+
+
+def _jpeg_size(f: Any) -> tuple[int, int] | None:
+    f.seek(2)
+    while True:
+        byte = f.read(1)
+        if not byte:
+            return None
+        if byte != b"\xff":
+            continue  # not at a marker: scan on (entropy-coded data has no 0xFF alone)
+        marker = f.read(1)
+        while marker == b"\xff":  # fill bytes
+            marker = f.read(1)
+        if not marker:
+            return None
+        m = marker[0]
+        if m in (0x01, 0xD8) or 0xD0 <= m <= 0xD7:  # markers without a length
+            continue
+        if m == 0xD9:
+            return None
+        head = f.read(2)
+        if len(head) < 2:
+            return None
+        length = struct.unpack(">H", head)[0]
+        if m in _JPEG_SOF:
+            frame = f.read(5)
+            if len(frame) < 5:
+                return None
+            height, width = struct.unpack(">HH", frame[1:5])
+            return width, height
+        if length < 2:
+            return None
+        f.seek(length - 2, os.SEEK_CUR)
+
+
+def _tiff_size(f: Any, head: bytes) -> tuple[int, int] | None:
+    order = "<" if head[:2] == b"II" else ">"
+    if struct.unpack(order + "H", head[2:4])[0] != 42:
+        return None  # BigTIFF (43) and others
+    f.seek(struct.unpack(order + "I", head[4:8])[0])
+    raw = f.read(2)
+    if len(raw) < 2:
+        return None
+    n = struct.unpack(order + "H", raw)[0]
+    found: dict[int, int] = {}
+    for _ in range(min(n, 4096)):
+        entry = f.read(12)
+        if len(entry) < 12:
+            break
+        tag, kind, _count = struct.unpack(order + "HHI", entry[:8])
+        if tag in (256, 257):
+            value = struct.unpack(order + ("H" if kind == 3 else "I"), entry[8:10] if kind == 3 else entry[8:12])[0]
+            found[tag] = value
+    if 256 in found and 257 in found:
+        return found[256], found[257]
+    return None
+
+
+def _size_from(f: Any) -> tuple[int, int] | None:
+    head = f.read(32)
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR":
+        return struct.unpack(">II", head[16:24])
+    if head[:2] == b"\xff\xd8":
+        return _jpeg_size(f)
+    if head[:2] == b"BM" and len(head) >= 26:
+        if struct.unpack("<I", head[14:18])[0] == 12:
+            return struct.unpack("<HH", head[18:22])
+        w, h = struct.unpack("<ii", head[18:26])
+        return abs(w), abs(h)
+    if head[:4] in (b"II*\x00", b"MM\x00*"):
+        return _tiff_size(f, head)
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        chunk = head[12:16]
+        f.seek(20)
+        data = f.read(10)
+        if chunk == b"VP8 " and len(data) >= 10 and data[3:6] == b"\x9d\x01\x2a":
+            w, h = struct.unpack("<HH", data[6:10])
+            return w & 0x3FFF, h & 0x3FFF
+        if chunk == b"VP8L" and len(data) >= 5 and data[0] == 0x2F:
+            bits = int.from_bytes(data[1:5], "little")
+            return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+        if chunk == b"VP8X" and len(data) >= 10:
+            return int.from_bytes(data[4:7], "little") + 1, int.from_bytes(data[7:10], "little") + 1
+    return None
+
+
+def image_size(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """``(width, height)`` in pixels from the file's header, without decoding it.
+
+    Raises:
+        ImageError: no such file, not a regular file (a FIFO would block), or not a PNG, JPEG,
+            BMP, TIFF or WebP file whose header gives a size.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ImageError(f"{path}: {'no such file' if isinstance(exc, FileNotFoundError) else exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ImageError(f"{path}: not a regular file (expected an image file)")
+    try:
+        with open(path, "rb") as f:
+            size = _size_from(f)
+    except (OSError, struct.error, ValueError) as exc:
+        raise ImageError(f"{path}: cannot read its header ({exc})") from None
+    if size is None:
+        raise ImageError(f"{path}: not an image this reads (expected PNG, JPEG, BMP, TIFF or WebP)")
+    return int(size[0]), int(size[1])
+
+
+def read_image(path: str | os.PathLike[str], flags: int | None = None, max_pixels: int = MAX_PIXELS) -> Any:
+    """Decode an image file with OpenCV once its header says it is within ``max_pixels``.
+
+    Args:
+        path: the file.
+        flags: ``cv2.imread`` flags (default ``cv2.IMREAD_COLOR``: ``H x W x 3 uint8`` BGR).
+        max_pixels: the largest width x height accepted.
+
+    Returns:
+        The image as a numpy array (``H x W x 3 uint8`` BGR by default).
+
+    Raises:
+        ImageError: the file is missing, not an image, larger than ``max_pixels`` (naming its
+            size), or OpenCV cannot decode it.
+    """
+    import cv2
+
+    w, h = image_size(path)
+    if w * h > max_pixels:
+        raise ImageError(f"{path}: {w} x {h} pixels is more than the {max_pixels / 1e6:g} megapixels "
+                         "this decodes (expected a camera photograph; scale it down)")
+    if w == 0 or h == 0:
+        raise ImageError(f"{path}: an image of {w} x {h} pixels (expected a photograph)")
+    image = cv2.imread(str(Path(path)), cv2.IMREAD_COLOR if flags is None else flags)
+    if image is None:
+        raise ImageError(f"{path}: not an image OpenCV can decode (a damaged or unusual {w} x {h} file)")
+    return image
