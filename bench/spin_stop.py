@@ -50,11 +50,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._common import machine, percentile  # noqa: E402
-from companion.rotation.angle import AngleModel  # noqa: E402
-from companion.rotation.simulated import SimulatedShaft  # noqa: E402
-from companion.rotation.spin import SpinDetector  # noqa: E402
-from companion.rotation.tracker import RotationTracker  # noqa: E402
+from bench._common import machine, percentile
+from companion.rotation.angle import AngleModel
+from companion.rotation.simulated import SimulatedShaft
+from companion.rotation.spin import SpinDetector
+from companion.rotation.tracker import RotationTracker
 
 CPR = 2400
 RATE_HZ = 100

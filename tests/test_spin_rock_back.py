@@ -247,7 +247,7 @@ def test_simulated_hand_spins_with_swings_and_heavy_chatter(seed):
         sim.flick((0.5 + 4.5 * ((seed * 4 + i) % 7) / 6) * (1 if i % 2 else -1))
         while True:
             t = round(t + 0.01, 6)
-            sim.advance(t, lambda s: obs.extend(tr.feed(s)))
+            sim.advance(t, lambda s, obs=obs: obs.extend(tr.feed(s)))
             if sim.at_rest and t - sim.last_motion_t > 0.6:
                 break
         assert [o.type for o in obs] == ["spin_started", "spin_stopped"], (i, obs)

@@ -33,7 +33,13 @@ import random
 import threading
 
 from companion.clock import Clock
-from companion.rotation.samples import CountSample, IndexPulse, LinkLost, LinkRestored, OnSample
+from companion.rotation.samples import (
+    CountSample,
+    IndexPulse,
+    LinkLost,
+    LinkRestored,
+    OnSample,
+)
 
 __all__ = ["SimulatedShaft"]
 

@@ -30,13 +30,14 @@ back and carries it 0.7 to 1.5 degrees back, to rest 0.27 to 0.34 s after the sw
 hand spins). At the turn the part is still for a moment: the last forward count comes at most
 ``sqrt(2 / a)`` before the turn (deceleration ``a`` counts/s²), and the swing, a half-cosine of
 amplitude ``A`` counts and duration ``T``, leaves the rest band ``T acos(1 - 2 (band + 1) / A)
-/ pi`` after it (:func:`turnaround_s`). The stop is safe when that, plus the spike filter's
-wait and one sample period, stays under ``settle_s``: with 2400 counts a turn, a rest band of
-1 count, a swing of at least 0.7 degrees (4.7 counts) in at most 0.34 s, 100 samples a second
-and the default 0.25 s, any end deceleration above 0.15 turns/s² (:func:`min_decel_counts_s2`
-gives the plain spin's bound, 32 counts/s²). A stop is then reported at most ``settle_s`` plus
-the spike filter's wait and one sample period after the true rest: 0.28 s at 100 samples a
-second, 0.26 s in the usual case of a last count without bounce. See ``docs/rotation.md``.
+/ pi`` after it (:func:`turnaround_s`). The stop is safe when that, plus up to three sample
+periods (one of sampling, two more when the first count back bounces), stays under
+``settle_s``: with 2400 counts a turn, a rest band of 1 count, a swing of at least 0.7 degrees
+(4.7 counts) in at most 0.34 s, 100 samples a second and the default 0.25 s, any end
+deceleration above 0.2 turns/s² (:func:`min_decel_counts_s2` gives the plain spin's bound, 32
+counts/s²). A stop is then reported ``settle_s`` after the true rest plus one sample period,
+and two more when the last count bounces: 0.26 s, at most 0.28 s, at 100 samples a second.
+See ``docs/rotation.md``.
 """
 
 from __future__ import annotations
