@@ -674,6 +674,8 @@ def _read_regular(path: Path) -> bytes:
     """
     import stat
 
+    if os.path.realpath(path) == os.devnull:
+        return b""  # `--config /dev/null`: the defaults, as the shell idiom means
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(fd).st_mode

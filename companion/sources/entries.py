@@ -101,8 +101,9 @@ def request(path: str | os.PathLike[str], obj: dict[str, Any], timeout_s: float 
             try:
                 chunk = s.recv(65536)
             except socket.timeout:
-                raise TimeoutError(f"{p}: the service did not answer within {timeout_s:g} s; the entry may "
-                                   "still be judged: check `companion enter --status` before sending it again") from None
+                again = ("" if "control" in obj else "; the entry may still be judged: check "
+                         "`companion enter --status` before sending it again")
+                raise TimeoutError(f"{p}: the service did not answer within {timeout_s:g} s{again}") from None
             if not chunk:
                 break
             data += chunk
