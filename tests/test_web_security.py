@@ -250,3 +250,28 @@ def test_a_page_opened_to_a_non_local_address_without_lan_is_refused(tmp_path):
     off.start(None)  # nothing to start
     assert off.server is None
     assert json.loads(json.dumps(validate({})["web"]))["listen"] == "127.0.0.1:8080"
+
+
+def test_a_table_with_camera_frames_serves_them_as_images_and_a_stream(local):
+    import cv2
+    import numpy as np
+
+    frame = np.zeros((48, 64, 3), np.uint8)
+    frame[:, 32:] = (0, 0, 255)
+    ok, jpeg = cv2.imencode(".jpg", frame)
+    assert ok
+    with httpx.Client(base_url=local.url) as http:
+        assert http.get("/api/camera.jpg").status_code == 404  # no camera: said so, never a made-up frame
+        local.hub.camera = lambda: (jpeg.tobytes(), {"regions": []})
+        r = http.get("/api/camera.jpg")
+        assert r.status_code == 200 and r.headers["content-type"] == "image/jpeg"
+        image = cv2.imdecode(np.frombuffer(r.content, np.uint8), cv2.IMREAD_COLOR)
+        assert image.shape == (48, 64, 3) and image[24, 60, 2] > 200
+        with http.stream("GET", "/api/camera.mjpg") as stream:
+            assert stream.headers["content-type"].startswith("multipart/x-mixed-replace")
+            got = b""
+            for chunk in stream.iter_bytes():
+                got += chunk
+                if got.count(b"--frame") >= 2:
+                    break
+        assert got.startswith(b"--frame\r\ncontent-type: image/jpeg") and jpeg.tobytes() in got

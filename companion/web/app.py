@@ -17,6 +17,7 @@ Routes (every page is a static file of ``companion/web/static/``; nothing comes 
 ``/api/entry``             POST    one observation (JSON object) -> the referee's reply in words
 ``/api/control``           POST    ``{"control": "new_game", "game": G}`` or ``{"language": L}``
 ``/api/camera.jpg``        GET     the latest camera frame with the overlay drawn (JPEG)
+``/api/camera.mjpg``       GET     the same, about 3 frames a second (multipart JPEG stream)
 ``/api/calibration``       GET     each calibration file's state
 ``/api/qr.svg``            GET     the QR code of the LAN address with the token (local clients)
 =========================  ======  =================================================================
@@ -49,6 +50,8 @@ log = logging.getLogger("companion.web")
 
 #: Largest request body accepted, bytes (a Carrossel deal is about 1 KB).
 MAX_BODY = 16 * 1024
+#: Seconds between two camera frames pushed to the camera page.
+CAMERA_PERIOD_S = 0.3
 #: The page files shipped with the package.
 STATIC = Path(__file__).resolve().parent / "static"
 #: Address -> page file.
@@ -153,10 +156,12 @@ class Guard:
             await _plain(send, 403, f"this page is local only (Host {host!r}): open http://127.0.0.1 on the Pi, "
                                     "or set [web] lan = true to open it to the network with a token")
             return
-        if path in ("/screen", "/api/qr.svg") and not security.is_loopback(client):
+        screen = path in ("/screen", "/api/qr.svg", "/api/screen")
+        if screen and not security.is_loopback(client):
             await _plain(send, 403, "the screen page is for the Pi's own screen only")
             return
-        authorised = any(self._valid(v) for v in (from_header, from_cookie, from_query))
+        # The Pi's own screen shows the token (as a QR code) to the players: it needs none itself.
+        authorised = any(self._valid(v) for v in (from_header, from_cookie, from_query)) or (screen and method == "GET")
         if self.lan and not authorised:
             await _plain(send, 401, "a token is needed: open the address shown on the companion's console "
                                     "or scan the QR code on its screen page (/screen on the Pi)")
@@ -332,6 +337,27 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         jpeg, _overlay = got
         return Response(jpeg, media_type="image/jpeg", headers={"cache-control": "no-store"})
 
+    async def camera_mjpg(request: Request) -> Response:
+        import asyncio
+
+        from starlette.responses import StreamingResponse
+
+        source = hub.camera
+        if source is None:
+            return PlainTextResponse("this table has no camera the page can show", status_code=404)
+
+        async def frames() -> Any:
+            while not hub.closed and not await request.is_disconnected():
+                got = await run_in_threadpool(source)
+                if got is not None:
+                    jpeg = got[0]
+                    yield (b"--frame\r\ncontent-type: image/jpeg\r\ncontent-length: " + str(len(jpeg)).encode()
+                           + b"\r\n\r\n" + jpeg + b"\r\n")
+                await asyncio.sleep(CAMERA_PERIOD_S)  # a few frames a second: the table, not a video
+
+        return StreamingResponse(frames(), media_type="multipart/x-mixed-replace; boundary=frame",
+                                 headers={"cache-control": "no-store"})
+
     async def calibration(request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(_calibration_files, config))
 
@@ -341,8 +367,11 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         if not lan or not lan_url:
             return PlainTextResponse("the page is local only ([web] lan = false): no address to share",
                                      status_code=404)
-        svg = segno.make(f"{lan_url}?token={token}", error="m").svg_inline(scale=8)
-        return Response(svg, media_type="image/svg+xml")
+        import io
+
+        out = io.BytesIO()
+        segno.make(f"{lan_url}?token={token}", error="m").save(out, kind="svg", scale=8, xmldecl=False)
+        return Response(out.getvalue(), media_type="image/svg+xml", headers={"cache-control": "no-store"})
 
     async def screen_info(request: Request) -> Response:
         return JSONResponse({"lan": lan, "url": lan_url, "token": token if lan else None})
@@ -351,7 +380,8 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
     routes += [
         Route("/api/session", session), Route("/api/events", events), Route("/api/status", status),
         Route("/api/entry", entry, methods=["POST"]), Route("/api/control", control, methods=["POST"]),
-        Route("/api/camera.jpg", camera_jpg), Route("/api/calibration", calibration),
+        Route("/api/camera.jpg", camera_jpg), Route("/api/camera.mjpg", camera_mjpg),
+        Route("/api/calibration", calibration),
         Route("/api/qr.svg", qr), Route("/api/screen", screen_info),
         Mount("/static", StaticFiles(directory=STATIC, follow_symlink=False), name="static"),
     ]
