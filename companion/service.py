@@ -193,6 +193,7 @@ class Service:
         self.delay_s = delay_s
         self._buffer: list[tuple[float, int, Observation, int | None]] = []
         self._journal_lost = False
+        self._pending_resumed = False
         self._buffer_seq = itertools.count()
         self._ticked: float | None = None
         self.observers = list(observers)
@@ -334,8 +335,9 @@ class Service:
         """Observations journaled on arrival but not applied when the service stopped (they
         were in the jitter buffer): back into the buffer with their arrival ids (applied at
         once when there is no buffer), so each is applied exactly once."""
-        if self.journal is None:
+        if self.journal is None or self._pending_resumed:
             return
+        self._pending_resumed = True  # once: later runs find them in the buffer already
         for entry in self.journal.pending(self.session):  # type: ignore[arg-type]
             obs = self.journal.observation(entry, self.referee.vocabulary)
             if self.delay_s > 0:

@@ -341,7 +341,8 @@ def test_observations_in_the_jitter_buffer_are_journaled_on_arrival_and_applied_
     rec = Recorder()
     service = Service(referee, ManualClock(opened.origin), journal=journal, session=opened.session,
                       state=opened.state, last_t=opened.last_t, delay_s=0.7, announcers=[rec], sources=[_Idle()])
-    service.run(until=3.0, stop_when_over=False)
+    service.run(until=1.75, stop_when_over=False)  # the board applied, the claim still waiting
+    service.run(until=3.0, stop_when_over=False)  # a second run does not take it up again
     assert [c.TYPE for c in rec.calls if c.TYPE in ("point", "penalty")] == ["point"]
     observed = [e.type for e in journal.entries(opened.session) if e.kind == "observation"]
     assert observed == ["game_start", "board", "claim"]  # each once, in time order
