@@ -158,14 +158,19 @@ def test_the_game_page_starts_the_next_game_and_refuses_one_while_playing(tmp_pa
     tap, web = CallTap(monkeypatch), WebTap(monkeypatch)
     rc: list[int] = []
     thread = threading.Thread(target=_run, args=(["run", "--config", str(config), "--game", "carrossel", "--table",
-                                                  "sim", "--speed", "1000", "--new", "--next-game", "wait"], rc),
+                                                  "sim", "--speed", "20", "--new", "--next-game", "wait"], rc),
                               daemon=True)
     thread.start()
     page = browser.new_page(viewport={"width": 900, "height": 800})
     try:
-        tap.next("game_over", timeout=60)
+        tap.next("game_started", timeout=30)
         page.goto(web.url() + "game")
         page.wait_for_selector("#conn:text('live')")
+        n = page.get_attribute("#reply", "data-n")
+        page.click("#start")  # one game at a time: refused while the Carrossel game is played
+        page.wait_for_function(f"document.querySelector('#reply').dataset.n !== '{n}'", timeout=10_000)
+        assert "must end first" in page.inner_text("#reply")
+        tap.next("game_over", timeout=60)
         page.wait_for_selector("#now:text('over')", timeout=10_000)
         page.select_option("#game", "carnival")
         page.click("#start")
@@ -173,10 +178,6 @@ def test_the_game_page_starts_the_next_game_and_refuses_one_while_playing(tmp_pa
         assert tap.services[-1].referee.name == "carnival"
         page.wait_for_selector("#now:text('Carnival')", timeout=10_000)
         shot(page, "web-game")
-        n = page.get_attribute("#reply", "data-n")
-        page.click("#start")  # one game at a time
-        page.wait_for_function(f"document.querySelector('#reply').dataset.n !== '{n}'", timeout=10_000)
-        assert "must end first" in page.inner_text("#reply")
     finally:
         page.close()
         for s in tap.services:
