@@ -16,12 +16,14 @@ from typing import Any
 from companion.assembly import Table
 from companion.health import PartMissing
 
-__all__ = ["real_encoder", "camera_status", "camera_spec", "CAMERA_FIX", "ENCODER_FIX"]
+__all__ = ["real_encoder", "camera_status", "camera_spec", "CAMERA_FIX", "CAMERA_LOST_FIX", "ENCODER_FIX"]
 
 log = logging.getLogger("companion.kits")
 
 CAMERA_FIX = ("check the camera's ribbon cable (or the USB webcam) and `companion doctor`; "
               "[camera] source names it (picamera2, opencv:0, opencv:FILE)")
+#: what the table is told when the camera is lost while playing
+CAMERA_LOST_FIX = "The game waits. Check the camera's cable; the game goes on when it sees the table again."
 ENCODER_FIX = ("plug the Pico in with a data USB cable (flashed as in firmware/README.md), or set "
                "[encoder] port, or [encoder] backend = \"gpio\" for a knob on the GPIO pins")
 
@@ -64,7 +66,8 @@ def real_encoder(t: Table, convert: Callable[[Any], Any] | None = None) -> Any:
 
     def on_sample(sample: Any) -> None:
         if isinstance(sample, LinkLost):
-            t.parts.lost("encoder", sample.reason, "check the Pico's USB cable; the game goes on when it is back")
+            t.parts.lost("encoder", sample.reason, "The game waits. Check the Pico's USB cable; the game goes on "
+                         "when it is back.")
         elif isinstance(sample, LinkRestored):
             t.parts.back("encoder", f"Pico on {getattr(sample, 'port', '') or enc['port'] or 'USB'}")
 
@@ -141,7 +144,7 @@ def camera_status(t: Table, spec: str, frames_read: Callable[[], int]) -> Callab
         if text.startswith("camera: end of frames"):
             t.on_end(f"{spec}: the frames ended after {frames_read()} frames read")
         elif text.startswith("camera lost"):
-            t.parts.lost("camera", text, CAMERA_FIX)
+            t.parts.lost("camera", text, CAMERA_LOST_FIX)
         else:
             t.parts.back("camera", text)
 

@@ -32,7 +32,7 @@ def real(t: Table) -> Rig:
     """The dice camera reports each roll of the active player once the dice lie still; the
     players tell the deal (``game_start`` with the face-up discard cards), builds, actions and
     tickets through the entry source."""
-    from companion.kits import CAMERA_FIX, camera_spec
+    from companion.kits import CAMERA_FIX, CAMERA_LOST_FIX, camera_spec
     from companion.sources.dice_camera import dice_source_from_config
     from companion.vision.frames import FrameSourceError
 
@@ -42,7 +42,7 @@ def real(t: Table) -> Rig:
         if ok:
             t.parts.back("camera", detail)
         else:
-            t.parts.lost("camera", detail, CAMERA_FIX)
+            t.parts.lost("camera", detail, CAMERA_LOST_FIX)
 
     def on_status(text: str) -> None:
         console = t.console
