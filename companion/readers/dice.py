@@ -547,6 +547,12 @@ class DiceReader:
         diff[..., 0] *= self.lightness_weight
         dist = np.linalg.norm(diff, axis=2)
         raw = (dist > self.foreground_lab).astype(np.uint8)
+        if self.tray is None:
+            # No tray given: the tray is the floor the frame is centred on; what lies outside
+            # it (the table, the rim, a mounting hole) is not a die.
+            inside = self.floor_region(small, (w, h), raw[::4, ::4][: small.shape[0], : small.shape[1]])
+            if inside is not None:
+                raw &= inside
         mask = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         lo, hi = self.die_px
@@ -626,6 +632,113 @@ class DiceReader:
         boxes.sort(key=lambda bb: -(bb[2] - bb[0]) * (bb[3] - bb[1]))
         return boxes
 
+    def floor_region(self, small_lab: np.ndarray, size: tuple[int, int],
+                     foreground: np.ndarray | None = None) -> np.ndarray | None:
+        """The tray's floor when no tray is given: ``H x W uint8`` 0/1 at ``size`` (w, h), or
+        None when no floor is found (then the whole frame is read).
+
+        The floor's colour is the median (CIE Lab, 8-bit) of the frame's central half (its
+        pixels that are not ``foreground``: dice, a hand, seen against the local floor); the floor
+        is the connected region of pixels near it (Lab distance, lightness weighted as the
+        finder's, under ``foreground_lab``) that holds most of the centre; a tray's floor is
+        convex (rectangle, round), so its convex hull, grown by half the largest die, also takes
+        the dice on it and those against its walls. A floor under a tenth of the frame is not
+        found.
+
+        Args:
+            small_lab: the frame in OpenCV 8-bit Lab at a quarter of its size.
+            size: ``(w, h)`` of the frame (px).
+            foreground: ``small_lab``-sized 0/1 mask of what is not floor, or None.
+        """
+        import cv2
+
+        sh, sw = small_lab.shape[:2]
+        centre = small_lab[sh // 4 : 3 * sh // 4, sw // 4 : 3 * sw // 4].reshape(-1, 3)
+        if foreground is not None and foreground.shape == (sh, sw):
+            keep = foreground[sh // 4 : 3 * sh // 4, sw // 4 : 3 * sw // 4].reshape(-1) == 0
+            centre = centre[keep] if keep.sum() >= 0.1 * len(keep) else centre
+        if len(centre) == 0:
+            return None
+        ref = np.median(centre, axis=0).astype(np.float32)
+        d = small_lab.astype(np.float32) - ref
+        d[..., 0] *= self.lightness_weight
+        near = (np.linalg.norm(d, axis=2) < self.foreground_lab).astype(np.uint8)
+        near = cv2.morphologyEx(near, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(near)
+        if n <= 1:
+            return None
+        core = labels[sh // 4 : 3 * sh // 4, sw // 4 : 3 * sw // 4]
+        counts = np.bincount(core.ravel(), minlength=n)
+        counts[0] = 0
+        k = int(np.argmax(counts))
+        if stats[k, cv2.CC_STAT_AREA] < 0.1 * sh * sw:
+            return None
+        pts = cv2.findNonZero((labels == k).astype(np.uint8))
+        hull = cv2.convexHull(pts)
+        mask = np.zeros((sh, sw), np.uint8)
+        cv2.fillConvexPoly(mask, hull, 1)
+        grow = max(1, int(round(self.die_px[1] / 8))) * 2 + 1  # half the largest die, at 1/4 scale
+        mask = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
+        return cv2.resize(mask, size, interpolation=cv2.INTER_NEAREST)
+
+    def colour_problem(self, frame: np.ndarray) -> str:
+        """Why the tray in ``frame`` cannot be read in colour, or ``""``.
+
+        The finder separates dice from the floor by colour (CIE Lab) and the pips by their
+        contrast, so the frame must be a colour frame of a lit tray:
+
+        * grayscale (the camera lost its colour): the 99.9th percentile of the pixels' chroma
+          (OpenCV 8-bit Lab, ``|a - 128| + |b - 128|``) below :data:`MIN_CHROMA`: a colour
+          frame of a tray (a coloured die, a felt, the rim, the light's tint) has 20 or more
+          there, a grayscale one 0;
+        * too dark: the tray's brightest pixels (99th percentile of L, 8-bit) below
+          :data:`MIN_BRIGHT_L` - no pip or white face stands out of the sensor's noise;
+        * over-exposed: the floor (the median of the tray) clipped in every channel.
+
+        Args:
+            frame: ``H x W x 3 uint8, BGR``.
+
+        Returns:
+            ``"colour lost: ..."`` or ``""``.
+        """
+        import cv2
+
+        _check_frame(frame)
+        roi = frame
+        if self.tray is not None:
+            x0, y0, x1, y1 = self.tray
+            roi = frame[y0:y1, x0:x1]
+        small = roi[::4, ::4]
+        if small.size == 0:
+            return ""
+        lab = cv2.cvtColor(np.ascontiguousarray(small), cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.int16)
+        floor = np.median(small.reshape(-1, 3), axis=0)
+        if floor.min() >= 245:
+            return "colour lost: over-exposed, the tray's floor is clipped white"
+        bright = float(np.percentile(lab[:, 0], 99))
+        if bright < MIN_BRIGHT_L:
+            return f"colour lost: too dark, the tray's brightest pixels are {bright:.0f} of 255 (at least {MIN_BRIGHT_L} needed)"
+        chroma = np.abs(lab[:, 1] - 128) + np.abs(lab[:, 2] - 128)
+        if float(np.percentile(chroma, 99.9)) < MIN_CHROMA:
+            return "colour lost: no colour in the frame (a grayscale camera)"
+        return ""
+
+    def partial_die(self, frame: np.ndarray, box: Sequence[float]) -> str:
+        """Why ``box`` holds only part of a die, or ``""``: the die's foreground reaches well
+        beyond the box (:func:`_partial`), the other dice the finder sees set aside."""
+        _check_box(box)
+        regions, raw_at, _ = self._regions(frame)
+        x0, y0, x1, y1 = (float(v) for v in box)
+
+        def overlap(b: Sequence[float]) -> float:
+            ix = max(0.0, min(x1, b[2]) - max(x0, b[0]))
+            iy = max(0.0, min(y1, b[3]) - max(y0, b[1]))
+            return ix * iy / max(1e-9, min((x1 - x0) * (y1 - y0), (b[2] - b[0]) * (b[3] - b[1])))
+
+        # the finder's other dice (not the one this box is over) are set aside
+        others = [b for b, _ in regions if overlap(b) < 0.2]
+        return _partial(raw_at, box, others)
+
     def _shape(self, w: int, h: int, area: int) -> str:
         """``"die"``, ``"cluster"`` (several touching dice) or ``"other"`` for a region."""
         lo, hi = self.die_px
@@ -644,22 +757,35 @@ class DiceReader:
         Of three crops, at least two must give the value and none another (module notes,
         step 4).
         """
+        value, reason, _ = self.pip_readings(frame, box)
+        return value, reason
+
+    def pip_readings(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str, tuple[int, ...]]:
+        """:meth:`pip_reading` and the value of every crop that gave one (for :func:`decide`:
+        a crop that read another value than the classifier is a disagreement)."""
         results = [read_patch(_resample(frame, box, m, s)) for m, s in _VARIANTS]
         values = {v for v, _ in results if v is not None}
-        given = [v for v, _ in results if v is not None]
+        given = tuple(v for v, _ in results if v is not None)
         if len(values) > 1:
-            return None, "readings disagree"
+            return None, "readings disagree", given
         if len(given) < 2:
             reasons = [r for v, r in results if v is None]
-            return None, reasons[0] if reasons else "unsure"
-        return given[0], ""
+            return None, reasons[0] if reasons else "unsure", given
+        return given[0], "", given
 
     def read_die(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
         """Read the die in ``box`` (``x0, y0, x1, y1`` px) of ``frame`` (``H x W x 3 uint8``,
         BGR): ``(value, "")`` or ``(None, reason)``; see :func:`decide`."""
         _check_frame(frame)
+        fault = self.colour_problem(frame)
+        if fault:
+            return None, fault
+        partial = self.partial_die(frame, box)
+        if partial:
+            return None, partial
         probs = self.model.probabilities(die_patch(frame, box)[None])[0] if self.model else None
-        return decide(probs, *self.pip_reading(frame, box))
+        value, reason, seen = self.pip_readings(frame, box)
+        return decide(probs, value, reason, seen)
 
     def search(
         self, frame: np.ndarray, region: Sequence[float], side: float, taken: Sequence[Sequence[float]] = ()
@@ -719,6 +845,11 @@ class DiceReader:
         Raises:
             ValueError: ``frame`` is not ``H x W x 3 uint8``, or the tray lies outside it.
         """
+        fault = self.colour_problem(frame)
+        if fault:
+            h, w = frame.shape[:2]
+            x0, y0, x1, y1 = self.tray if self.tray is not None else (0, 0, w, h)
+            return [DieReading((float(x0), float(y0), float(x1), float(y1)), UNKNOWN, fault)]
         regions, raw_at, typical = self._regions(frame)
         singles = [box for box, single in regions if single]
         readings = []
@@ -739,13 +870,66 @@ class DiceReader:
             if self.model and singles
             else [None] * len(singles)
         )
-        for box, p in zip(singles, probs):
-            pips, pip_reason = self.pip_reading(frame, box)
+        for i, (box, p) in enumerate(zip(singles, probs)):
+            pips, pip_reason, seen = self.pip_readings(frame, box)
             if p is not None and int(np.argmax(p)) == 0 and pips is None:
                 continue  # neither reader sees a die here: a shadow, a hand, the tray's wall
-            value, reason = decide(p, pips, pip_reason)
+            partial = _partial(raw_at, box, singles[:i] + singles[i + 1:])
+            value, reason = (None, partial) if partial else decide(p, pips, pip_reason, seen)
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
         return sorted(readings, key=lambda r: (round(r.centre[1] / 40), r.centre[0]))
+
+
+#: A frame whose 99.9th-percentile chroma (OpenCV Lab, |a-128| + |b-128|) is below this has no colour.
+MIN_CHROMA = 6
+#: The tray's brightest pixels (99th percentile of OpenCV's 8-bit L) must reach this.
+MIN_BRIGHT_L = 40
+#: The box may miss this share of a die's side on each side (a loose label, a soft edge).
+PARTIAL_MARGIN = 0.15
+#: More of a die's foreground than this share of the box's area beyond that margin: part of a die.
+PARTIAL_AREA = 0.1
+
+
+def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]]) -> str:
+    """``""`` when ``box`` holds a whole die, else why not.
+
+    The foreground (the raw mask of :meth:`DiceReader._regions`) connected to the box's central
+    half, outside the other dice's boxes, must not reach beyond the box grown by
+    :data:`PARTIAL_MARGIN` of its side by more than :data:`PARTIAL_AREA` of its area: else the
+    box is over part of a die (a shifted or partial box), whose face it cannot show whole.
+    """
+    import cv2
+
+    raw, ox, oy = raw_at
+    h, w = raw.shape
+    bx0, by0, bx1, by1 = (float(v) - o for v, o in zip(box, (ox, oy, ox, oy)))
+    side = max(bx1 - bx0, by1 - by0)
+    g = 0.6 * side
+    wx0, wy0 = max(0, int(bx0 - g)), max(0, int(by0 - g))
+    wx1, wy1 = min(w, int(np.ceil(bx1 + g))), min(h, int(np.ceil(by1 + g)))
+    if wx1 <= wx0 or wy1 <= wy0:
+        return ""
+    m = raw[wy0:wy1, wx0:wx1].copy()
+    for ob in others:
+        a0, b0, a1, b1 = (float(v) - o for v, o in zip(ob, (ox, oy, ox, oy)))
+        m[max(0, int(b0) - wy0):max(0, int(np.ceil(b1)) - wy0 + 1), max(0, int(a0) - wx0):max(0, int(np.ceil(a1)) - wx0 + 1)] = 0
+    n, labels = cv2.connectedComponents(m)
+    if n <= 1:
+        return ""
+    cx0, cx1 = int((3 * bx0 + bx1) / 4) - wx0, int(np.ceil((bx0 + 3 * bx1) / 4)) - wx0
+    cy0, cy1 = int((3 * by0 + by1) / 4) - wy0, int(np.ceil((by0 + 3 * by1) / 4)) - wy0
+    ids = np.unique(labels[max(0, cy0):max(0, cy1), max(0, cx0):max(0, cx1)])
+    ids = ids[ids > 0]
+    if not len(ids):
+        return ""
+    comp = np.isin(labels, ids)
+    t = PARTIAL_MARGIN * side
+    yy, xx = np.mgrid[wy0:wy1, wx0:wx1]
+    inside = (xx >= bx0 - t) & (xx <= bx1 + t) & (yy >= by0 - t) & (yy <= by1 + t)
+    beyond = int((comp & ~inside).sum())
+    if beyond > PARTIAL_AREA * (bx1 - bx0) * (by1 - by0):
+        return "the box covers only part of a die (the die reaches beyond it)"
+    return ""
 
 
 def _grown(box: Sequence[float], by: float) -> tuple[float, float, float, float]:
@@ -767,19 +951,26 @@ MODEL_ALONE = 0.6
 MODEL_WITH_PIPS = 0.4
 
 
-def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = "") -> tuple[int | None, str]:
+def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = "",
+           pip_values: Sequence[int] = ()) -> tuple[int | None, str]:
     """One die's value from the face classifier's probabilities and the pips' reading.
 
     The two readers fail differently: the pip fitter abstains on faint pips and perspective but
     is hard to fool; the classifier reads most faces but can be confidently wrong on a style it
     has not seen. So: a value both give is taken when the classifier's probability is at least
     :data:`MODEL_WITH_PIPS`; the classifier alone needs :data:`MODEL_ALONE`; a disagreement, or
-    the classifier seeing no single die, is ``unknown``. Without a model, the pips decide.
+    the classifier seeing no single die, is ``unknown``. A disagreement is any pip reading
+    (``pip_values``: the value of each of the pips' crops that gave one) other than the
+    classifier's: even when the pips abstain as a whole, a crop that read another value means
+    the two readers disagree, and the die is ``unknown``, never a value. Without a model, the
+    pips decide (and must agree among themselves).
 
     Args:
         probs: ``7 float`` class probabilities (:meth:`FaceModel.probabilities`), or None.
         pip_value: the pips' reading (1-6) or None.
         pip_reason: why the pips gave no value.
+        pip_values: every value (1-6) one of the pips' crops read (:meth:`DiceReader.pip_readings`);
+            default: ``pip_value`` alone.
 
     Returns:
         ``(value, "")`` or ``(None, reason)``.
@@ -789,6 +980,11 @@ def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = ""
     """
     if pip_value is not None and pip_value not in range(1, 7):
         raise ValueError(f"pip_value: expected 1-6 or None, got {pip_value!r}")
+    seen = sorted(set(pip_values) | ({pip_value} if pip_value is not None else set()))
+    if any(v not in range(1, 7) for v in seen):
+        raise ValueError(f"pip_values: expected values 1-6, got {list(pip_values)!r}")
+    if len(seen) > 1:
+        return None, f"the pips' crops disagree ({', '.join(map(str, seen))})"
     if probs is None:
         return (pip_value, "") if pip_value is not None else (None, pip_reason or "unsure")
     probs = np.asarray(probs, dtype=np.float64)
@@ -799,6 +995,9 @@ def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = ""
     if best == 0:
         seen = f"pips read {pip_value}, " if pip_value is not None else ""
         return None, f"{seen}the face classifier sees no single die ({p:.2f})"
+    if pip_value is None and seen and seen[0] != best:
+        # One crop of the pips read a face, the classifier another: the readers disagree.
+        return None, f"pips read {seen[0]} in one crop, the face looks like {best}"
     if pip_value is not None:
         if best == pip_value and p >= MODEL_WITH_PIPS:
             return pip_value, ""
