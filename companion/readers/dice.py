@@ -33,8 +33,13 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    (:func:`read_patch`); of three crops, at least two must give the value and none another.
 5. **Decision** (:func:`decide`): both readers agree (classifier probability at least
    ``MODEL_WITH_PIPS``), or the pips abstain and the classifier is sure (``MODEL_ALONE``);
-   anything else - a disagreement, an unsure classifier - is ``unknown`` with its reason. The
-   thresholds were chosen on train photos held out of the classifier's training.
+   anything else - a disagreement (any of the pips' crops reading another value), an unsure
+   classifier - is ``unknown`` with its reason. The thresholds were chosen on train photos
+   held out of the classifier's training.
+6. **Never part of a die, never a colourless frame**: a box the die's foreground reaches well
+   beyond (:func:`_partial`) is ``unknown``; a frame that is grayscale, too dark or clipped
+   (:meth:`DiceReader.colour_problem`) reads one ``unknown`` over the tray. With no tray
+   given, the tray is the floor the frame is centred on (:meth:`DiceReader.floor_region`).
 
 Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py`` and
 docs/BENCHMARKS.md.
