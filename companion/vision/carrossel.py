@@ -1,0 +1,843 @@
+"""The Carrossel reader: the round board's angle, the sector facing each ticket booth, and each
+of the 48 slots' tile (animal and player colour), empty or unknown, with its client standee.
+
+Geometry is data (``calibration/carrossel-board.toml``, millimetres, each value with its
+source or assumption); the animal letters' look is data too (``calibration/carrossel-letters.json``,
+made by :func:`letter_templates_from` from photographs of a known table).
+
+How a frame is read:
+
+1. **Registration**: the four fixed ArUco markers (``DICT_4X4_50``) give the homography from
+   the base board (z = 0.12 mm) to the image (:class:`~companion.vision.registration.Registrar`).
+2. **The board's angle**: the centre marker (id 14, on the round board's top at z = 4.12 mm) is
+   detected in a window around the axis; its corners taken through the homography give its up
+   vector, the zero mark's direction ``(cos b, sin b)``. Its centre does not land on the axis
+   under tilt: the shift is the parallax of its height, which gives the camera's position over
+   the board, and with it where every raised part (tile tops at 7 mm, standees' heads at 32 mm,
+   booth roofs at 55 mm) appears (:class:`TableView`).
+3. **Facing sectors**: each booth faces the sector whose middle (``b + 90 s``) is nearest its
+   angle; within ``ambiguous_margin_deg`` of a boundary it is ``"ambiguous"``; without the centre
+   marker, ``"unknown"``.
+4. **Slots**: each cell's tile top is sampled on a 0.75 mm grid in the tile's own frame (letter
+   up towards the centre). The four corners of the tile outside its cream disc give the player
+   colour (CIE Lab against the markers' white paper, nearest reference with abstention:
+   :class:`~companion.vision.colour.RegionClassifier`); white corners are an empty cell. The
+   disc's lightness is matched (Pearson correlation) against the five letters; a standee covers
+   the disc's middle from its foot at the tile centre towards the far side of the camera: the
+   letter is then matched outside that footprint, and the footprint must not look like the letter.
+   A slot is a tile only when its colour and its letter are both clear; else ``"unknown"``.
+5. **Colour check**: the markers' paper white and the booth roofs' colours must be those of a
+   colour frame of the calibrated light (:class:`~companion.vision.colour.ColourCheck`), else
+   the status is ``"colour lost: ..."`` and nothing is read.
+
+Angles: degrees counter-clockwise seen from above, from +x of the base board (the table
+description's convention, shared/data/carrossel-table/README.md). The referee's
+``board_turned.angle_deg`` (clockwise from setup) is ``(angle at setup - board_angle_deg) mod 360``.
+
+Rulebook: ``shared/rules/carrossel.txt`` (Game Components: 4 sectors of 12 slots, animal tiles of 4
+colours, clients). Sources: S. Garrido-Jurado et al. (2014) (ArUco); R. Hartley and A.
+Zisserman, Multiple View Geometry, 2nd ed., 6.1 and 8.1 (central projection, plane homography).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.calibration_dir import calibration_path
+from companion.vision.colour import (
+    CLIPPED,
+    OFFSET,
+    UNKNOWN,
+    ColourCheck,
+    ColourReferences,
+    FrozenFrames,
+    RegionClassifier,
+    linear_to_lab,
+    load_json,
+    srgb_to_linear,
+    white_of,
+)
+from companion.vision.registration import Registrar, Registration, _detector, detect_markers
+
+__all__ = [
+    "AMBIGUOUS",
+    "EMPTY",
+    "BOOTHS",
+    "CarrosselGeometry",
+    "LetterTemplates",
+    "TableView",
+    "SlotReading",
+    "CarrosselReading",
+    "CarrosselReader",
+    "draw_overlay",
+    "letter_templates_from",
+]
+
+AMBIGUOUS = "ambiguous"
+EMPTY = "empty"
+BOOTHS = ("south", "east", "north", "west")
+#: sample step (mm) of a tile's top, and its half extent: the disc (21 mm) and the corners (28 mm)
+STEP_MM = 0.75
+HALF_MM = 14.25
+
+
+def _corners(centre: Sequence[float], size: float, up_deg: float = 90.0) -> np.ndarray:
+    """A square marker's 4 corners (TL, TR, BR, BL), ``4 x 2`` mm, its top edge towards ``up_deg``."""
+    a = math.radians(up_deg)
+    up = np.array([math.cos(a), math.sin(a)])
+    right = np.array([up[1], -up[0]])
+    h = size / 2
+    c = np.asarray(centre, dtype=np.float64)
+    return np.stack([c + h * (up - right), c + h * (up + right), c + h * (-up + right), c + h * (-up - right)])
+
+
+@dataclasses.dataclass(frozen=True)
+class CarrosselGeometry:
+    """The Carrossel table in millimetres (``calibration/carrossel-board.toml``).
+
+    Attributes:
+        dictionary: the markers' ArUco dictionary name.
+        markers: fixed marker id -> ``4 x 2`` corners (TL, TR, BR, BL) on the base board.
+        marker_size_mm, marker_paper_mm, marker_z_mm: the fixed markers' black square, paper, height.
+        centre_marker_id, centre_marker_size_mm, centre_marker_paper_mm, centre_marker_z_mm:
+            the round board's centre marker.
+        radius_mm, board_top_z_mm: the round board.
+        camera_height_mm: assumed camera height when it cannot be measured.
+        labels: sector letters (``("A", "B", "C", "D")``); ``middle_deg`` their middles (board frame).
+        half_width_deg: a sector's half width; ``ambiguous_margin_deg`` the facing margin.
+        cell_names: the 48 slot names ``"A1"`` .. ``"D12"``.
+        cell_centres_board_mm: ``48 x 2``, board frame (board angle 0).
+        cell_size_mm, tile_size_mm, tile_top_z_mm, disc_diameter_mm: the cells and tiles.
+        letters: letter -> animal; ``tile_colours``: colour -> sRGB; ``paper_white``: 8-bit level.
+        standee: body radius, body bottom z, body top z, head radius, head centre z (mm).
+        booths: name -> (centre ``2``, angle deg).
+        source: the file it came from.
+    """
+
+    dictionary: str
+    markers: Mapping[int, np.ndarray]
+    marker_size_mm: float
+    marker_paper_mm: float
+    marker_z_mm: float
+    centre_marker_id: int
+    centre_marker_size_mm: float
+    centre_marker_paper_mm: float
+    centre_marker_z_mm: float
+    radius_mm: float
+    board_top_z_mm: float
+    camera_height_mm: float
+    labels: tuple[str, ...]
+    middle_deg: tuple[float, ...]
+    half_width_deg: float
+    ambiguous_margin_deg: float
+    cell_names: tuple[str, ...]
+    cell_centres_board_mm: np.ndarray
+    cell_size_mm: float
+    tile_size_mm: float
+    tile_top_z_mm: float
+    disc_diameter_mm: float
+    letters: Mapping[str, str]
+    tile_colours: Mapping[str, tuple[int, int, int]]
+    paper_white: float
+    standee: tuple[float, float, float, float, float]
+    booths: Mapping[str, tuple[np.ndarray, float]]
+    source: str = ""
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, config: Any = None) -> CarrosselGeometry:
+        """Read the geometry file (default: ``carrossel-board.toml`` of the calibration folder,
+        :func:`~companion.calibration_dir.calibration_path`).
+
+        Raises:
+            ValueError: a missing file, bad TOML or a missing/ill-shaped field, naming the file
+                and the field and what was expected.
+        """
+        p = Path(path) if path is not None else calibration_path("carrossel-board.toml", config)
+        try:
+            d = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ValueError(f"{p}: no such file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{p}: not valid TOML: {exc}") from None
+
+        def get(key: str) -> Any:
+            obj: Any = d
+            for part in key.split("."):
+                if not isinstance(obj, dict) or part not in obj:
+                    raise ValueError(f"{p}: {key}: missing")
+                obj = obj[part]
+            return obj
+
+        def num(key: str) -> float:
+            v = get(key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError(f"{p}: {key}: expected a number, got {v!r}")
+            return float(v)
+
+        def nums(key: str, n: int | None = None, v: Any = None) -> tuple[float, ...]:
+            v = get(key) if v is None else v
+            if not (isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+                    and (n is None or len(v) == n)):
+                raise ValueError(f"{p}: {key}: expected {n or 'a list of'} numbers, got {v!r}")
+            return tuple(float(x) for x in v)
+
+        size = num("fixed_markers.size_mm")
+        centres = get("fixed_markers.centres_mm")
+        if not isinstance(centres, dict) or not centres:
+            raise ValueError(f"{p}: fixed_markers.centres_mm: expected {{id = [x, y]}}")
+        markers = {}
+        for k, v in centres.items():
+            if not str(k).isdigit():
+                raise ValueError(f"{p}: fixed_markers.centres_mm: {k!r} is not a marker id")
+            markers[int(k)] = _corners(nums(f"fixed_markers.centres_mm.{k}", 2, v), size)
+        labels = tuple(str(x) for x in get("sectors.labels"))
+        middle = nums("sectors.middle_deg", len(labels))
+        rows = nums("cells.row_u_mm")
+        cols = nums("cells.column_v_mm")
+        names, pts = [], []
+        for label, m in zip(labels, middle):
+            a = math.radians(m)
+            u = np.array([math.cos(a), math.sin(a)])
+            v = np.array([-math.sin(a), math.cos(a)])
+            for r, uu in enumerate(rows):
+                for c, vv in enumerate(cols):
+                    names.append(f"{label}{1 + len(cols) * r + c}")
+                    pts.append(uu * u + vv * v)
+        letters = get("tiles.letters")
+        colours = get("tiles.colours_srgb")
+        if not isinstance(letters, dict) or not isinstance(colours, dict):
+            raise ValueError(f"{p}: tiles.letters and tiles.colours_srgb: expected tables")
+        booths = {}
+        for name in BOOTHS:
+            b = get(f"booths.{name}")
+            booths[name] = (np.array(nums(f"booths.{name}.centre_mm", 2, b.get("centre_mm"))),
+                            num(f"booths.{name}.angle_deg"))
+        return cls(
+            dictionary=str(get("marker_dictionary")), markers=markers, marker_size_mm=size,
+            marker_paper_mm=num("fixed_markers.paper_mm"), marker_z_mm=num("fixed_markers.z_mm"),
+            centre_marker_id=int(num("round_board.centre_marker_id")),
+            centre_marker_size_mm=num("round_board.centre_marker_size_mm"),
+            centre_marker_paper_mm=num("round_board.centre_marker_paper_mm"),
+            centre_marker_z_mm=num("round_board.centre_marker_z_mm"),
+            radius_mm=num("round_board.radius_mm"), board_top_z_mm=num("round_board.top_z_mm"),
+            camera_height_mm=num("round_board.camera_height_mm"),
+            labels=labels, middle_deg=middle, half_width_deg=num("sectors.half_width_deg"),
+            ambiguous_margin_deg=num("sectors.ambiguous_margin_deg"),
+            cell_names=tuple(names), cell_centres_board_mm=np.array(pts), cell_size_mm=num("cells.size_mm"),
+            tile_size_mm=num("tiles.size_mm"), tile_top_z_mm=num("tiles.top_z_mm"),
+            disc_diameter_mm=num("tiles.disc_diameter_mm"),
+            letters={str(k): str(v) for k, v in letters.items()},
+            tile_colours={str(k): tuple(int(x) for x in nums(f"tiles.colours_srgb.{k}", 3, v))  # type: ignore[misc]
+                          for k, v in colours.items()},
+            paper_white=num("tiles.paper_white_srgb"),
+            standee=(num("standees.body_radius_mm"), num("standees.body_bottom_z_mm"), num("standees.body_top_z_mm"),
+                     num("standees.head_radius_mm"), num("standees.head_centre_z_mm")),
+            booths=booths, source=str(p))
+
+    def tile_references(self) -> ColourReferences:
+        """The player colours as CIE Lab against the paper white (from the printed sRGB)."""
+        white = srgb_to_linear(np.full((1, 3), int(round(self.paper_white)), np.uint8))[0]
+        names = tuple(self.tile_colours)
+        bgr = np.array([self.tile_colours[n][::-1] for n in names], dtype=np.uint8)
+        return ColourReferences(names, linear_to_lab(srgb_to_linear(bgr), white))
+
+    def cell_centres_mm(self, board_angle_deg: float) -> np.ndarray:
+        """The 48 cell centres in the world (base board) frame for board angle ``b`` (deg CCW), ``48 x 2``."""
+        a = math.radians(board_angle_deg)
+        rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+        return self.cell_centres_board_mm @ rot.T
+
+    def facing(self, board_angle_deg: float) -> dict[str, tuple[str, float]]:
+        """booth -> (the sector facing it or ``"ambiguous"``, the distance in degrees from the
+        nearest boundary). The facing sector's middle is angularly nearest the booth's angle."""
+        out = {}
+        for name, (_c, booth_deg) in self.booths.items():
+            offs = [((board_angle_deg + m - booth_deg + 180.0) % 360.0) - 180.0 for m in self.middle_deg]
+            k = int(np.argmin(np.abs(offs)))
+            margin = self.half_width_deg - abs(offs[k])
+            out[name] = (self.labels[k] if margin >= self.ambiguous_margin_deg else AMBIGUOUS, margin)
+        return out
+
+
+class TableView:
+    """Where a point of the table at some height appears in the image.
+
+    The fixed markers' homography maps the base board (z = ``marker_z_mm``) to the image. A point
+    at height z is seen where the camera's ray through it meets the base plane:
+    ``G = C + (P - C) * Cz / (Cz - z)`` for the camera centre ``C`` (mm; heights above the
+    markers' plane). ``C``'s x, y come from the centre marker's parallax (its centre, at
+    ``centre_marker_z_mm``, lies on the axis); its height ``Cz`` is the geometry's assumed
+    ``camera_height_mm`` (it only scales the small term that grows with the distance from the
+    axis).
+
+    Args:
+        registration: the fixed markers' registration.
+        camera_xy_mm: the camera centre over the board (x, y mm).
+        camera_height_mm: its height above the markers' plane (mm).
+        base_z_mm: the markers' plane height (mm).
+    """
+
+    def __init__(self, registration: Registration, camera_xy_mm: np.ndarray, camera_height_mm: float,
+                 base_z_mm: float = 0.0):
+        self.registration = registration
+        self.camera_xy_mm = np.asarray(camera_xy_mm, dtype=np.float64)
+        self.camera_height_mm = float(camera_height_mm)
+        self.base_z_mm = float(base_z_mm)
+
+    def ground(self, points_mm: np.ndarray, z_mm: float | np.ndarray) -> np.ndarray:
+        """Points (``N x 2`` mm) at height ``z_mm`` (scalar or ``N``) -> where they appear on the
+        markers' plane (``N x 2`` mm)."""
+        p = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        h = np.asarray(z_mm, dtype=np.float64).reshape(-1, 1) - self.base_z_mm
+        k = self.camera_height_mm / np.maximum(self.camera_height_mm - h, 1.0)
+        return self.camera_xy_mm + (p - self.camera_xy_mm) * k
+
+    def to_image(self, points_mm: np.ndarray, z_mm: float | np.ndarray) -> np.ndarray:
+        """Points (``N x 2`` mm) at height ``z_mm`` -> image pixels (``N x 2 float64``)."""
+        return self.registration.to_image(self.ground(points_mm, z_mm))
+
+
+@dataclasses.dataclass(frozen=True)
+class LetterTemplates:
+    """The five animal letters' lightness on a tile's disc, in the tile's frame (letter up).
+
+    Attributes:
+        animals: the animal of each template.
+        images: ``K x N x N float32``, lightness relative to the disc's cream (0 dark, 1 cream),
+            sampled every :data:`STEP_MM` over +-:data:`HALF_MM` (row 0 is the letter's top).
+        source: where they came from.
+    """
+
+    animals: tuple[str, ...]
+    images: np.ndarray
+    source: str = ""
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, config: Any = None) -> LetterTemplates:
+        """Read ``carrossel-letters.json`` (default: the calibration folder's).
+
+        Raises:
+            ValueError: a missing file or ill-shaped templates, naming the file.
+        """
+        p = Path(path) if path is not None else calibration_path("carrossel-letters.json", config)
+        d = load_json(p)
+        n = _grid_n()
+        try:
+            animals = tuple(d["templates"])
+            images = np.array([d["templates"][a] for a in animals], dtype=np.float32) / 255.0
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{p}: templates: expected {{animal: {n} rows of {n} levels 0-255}}") from None
+        if images.shape != (len(animals), n, n) or not animals:
+            raise ValueError(f"{p}: templates: expected {n} x {n} levels per animal, got shape {images.shape}")
+        return cls(animals, images, str(p))
+
+    def to_json(self, note: str = "") -> dict[str, Any]:
+        """The file's content: ``{"step_mm", "half_mm", "note", "templates": {animal: rows}}``."""
+        return {"step_mm": STEP_MM, "half_mm": HALF_MM, "note": note,
+                "templates": {a: np.clip(np.rint(im * 255), 0, 255).astype(int).tolist()
+                              for a, im in zip(self.animals, self.images)}}
+
+
+def _grid_n() -> int:
+    return int(round(2 * HALF_MM / STEP_MM)) + 1
+
+
+def _tile_grid() -> np.ndarray:
+    """The tile-frame sample points (x right, y up), ``N*N x 2`` mm, row-major from the top."""
+    u = np.linspace(-HALF_MM, HALF_MM, _grid_n())
+    xx, yy = np.meshgrid(u, -u)
+    return np.stack([xx.ravel(), yy.ravel()], axis=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class SlotReading:
+    """One slot: a tile (``animal``, ``colour``, ``standee``), ``"empty"`` or ``"unknown"``.
+
+    Attributes:
+        label: ``"tile"``, ``"empty"`` or ``"unknown"``.
+        animal, colour: the tile's (None unless ``label == "tile"``).
+        standee: a client standee stands on the tile.
+        confidence: 0-1 (the colour's and the letter's margins combined).
+        reason: why it is unknown ("" otherwise).
+    """
+
+    label: str
+    animal: str | None = None
+    colour: str | None = None
+    standee: bool = False
+    confidence: float = 0.0
+    reason: str = ""
+
+    def to_json(self) -> Any:
+        """``{"animal", "colour", "standee"}``, ``"empty"`` or ``"unknown"`` (the issue's form)."""
+        if self.label == "tile":
+            return {"animal": self.animal, "colour": self.colour, "standee": self.standee}
+        return self.label
+
+
+@dataclasses.dataclass(frozen=True)
+class CarrosselReading:
+    """Everything read from one frame.
+
+    Attributes:
+        status: ``"ok"``; ``"board not visible: ..."``; ``"centre marker not seen: ..."`` (the
+            board's angle is unknown: facing sectors and slots unknown); ``"colour lost: ..."``;
+            ``"camera frozen: ..."``.
+        board_angle_deg: the zero mark's direction, degrees CCW from +x (0-360), or None.
+        facing: booth -> sector letter, ``"ambiguous"`` or ``"unknown"``.
+        slots: slot name (``"A1"`` .. ``"D12"``) -> :class:`SlotReading`.
+        registration: the fixed markers' registration, or None.
+        view: the :class:`TableView` used, or None.
+        centre_corners_px: the centre marker's detected corners (``4 x 2``) or None.
+    """
+
+    status: str
+    board_angle_deg: float | None = None
+    facing: Mapping[str, str] = dataclasses.field(default_factory=lambda: {b: UNKNOWN for b in BOOTHS})
+    slots: Mapping[str, SlotReading] = dataclasses.field(default_factory=dict)
+    registration: Registration | None = None
+    view: TableView | None = None
+    centre_corners_px: np.ndarray | None = None
+
+    def slot_json(self, names: Sequence[str]) -> dict[str, Any]:
+        """slot name -> the issue's form, for every name (``"unknown"`` when not read)."""
+        return {n: (self.slots[n].to_json() if n in self.slots else UNKNOWN) for n in names}
+
+    def to_json(self, names: Sequence[str]) -> dict[str, Any]:
+        """``status``, ``board_angle_deg``, ``facing``, ``slots`` (all of ``names``), markers."""
+        d: dict[str, Any] = {
+            "status": self.status,
+            "board_angle_deg": None if self.board_angle_deg is None else round(self.board_angle_deg, 2),
+            "facing": dict(self.facing), "slots": self.slot_json(names)}
+        reasons = {n: s.reason for n, s in self.slots.items() if s.label == UNKNOWN and s.reason}
+        if reasons:
+            d["unknown_because"] = reasons
+        if self.registration is not None:
+            d["markers"] = list(self.registration.marker_ids)
+            d["residual_px"] = round(self.registration.residual_px, 2)
+        return d
+
+
+class CarrosselReader:
+    """Reads the Carrossel table from frames.
+
+    Args:
+        geometry: the table (default: ``calibration/carrossel-board.toml``).
+        letters: the letter templates (default: ``calibration/carrossel-letters.json``).
+        registrar: the fixed markers' :class:`Registrar` (default: one for the geometry).
+        colour_classifier: overrides the tile-colour abstention thresholds.
+        frozen_s: in a stream read with times, identical frames for more than this many
+            seconds read ``"camera frozen: ..."``.
+
+    Example::
+
+        reader = CarrosselReader()
+        reading = reader.read(cv2.imread("table.jpg"))
+        reading.facing["south"], reading.slots["A7"].to_json()
+
+    Raises:
+        ValueError: a bad calibration file (naming it).
+    """
+
+    #: a letter is read when its correlation is at least this and ahead of the second by
+    #: LETTER_MARGIN (Pearson r over the disc's samples; printed letters of one font differ
+    #: by far more, a covered or blurred disc matches none well).
+    LETTER_MIN = 0.6
+    LETTER_MARGIN = 0.15
+    #: the standee's footprint looks like the letter (no standee) when the letter fitted outside
+    #: it explains it to within this RMS lightness (share of the cream).
+    FOOTPRINT_FIT = 0.16
+    #: share of the centre marker's expected size (mm, measured through the homography) within
+    #: which a detection is the round board's marker.
+    CENTRE_SIZE_TOLERANCE = 0.15
+
+    def __init__(self, geometry: CarrosselGeometry | None = None, letters: LetterTemplates | None = None,
+                 registrar: Registrar | None = None, colour_classifier: RegionClassifier | None = None,
+                 frozen_s: float = 3.0):
+        self.geometry = g = geometry if geometry is not None else CarrosselGeometry.load()
+        self.letters = letters if letters is not None else LetterTemplates.load()
+        self.registrar = registrar if registrar is not None else Registrar(g.markers, g.dictionary)
+        self.references = g.tile_references()
+        self.classifier = colour_classifier or RegionClassifier(
+            self.references, background_label=EMPTY, near=30.0, max_other=0.2, max_cover=1.01,
+            min_colour=0.5, max_second=0.15, max_colour_in_background=0.05, min_background=0.8,
+            background_chroma=18.0, shadow_like=())
+        self.colour_check = ColourCheck(self.references)
+        self.frozen = FrozenFrames(frozen_s)
+        self._window = _detector(g.dictionary, window=True)
+        grid = _tile_grid()
+        self._grid = grid
+        r = np.hypot(grid[:, 0], grid[:, 1])
+        half_tile = g.tile_size_mm / 2
+        cheb = np.max(np.abs(grid), axis=1)
+        disc_r = g.disc_diameter_mm / 2
+        #: tile corners: inside the tile (1 mm in), outside the disc (1.5 mm out)
+        self._corner_mask = (cheb <= half_tile - 1.0) & (r >= disc_r + 1.5)
+        #: the disc, less its rim (1 mm)
+        self._disc_mask = r <= disc_r - 1.0
+        self._cream_mask = (r >= disc_r - 3.0) & (r <= disc_r - 1.0)
+        # the white references: the fixed markers' paper band, and the centre marker's
+        band = []
+        for m in g.markers.values():
+            c = m.mean(axis=0)
+            band.append(_square_band(c, g.marker_size_mm / 2 + 1.2, g.marker_paper_mm / 2 - 1.2))
+        self._paper = np.concatenate(band)
+        self._booth_roofs = {n: _disc_points(c, 9.0, 2.0) for n, (c, _a) in g.booths.items()}
+
+    # ------------------------------------------------------------------ geometry of a frame
+    def centre_marker(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, str]:
+        """Detect the centre marker in a window around the axis.
+
+        Returns:
+            (its ``4 x 2`` pixel corners or None, why not found).
+        """
+        g = self.geometry
+        grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        reach = g.centre_marker_paper_mm * 1.3 + 0.05 * g.camera_height_mm
+        c = reg.to_image(np.array([[-reach, -reach], [reach, -reach], [reach, reach], [-reach, reach]]))
+        h, w = grey.shape
+        x0, y0 = np.floor(c.min(axis=0)).astype(int)
+        x1, y1 = np.ceil(c.max(axis=0)).astype(int)
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 - x0 < 16 or y1 - y0 < 16:
+            return None, "the board's centre is out of the frame"
+        found = detect_markers(np.ascontiguousarray(grey[y0:y1, x0:x1]), detector=self._window)
+        if g.centre_marker_id not in found:
+            found = detect_markers(grey, g.dictionary)  # a small marker in a large window
+            if g.centre_marker_id not in found:
+                return None, f"marker {g.centre_marker_id} not found (covered, or the board not here)"
+            return found[g.centre_marker_id], ""
+        return found[g.centre_marker_id] + np.array([x0, y0], dtype=np.float32), ""
+
+    def board_pose(self, reg: Registration, corners_px: np.ndarray) -> tuple[float, TableView] | str:
+        """The board's angle (deg CCW) and the :class:`TableView` from the centre marker's
+        corners, or why they cannot be trusted (a marker of the wrong size, far off the axis)."""
+        g = self.geometry
+        q = reg.to_board(corners_px)
+        up = (q[0] + q[1]) / 2 - (q[3] + q[2]) / 2
+        angle = math.degrees(math.atan2(up[1], up[0])) % 360.0
+        sides = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+        if np.any(np.abs(sides / g.centre_marker_size_mm - 1.0) > self.CENTRE_SIZE_TOLERANCE):
+            return (f"centre marker not seen: marker {g.centre_marker_id} measures "
+                    f"{', '.join(f'{s:.0f}' for s in sides)} mm, not {g.centre_marker_size_mm:.0f} mm")
+        shift = q.mean(axis=0)
+        h = g.centre_marker_z_mm - g.marker_z_mm
+        cz = g.camera_height_mm
+        if np.hypot(*shift) > 0.25 * cz * h / (cz - h) * 4:  # a parallax no tilt of ours explains
+            return f"centre marker not seen: marker {g.centre_marker_id} is {np.hypot(*shift):.0f} mm off the axis"
+        camera_xy = -shift * (cz - h) / h
+        return angle, TableView(reg, camera_xy, cz, g.marker_z_mm)
+
+    # ------------------------------------------------------------------ reading
+    def read(self, frame: np.ndarray, registration: Registration | None = None,
+             stream: bool = False, t: float | None = None) -> CarrosselReading:
+        """Read one frame.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR.
+            registration: use this fixed-marker registration instead of registering the frame.
+            stream: frames of one video stream: keep the registration between frames
+                (:meth:`Registrar.update`); else detect every time.
+            t: the frame's time (s) in a stream (a frozen camera is told).
+
+        Returns:
+            The :class:`CarrosselReading` (every region unknown unless the status is ``"ok"``).
+
+        Raises:
+            ValueError: a frame that is not ``H x W x 3 uint8``.
+        """
+        if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8):
+            raise ValueError(f"expected an H x W x 3 uint8 BGR frame, got "
+                             f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}")
+        if t is not None:
+            held = self.frozen.update(t, frame)
+            if held is not None:
+                return CarrosselReading(f"camera frozen: the same frame for {held:.1f} s")
+        reg = registration
+        if reg is None:
+            reg = self.registrar.update(frame) if stream else self.registrar.register(frame)
+        if reg is None:
+            return CarrosselReading(self.registrar.status or "board not visible")
+        flat = frame.reshape(-1, 3)
+        paper = _sample(flat, frame.shape, reg.to_image(self._paper))
+        white = white_of(paper) if len(paper) >= 0.25 * len(self._paper) else None
+        if white is None:
+            return CarrosselReading("board not visible: the markers' white paper is out of the frame",
+                                    registration=reg)
+        corners, why = self.centre_marker(frame, reg)
+        if corners is None:
+            return CarrosselReading(f"centre marker not seen: {why}", registration=reg)
+        pose = self.board_pose(reg, corners)
+        if isinstance(pose, str):
+            return CarrosselReading(pose, registration=reg, centre_corners_px=corners)
+        angle, view = pose
+        fault = self._colour_fault(flat, frame.shape, view, white, np.median(paper, axis=0))
+        if fault:
+            return CarrosselReading(fault, registration=reg, view=view, centre_corners_px=corners)
+        facing = {b: f for b, (f, _m) in self.geometry.facing(angle).items()}
+        slots = self._read_slots(frame, view, angle, white)
+        return CarrosselReading("ok", angle, facing, slots, reg, view, corners)
+
+    def _colour_fault(self, flat: np.ndarray, shape: tuple[int, ...], view: TableView, white: np.ndarray,
+                      code: np.ndarray) -> str:
+        """The colour check on the paper white and the booth roofs (always on the table)."""
+        pts = np.concatenate(list(self._booth_roofs.values()))
+        px = _sample(flat, shape, view.to_image(pts, 55.0))
+        lab = linear_to_lab(srgb_to_linear(px), white) if len(px) else np.zeros((0, 3), np.float32)
+        return self.colour_check.problem(white, code, lab)
+
+    def tile_samples(self, frame: np.ndarray, view: TableView, angle: float, z_mm: float | None = None) -> np.ndarray:
+        """Every cell's tile top sampled in the tile frame: ``48 x N x N x 3 uint8`` BGR
+        (bilinear; row 0 towards the board's centre; outside the frame = 0)."""
+        g = self.geometry
+        centres = g.cell_centres_mm(angle)
+        up = -centres / np.linalg.norm(centres, axis=1, keepdims=True)
+        right = np.stack([up[:, 1], -up[:, 0]], axis=1)
+        gx, gy = self._grid[:, 0], self._grid[:, 1]
+        pts = centres[:, None, :] + gx[None, :, None] * right[:, None, :] + gy[None, :, None] * up[:, None, :]
+        px = view.to_image(pts.reshape(-1, 2), g.tile_top_z_mm if z_mm is None else z_mm).astype(np.float32)
+        n = _grid_n()
+        maps = px.reshape(len(centres) * n, n, 2)
+        out = cv2.remap(frame, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                        borderValue=(0, 0, 0))
+        return out.reshape(len(centres), n, n, 3)
+
+    def footprint(self, view: TableView, centre_mm: np.ndarray, up: np.ndarray) -> np.ndarray:
+        """The tile-frame grid points (``N*N`` bool) a standee on this tile would hide: its body
+        and head, seen from the camera, where they cross the tile top's plane (+1 mm)."""
+        g = self.geometry
+        body_r, z0, z1, head_r, head_z = g.standee
+        right = np.array([up[1], -up[0]])
+        top = g.tile_top_z_mm
+        # a point at height z above the tile centre appears on the tile plane at c + s(z)
+        zs = np.concatenate([np.linspace(z0, z1, 8), [head_z - head_r / 2, head_z, head_z + head_r / 2]])
+        radii = np.concatenate([np.full(8, body_r), [head_r * 0.87, head_r, head_r * 0.87]]) + 1.0
+        cam = view.camera_xy_mm
+        cz = view.camera_height_mm
+        k = (zs - top) / np.maximum(cz - zs, 1.0)
+        shift = (centre_mm - cam)[None, :] * k[:, None]
+        sx, sy = shift @ right, shift @ up
+        grid = self._grid
+        d2 = (grid[:, None, 0] - sx[None, :]) ** 2 + (grid[:, None, 1] - sy[None, :]) ** 2
+        return np.any(d2 <= (radii * (cz - top) / np.maximum(cz - zs, 1.0))[None, :] ** 2, axis=1)
+
+    def _read_slots(self, frame: np.ndarray, view: TableView, angle: float, white: np.ndarray) -> dict[str, SlotReading]:
+        g = self.geometry
+        samples = self.tile_samples(frame, view, angle)
+        ncell = len(g.cell_names)
+        flat = samples.reshape(ncell, -1, 3)
+        centres = g.cell_centres_mm(angle)
+        ups = -centres / np.linalg.norm(centres, axis=1, keepdims=True)
+        out: dict[str, SlotReading] = {}
+        corner_px = flat[:, self._corner_mask]
+        seen = corner_px.max(axis=2) > 0
+        clipped = corner_px.min(axis=2) >= CLIPPED
+        lab = linear_to_lab(srgb_to_linear(corner_px.reshape(-1, 3)), white)
+        cls = self.classifier.pixel_classes(lab).reshape(ncell, -1)
+        cls[clipped] = -1
+        width = len(self.references.names) + OFFSET
+        lum = (srgb_to_linear(flat) @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32))
+        for i, name in enumerate(g.cell_names):
+            if seen[i].mean() < 0.95 or (flat[i].max(axis=1) == 0).mean() > 0.02:
+                out[name] = SlotReading(UNKNOWN, reason="out of the frame")
+                continue
+            counts = np.bincount(cls[i][seen[i]] + OFFSET, minlength=width)
+            colour = self.classifier.decide(counts)
+            if colour.label == UNKNOWN:
+                out[name] = SlotReading(UNKNOWN, reason=f"corners: {colour.reason}")
+                continue
+            if colour.label == EMPTY:
+                out[name] = self._empty(lum[i], colour.confidence)
+                continue
+            out[name] = self._tile(lum[i], colour.label, colour.confidence, view, centres[i], ups[i])
+        return out
+
+    def _empty(self, lum: np.ndarray, confidence: float) -> SlotReading:
+        """An empty cell: its middle is as light as its corners (a slot number, no disc or letter)."""
+        corners = float(np.median(lum[self._corner_mask]))
+        disc = lum[self._disc_mask] / max(corners, 1e-4)
+        dark = float(np.mean(disc < 0.55))
+        if dark > 0.12:  # a printed number is a few per cent of the disc; a letter far more
+            return SlotReading(UNKNOWN, reason=f"white corners but {dark:.0%} of the middle dark")
+        return SlotReading(EMPTY, confidence=confidence)
+
+    def _tile(self, lum: np.ndarray, colour: str, colour_conf: float, view: TableView, centre: np.ndarray,
+              up: np.ndarray) -> SlotReading:
+        cream = float(np.percentile(lum[self._cream_mask], 75))
+        rel = lum / max(cream, 1e-4)
+        templates = self.letters.images.reshape(len(self.letters.animals), -1)
+        disc = self._disc_mask
+        full = _pearson(rel[disc], templates[:, disc])
+        order = np.argsort(-full)
+        best, second = full[order[0]], full[order[1]]
+        if best >= self.LETTER_MIN + 0.15 and best - second >= self.LETTER_MARGIN:
+            return SlotReading("tile", self.letters.animals[order[0]], colour, False,
+                               colour_conf * best)
+        foot = self.footprint(view, centre, up)
+        keep = disc & ~foot
+        if keep.sum() < 0.3 * disc.sum():
+            return SlotReading(UNKNOWN, reason="the letter is hidden (a standee seen from above?)")
+        masked = _pearson(rel[keep], templates[:, keep])
+        order = np.argsort(-masked)
+        best, second = masked[order[0]], masked[order[1]]
+        if best < self.LETTER_MIN or best - second < self.LETTER_MARGIN:
+            return SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f})")
+        # the standee must be there: the letter fitted outside the footprint does not explain it
+        t = templates[order[0]]
+        a, b = np.polyfit(t[keep], rel[keep], 1)
+        inside = disc & foot
+        rms = float(np.sqrt(np.mean((rel[inside] - (a * t[inside] + b)) ** 2)))
+        if rms <= self.FOOTPRINT_FIT:
+            return SlotReading(UNKNOWN, reason="letter unclear and no standee seen")
+        return SlotReading("tile", self.letters.animals[order[0]], colour, True, colour_conf * best)
+
+
+def _pearson(x: np.ndarray, templates: np.ndarray) -> np.ndarray:
+    """Pearson correlation of ``x`` (``N``) with each row of ``templates`` (``K x N``)."""
+    x = x - x.mean()
+    t = templates - templates.mean(axis=1, keepdims=True)
+    den = np.sqrt((x * x).sum() * (t * t).sum(axis=1))
+    return (t @ x) / np.maximum(den, 1e-9)
+
+
+def _sample(flat: np.ndarray, shape: tuple[int, ...], px: np.ndarray) -> np.ndarray:
+    p = np.rint(px).astype(np.int64)
+    h, w = shape[:2]
+    ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+    return flat[p[ok, 1] * w + p[ok, 0]]
+
+
+def _square_band(centre: np.ndarray, inner: float, outer: float, step: float = 1.0) -> np.ndarray:
+    u = np.arange(-outer, outer + 1e-9, step)
+    xx, yy = np.meshgrid(u, u)
+    p = np.stack([xx.ravel(), yy.ravel()], axis=1)
+    cheb = np.max(np.abs(p), axis=1)
+    return p[(cheb >= inner) & (cheb <= outer)] + centre
+
+
+def _disc_points(centre: np.ndarray, radius: float, step: float) -> np.ndarray:
+    u = np.arange(-radius, radius + 1e-9, step)
+    xx, yy = np.meshgrid(u, u)
+    p = np.stack([xx.ravel(), yy.ravel()], axis=1)
+    return p[np.hypot(p[:, 0], p[:, 1]) <= radius] + centre
+
+
+# ---------------------------------------------------------------------- calibration of the letters
+def letter_templates_from(frames: Sequence[np.ndarray], truths: Sequence[Mapping[str, Any]],
+                          reader: CarrosselReader) -> LetterTemplates:
+    """Make the letter templates from photographs of a known table.
+
+    Args:
+        frames: ``H x W x 3 uint8`` BGR photos.
+        truths: per photo ``{"board_angle_deg": b or None, "tiles": {slot: animal}}``, only
+            tiles with nothing on them (no standee, no hand).
+        reader: a reader of the table's geometry (its own templates are not used).
+
+    Returns:
+        The :class:`LetterTemplates`: per animal the median lightness of its tiles' discs,
+        relative to the disc's cream.
+
+    Raises:
+        ValueError: a photo that cannot be registered, or an animal never seen.
+    """
+    per: dict[str, list[np.ndarray]] = {}
+    for i, (frame, truth) in enumerate(zip(frames, truths)):
+        reg = reader.registrar.register(frame)
+        if reg is None:
+            raise ValueError(f"photo {i + 1}: {reader.registrar.status}")
+        corners, why = reader.centre_marker(frame, reg)
+        if corners is None:
+            raise ValueError(f"photo {i + 1}: {why}")
+        pose = reader.board_pose(reg, corners)
+        if isinstance(pose, str):
+            raise ValueError(f"photo {i + 1}: {pose}")
+        angle, view = pose
+        samples = reader.tile_samples(frame, view, angle)
+        for k, name in enumerate(reader.geometry.cell_names):
+            animal = truth["tiles"].get(name)
+            if animal is None:
+                continue
+            lum = srgb_to_linear(samples[k].reshape(-1, 3)) @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)
+            cream = float(np.percentile(lum[reader._cream_mask], 75))
+            per.setdefault(animal, []).append(np.clip(lum / max(cream, 1e-4), 0, 1.0))
+    animals = tuple(sorted(set(reader.geometry.letters.values())))
+    missing = [a for a in animals if a not in per]
+    if missing:
+        raise ValueError(f"no tile of {', '.join(missing)} in the photos given: the templates need every animal")
+    n = _grid_n()
+    images = np.array([np.median(np.stack(per[a]), axis=0).reshape(n, n) for a in animals], dtype=np.float32)
+    return LetterTemplates(animals, images, "from photographs")
+
+
+# ---------------------------------------------------------------------- overlay
+_BGR = {"red": (40, 40, 230), "blue": (255, 90, 0), "green": (60, 180, 60), "yellow": (0, 220, 255),
+        EMPTY: (235, 235, 235), UNKNOWN: (255, 0, 255)}
+
+
+def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: CarrosselGeometry) -> np.ndarray:
+    """The frame annotated for people: the markers used, the zero mark's direction, each cell's
+    outline in its reading's colour with the animal's letter (a ring for a standee, ``?`` for
+    unknown), the facing sector at each booth, and the status line.
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR (not modified).
+        reading: what :meth:`CarrosselReader.read` returned for it.
+        geometry: the table.
+
+    Returns:
+        A new ``H x W x 3 uint8`` BGR image.
+    """
+    out = frame.copy()
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    reg, view = reading.registration, reading.view
+    cv2.rectangle(out, (0, 0), (out.shape[1], 18), (0, 0, 0), -1)
+    status = reading.status
+    if reading.board_angle_deg is not None:
+        status += f"; board {reading.board_angle_deg:.1f} deg; " + " ".join(f"{b[0]}:{f}" for b, f in reading.facing.items())
+    cv2.putText(out, status[:110], (4, 13), font, 0.4, (80, 220, 80) if reading.status == "ok" else (60, 60, 255),
+                1, cv2.LINE_AA)
+    if reg is not None:
+        for mid, c in reg.image_corners.items():
+            cv2.polylines(out, [np.rint(c).astype(np.int32)], True, (0, 255, 0), 2, cv2.LINE_AA)
+    if reading.centre_corners_px is not None:
+        cv2.polylines(out, [np.rint(reading.centre_corners_px).astype(np.int32)], True, (0, 255, 255), 2, cv2.LINE_AA)
+    if view is None or reading.board_angle_deg is None:
+        return out
+    b = reading.board_angle_deg
+    a = math.radians(b)
+    tip = view.to_image(np.array([[0.0, 0.0], [geometry.radius_mm * math.cos(a), geometry.radius_mm * math.sin(a)]]),
+                        geometry.board_top_z_mm)
+    cv2.arrowedLine(out, tuple(int(v) for v in tip[0]), tuple(int(v) for v in tip[1]), (0, 255, 255), 2, cv2.LINE_AA,
+                    tipLength=0.05)
+    centres = geometry.cell_centres_mm(b)
+    h = geometry.cell_size_mm / 2
+    for name, c in zip(geometry.cell_names, centres):
+        s = reading.slots.get(name)
+        up = -c / np.linalg.norm(c)
+        right = np.array([up[1], -up[0]])
+        sq = np.stack([c + h * (up - right), c + h * (up + right), c + h * (-up + right), c + h * (-up - right)])
+        p = view.to_image(sq, geometry.board_top_z_mm)
+        label = s.label if s is not None else UNKNOWN
+        colour = _BGR.get(s.colour if s is not None and s.label == "tile" else label, (255, 0, 255))
+        cv2.polylines(out, [np.rint(p).astype(np.int32)], True, colour, 2, cv2.LINE_AA)
+        m = view.to_image(c.reshape(1, 2), geometry.tile_top_z_mm)[0]
+        text = "?" if label == UNKNOWN else "" if label == EMPTY else s.animal[0].upper()  # type: ignore[union-attr,index]
+        if text:
+            cv2.putText(out, text, (int(m[0]) - 4, int(m[1]) + 4), font, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
+            cv2.putText(out, text, (int(m[0]) - 4, int(m[1]) + 4), font, 0.45, (255, 255, 255), 1, cv2.LINE_AA)
+        if s is not None and s.standee:
+            cv2.circle(out, (int(m[0]), int(m[1])), 9, (255, 255, 255), 1, cv2.LINE_AA)
+    for name, (c, _deg) in geometry.booths.items():
+        p = view.to_image(c.reshape(1, 2), 55.0)[0]
+        text = f"{name}: {reading.facing.get(name, UNKNOWN)}"
+        cv2.putText(out, text, (int(p[0]) - 30, int(p[1])), font, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
+        cv2.putText(out, text, (int(p[0]) - 30, int(p[1])), font, 0.45, (255, 255, 255), 1, cv2.LINE_AA)
+    return out
