@@ -18,11 +18,7 @@ function addCall(ev, top = true) {
 
 function scoresOf(game, s) {
   if (game === "carrossel") return s.vp || {};
-  if (game === "carnival") {
-    const out = {};
-    for (const [p, rides] of Object.entries(s.midways || {})) out[p] = Object.values(rides).filter((v) => v !== "-").length;
-    return out;
-  }
+  if (game === "carnival") return {};  // four complete rides win: the rides are shown, not a number
   return s.scores || {};
 }
 
