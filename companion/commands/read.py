@@ -21,7 +21,7 @@ from pathlib import Path
 
 __all__ = ["configure", "run"]
 
-READERS = ("carrousel",)
+READERS = ("carrousel", "monsieur-carrousel")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     from companion.vision.registration import Registrar
 
     config = load(getattr(args, "config", None))
+    if args.game == "monsieur-carrousel":
+        from companion.vision.monsieur_read import read_images
+        return read_images(args, config)
     cam = config["camera"]
     try:
         geometry = CarrouselGeometry.load(explicit_or_calibration(args.geometry or cam["geometry"],
