@@ -147,6 +147,7 @@ class CarrosselGeometry:
     letters: Mapping[str, str]
     tile_colours: Mapping[str, tuple[int, int, int]]
     paper_white: float
+    colours_lab: Mapping[str, tuple[float, float, float]] | None
     standee: tuple[float, float, float, float, float]
     booths: Mapping[str, tuple[np.ndarray, float]]
     source: str = ""
@@ -238,12 +239,17 @@ class CarrosselGeometry:
             tile_colours={str(k): tuple(int(x) for x in nums(f"tiles.colours_srgb.{k}", 3, v))  # type: ignore[misc]
                           for k, v in colours.items()},
             paper_white=num("tiles.paper_white_srgb"),
+            colours_lab=({str(k): nums(f"tiles.colours_lab.{k}", 3, v) for k, v in d["tiles"]["colours_lab"].items()}
+                         if isinstance(d.get("tiles", {}).get("colours_lab"), dict) else None),  # type: ignore[misc]
             standee=(num("standees.body_radius_mm"), num("standees.body_bottom_z_mm"), num("standees.body_top_z_mm"),
                      num("standees.head_radius_mm"), num("standees.head_centre_z_mm")),
             booths=booths, source=str(p))
 
     def tile_references(self) -> ColourReferences:
-        """The player colours as CIE Lab against the paper white (from the printed sRGB)."""
+        """The player colours as CIE Lab against the paper white: the measured ``colours_lab``
+        when the file has them, else from the printed sRGB."""
+        if self.colours_lab:
+            return ColourReferences.from_dict(self.colours_lab, f"{self.source}: tiles.colours_lab")
         white = srgb_to_linear(np.full((1, 3), int(round(self.paper_white)), np.uint8))[0]
         names = tuple(self.tile_colours)
         bgr = np.array([self.tile_colours[n][::-1] for n in names], dtype=np.uint8)
@@ -450,7 +456,7 @@ class CarrosselReader:
     #: a letter is read when its correlation is at least this and ahead of the second by
     #: LETTER_MARGIN (Pearson r over the disc's samples; printed letters of one font differ
     #: by far more, a covered or blurred disc matches none well).
-    LETTER_MIN = 0.6
+    LETTER_MIN = 0.7
     LETTER_MARGIN = 0.15
     #: the standee's footprint looks like the letter (no standee) when the letter fitted outside
     #: it explains it to within this RMS lightness (share of the cream).
@@ -458,6 +464,8 @@ class CarrosselReader:
     #: share of the centre marker's expected size (mm, measured through the homography) within
     #: which a detection is the round board's marker.
     CENTRE_SIZE_TOLERANCE = 0.15
+    #: how far (deg) the cells' edges may move the centre marker's angle
+    REFINE_RANGE_DEG = 3.0
 
     def __init__(self, geometry: CarrosselGeometry | None = None, letters: LetterTemplates | None = None,
                  registrar: Registrar | None = None, colour_classifier: RegionClassifier | None = None,
@@ -490,6 +498,19 @@ class CarrosselReader:
             c = m.mean(axis=0)
             band.append(_square_band(c, g.marker_size_mm / 2 + 1.2, g.marker_paper_mm / 2 - 1.2))
         self._paper = np.concatenate(band)
+        # the cells' outlines (board top) and the tiles' edges (tile top), board frame at angle 0
+        outlines = []
+        for half, z in ((g.cell_size_mm / 2, g.board_top_z_mm), (g.tile_size_mm / 2, g.tile_top_z_mm)):
+            t = np.linspace(-half + 2.0, half - 2.0, 9)
+            sq = np.concatenate([np.stack([t, np.full_like(t, s)], 1) for s in (-half, half)]
+                                + [np.stack([np.full_like(t, s), t], 1) for s in (-half, half)])
+            pts = []
+            for c in g.cell_centres_board_mm:
+                up = -c / np.linalg.norm(c)
+                right = np.array([up[1], -up[0]])
+                pts.append(c + sq[:, :1] * right + sq[:, 1:] * up)
+            outlines.append((np.concatenate(pts), z))
+        self._outlines = outlines
         self._booth_roofs = {n: _disc_points(c, 9.0, 2.0) for n, (c, _a) in g.booths.items()}
 
     # ------------------------------------------------------------------ geometry of a frame
@@ -509,7 +530,10 @@ class CarrosselReader:
         x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
         if x1 - x0 < 16 or y1 - y0 < 16:
             return None, "the board's centre is out of the frame"
-        found = detect_markers(np.ascontiguousarray(grey[y0:y1, x0:x1]), detector=self._window)
+        crop = np.ascontiguousarray(grey[y0:y1, x0:x1])
+        found = detect_markers(crop, detector=self._window)
+        if g.centre_marker_id not in found:  # a dim frame: stretch the window's contrast
+            found = detect_markers(cv2.normalize(crop, None, 0, 255, cv2.NORM_MINMAX), detector=self._window)
         if g.centre_marker_id not in found:
             found = detect_markers(grey, g.dictionary)  # a small marker in a large window
             if g.centre_marker_id not in found:
@@ -579,12 +603,47 @@ class CarrosselReader:
         if isinstance(pose, str):
             return CarrosselReading(pose, registration=reg, centre_corners_px=corners)
         angle, view = pose
+        angle = self.refine_angle(frame, view, angle)
         fault = self._colour_fault(flat, frame.shape, view, white, np.median(paper, axis=0))
         if fault:
             return CarrosselReading(fault, registration=reg, view=view, centre_corners_px=corners)
         facing = {b: f for b, (f, _m) in self.geometry.facing(angle).items()}
         slots = self._read_slots(frame, view, angle, white)
         return CarrosselReading("ok", angle, facing, slots, reg, view, corners)
+
+    def refine_angle(self, frame: np.ndarray, view: TableView, angle_deg: float) -> float:
+        """Refine the board's angle (deg CCW) on the cells' and tiles' edges.
+
+        The centre marker is small (30 mm): a corner off by one pixel turns it by a degree or
+        two, which puts the rim's cells millimetres off. The 48 cells' outlines (30 mm squares
+        at the board top) and the tiles' edges (28 mm at the tile top) are sampled on the
+        frame's gradient magnitude for angles within :attr:`REFINE_RANGE_DEG` of the marker's,
+        coarse then fine; the angle whose outlines lie on the strongest edges wins.
+
+        Returns:
+            The refined angle, degrees CCW in 0-360.
+        """
+        g = self.geometry
+        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY).astype(np.float32)
+        grey = cv2.GaussianBlur(grey, (0, 0), 1.0)
+        mag = cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3))
+        h, w = mag.shape
+        outline = self._outlines
+        best = angle_deg
+        for span, step in ((self.REFINE_RANGE_DEG, 0.25), (0.25, 0.05)):
+            cands = best + np.arange(-span, span + 1e-9, step)
+            scores = []
+            for a in cands:
+                rad = math.radians(a)
+                rot = np.array([[math.cos(rad), -math.sin(rad)], [math.sin(rad), math.cos(rad)]])
+                total = 0.0
+                for pts, z in outline:
+                    p = np.rint(view.to_image(pts @ rot.T, z)).astype(np.int64)
+                    ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+                    total += float(mag[p[ok, 1], p[ok, 0]].sum())
+                scores.append(total)
+            best = float(cands[int(np.argmax(scores))])
+        return best % 360.0
 
     def _colour_fault(self, flat: np.ndarray, shape: tuple[int, ...], view: TableView, white: np.ndarray,
                       code: np.ndarray) -> str:
@@ -678,26 +737,18 @@ class CarrosselReader:
         full = _pearson(rel[disc], templates[:, disc])
         order = np.argsort(-full)
         best, second = full[order[0]], full[order[1]]
-        if best >= self.LETTER_MIN + 0.15 and best - second >= self.LETTER_MARGIN:
-            return SlotReading("tile", self.letters.animals[order[0]], colour, False,
-                               colour_conf * best)
-        foot = self.footprint(view, centre, up)
-        keep = disc & ~foot
-        if keep.sum() < 0.3 * disc.sum():
-            return SlotReading(UNKNOWN, reason="the letter is hidden (a standee seen from above?)")
-        masked = _pearson(rel[keep], templates[:, keep])
-        order = np.argsort(-masked)
-        best, second = masked[order[0]], masked[order[1]]
         if best < self.LETTER_MIN or best - second < self.LETTER_MARGIN:
-            return SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f})")
-        # the standee must be there: the letter fitted outside the footprint does not explain it
-        t = templates[order[0]]
-        a, b = np.polyfit(t[keep], rel[keep], 1)
+            return SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): "
+                                               "covered, a standee over it, or blurred")
+        # where a standee would stand must look like the letter: else something stands there
+        foot = self.footprint(view, centre, up)
         inside = disc & foot
-        rms = float(np.sqrt(np.mean((rel[inside] - (a * t[inside] + b)) ** 2)))
-        if rms <= self.FOOTPRINT_FIT:
-            return SlotReading(UNKNOWN, reason="letter unclear and no standee seen")
-        return SlotReading("tile", self.letters.animals[order[0]], colour, True, colour_conf * best)
+        t = templates[order[0]]
+        a, b = np.polyfit(t[disc], rel[disc], 1)
+        rms = float(np.sqrt(np.mean((rel[inside] - (a * t[inside] + b)) ** 2))) if inside.any() else 0.0
+        if rms > self.FOOTPRINT_FIT:
+            return SlotReading(UNKNOWN, reason=f"something over the tile's middle (RMS {rms:.2f}): a standee?")
+        return SlotReading("tile", self.letters.animals[order[0]], colour, False, colour_conf * best)
 
 
 def _pearson(x: np.ndarray, templates: np.ndarray) -> np.ndarray:
@@ -760,6 +811,7 @@ def letter_templates_from(frames: Sequence[np.ndarray], truths: Sequence[Mapping
         if isinstance(pose, str):
             raise ValueError(f"photo {i + 1}: {pose}")
         angle, view = pose
+        angle = reader.refine_angle(frame, view, angle)
         samples = reader.tile_samples(frame, view, angle)
         for k, name in enumerate(reader.geometry.cell_names):
             animal = truth["tiles"].get(name)
