@@ -21,7 +21,7 @@ from pathlib import Path
 
 __all__ = ["configure", "run"]
 
-READERS = ("carrousel", "monsieur-carrousel")
+READERS = ("carrousel", "monsieur-carrousel", "carrossel")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if args.game == "monsieur-carrousel":
         from companion.vision.monsieur_read import read_images
         return read_images(args, config)
+    if args.game == "carrossel":
+        return _run_carrossel(args, config)
     cam = config["camera"]
     try:
         geometry = CarrouselGeometry.load(explicit_or_calibration(args.geometry or cam["geometry"],
@@ -88,6 +90,46 @@ def run(args: argparse.Namespace) -> int:
             continue
         reading = reader.read(frame)
         print(json.dumps({"image": name, **reading.to_json()}), flush=True)
+        if args.overlay:
+            out = overlay_dir / f"{Path(name).stem}_overlay.png" if overlay_dir else Path(args.overlay)
+            if not cv2.imwrite(str(out), draw_overlay(frame, reading, geometry)):
+                raise UsageError(f"{out}: cannot write the overlay image (folder missing or unknown extension?)")
+    return 1 if failed else 0
+
+
+def _run_carrossel(args: argparse.Namespace, config: object) -> int:
+    """``companion read carrossel``: one JSON object per image with ``image``, ``status``,
+    ``board_angle_deg`` (degrees counter-clockwise from the base board's +x, or null), ``facing``
+    (booth -> sector letter, "ambiguous" or "unknown") and ``slots`` (all 48: a tile's animal,
+    colour and standee, "empty" or "unknown"); returns 1 when an image could not be read."""
+    import cv2
+
+    from companion.calibration_dir import explicit_or_calibration
+    from companion.cli import UsageError
+    from companion.vision.carrossel import CarrosselGeometry, CarrosselReader, LetterTemplates, draw_overlay
+    from companion.vision.images import ImageError, read_image
+
+    try:
+        geometry = CarrosselGeometry.load(explicit_or_calibration(args.geometry, "carrossel-board.toml", config))
+        reader = CarrosselReader(geometry, LetterTemplates.load(None, config))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    overlay_dir = None
+    if args.overlay and len(args.images) > 1:
+        overlay_dir = Path(args.overlay)
+        overlay_dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name in args.images:
+        try:
+            frame = read_image(name)
+        except ImageError as exc:
+            why = str(exc).removeprefix(f"{name}: ")
+            print(json.dumps({"image": name, "status": f"error: {why}"}))
+            print(f"companion read: {name}: {why}", file=sys.stderr)
+            failed += 1
+            continue
+        reading = reader.read(frame)
+        print(json.dumps({"image": name, **reading.to_json(geometry.cell_names)}), flush=True)
         if args.overlay:
             out = overlay_dir / f"{Path(name).stem}_overlay.png" if overlay_dir else Path(args.overlay)
             if not cv2.imwrite(str(out), draw_overlay(frame, reading, geometry)):
