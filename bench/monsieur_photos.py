@@ -1,0 +1,103 @@
+"""Monsieur Carrousel reader on the path-traced photographs: wrong and right readings, time.
+
+Reads every photograph of shared/data/monsieur-table (or --data) with
+:class:`companion.vision.monsieur.MonsieurReader` and counts, against truth.json:
+
+* pointed seat: wrong (a seat other than the truth's), right among the images where the roof
+  marker is visible and the finger is outside the configured margin, ambiguous, unknown;
+* seats: wrong (kid/empty other than the truth), right among the seats not covered by a hand;
+* die: wrong, right among the images where its top is visible;
+* time per frame (median, p95, one thread) with full detection (registration every frame), and
+  as a ratio to one cv2.cvtColor BGR->Lab of a 640 x 480 frame timed in the same run.
+
+Run: ``.venv/bin/python bench/monsieur_photos.py [--repeat 5]``. Figures: docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._common import machine, percentile  # noqa: E402
+from companion.vision.monsieur import KID, MonsieurReader  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
+
+
+def reference_op_s(repeat: int = 300) -> float:
+    """Median seconds of one cv2.cvtColor BGR -> Lab of a 640 x 480 frame."""
+    frame = np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        cv2.cvtColor(frame, cv2.COLOR_BGR2LAB)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its figures; returns 0."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--repeat", type=int, default=5, help="reads of each image for the timing")
+    args = ap.parse_args(argv)
+    cv2.setNumThreads(1)
+    truth = json.loads((args.data / "truth.json").read_text())["images"]
+    reader = MonsieurReader()
+    ref = reference_op_s()
+    p = {"wrong": 0, "right": 0, "eligible": 0, "ambiguous": 0, "unknown": 0}
+    s = {"wrong": 0, "right": 0, "eligible": 0, "kid_right": 0, "kids": 0}
+    die = {"wrong": 0, "right": 0, "eligible": 0}
+    times: list[float] = []
+    for t in truth:
+        frame = cv2.imread(str(args.data / "images" / t["image"]))
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            r = reader.read(frame)
+            times.append(time.perf_counter() - t0)
+        ps = r.pointed_seat
+        if isinstance(ps, int) and ps != t["pointed_seat"]:
+            p["wrong"] += 1
+        p["ambiguous"] += ps == "ambiguous"
+        p["unknown"] += ps == "unknown"
+        if 9 in t["markers"]["visible"] and t["pointed_seat_boundary_distance_deg"] > reader.seat_margin_deg:
+            p["eligible"] += 1
+            p["right"] += ps == t["pointed_seat"]
+        for k, state in enumerate(r.seats):
+            occ = t["seats"][k]["occupied"]
+            if state != "unknown" and (state == KID) != occ:
+                s["wrong"] += 1
+            if k not in t["hands_over_seats"]:
+                s["eligible"] += 1
+                s["right"] += state != "unknown" and (state == KID) == occ
+                s["kids"] += occ
+                s["kid_right"] += occ and state == KID
+        if r.die != "unknown" and r.die != t["die"]["top_colour"]:
+            die["wrong"] += 1
+        if t["die"]["top_face_visibility"]["visible_fraction"] > 0.9:
+            die["eligible"] += 1
+            die["right"] += r.die == t["die"]["top_colour"]
+    med = statistics.median(times)
+    print(f"machine: {machine()}")
+    print(f"images: {len(truth)} ({args.data})")
+    print(f"pointed seat: wrong {p['wrong']}, right {p['right']}/{p['eligible']} "
+          f"({100 * p['right'] / max(p['eligible'], 1):.0f}%) of roof visible and outside the "
+          f"{reader.seat_margin_deg:g} deg margin; ambiguous {p['ambiguous']}, unknown {p['unknown']}")
+    print(f"seats: wrong {s['wrong']}, right {s['right']}/{s['eligible']} "
+          f"({100 * s['right'] / max(s['eligible'], 1):.0f}%) not under a hand; kids read {s['kid_right']}/{s['kids']}")
+    print(f"die: wrong {die['wrong']}, right {die['right']}/{die['eligible']} (top visible)")
+    print(f"time per frame (full detection, one thread): median {med * 1e3:.1f} ms, "
+          f"p95 {percentile(times, 95) * 1e3:.1f} ms; reference op {ref * 1e3:.2f} ms; ratio {med / ref:.0f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
