@@ -69,12 +69,12 @@ def test_a_grayscale_copy_is_colour_lost(reader, name):
 @pytest.mark.parametrize("cast", ["green", "magenta", "blue"])
 def test_a_strong_colour_cast_is_colour_lost(reader, name, cast):
     """A coloured light (green, magenta: off the lamps' locus; deep blue: far beyond daylight)."""
-    gains = {"green": (0.35, 1.0, 0.35), "magenta": (1.0, 0.35, 1.0), "blue": (1.0, 0.3, 0.12)}[cast]
+    gains = {"green": (0.35, 1.0, 0.35), "magenta": (1.0, 0.35, 1.0), "blue": (1.0, 0.25, 0.06)}[cast]
     reading = reader.read(relit(photo(name), gains))
     assert_colour_lost(reading, (name, cast))
-    # in the dim photos the cast's weak channels fall below the exposure bound first
+    # the cast's weak channel may fall below the exposure bound first (the dim photo, deep blue)
     assert "beyond the calibrated range" in reading.status or "too dark" in reading.status
-    if name != "carrousel_012":
+    if name != "carrousel_012" and cast != "blue":
         assert "beyond the calibrated range" in reading.status
 
 

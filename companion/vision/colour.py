@@ -372,8 +372,9 @@ class ColourCheck:
       colour measured against it is wrong);
     * **the white's chroma**: the white's ``(ln R/G, ln B/G)`` must lie within ``cast_log`` of
       the lamp locus (:func:`lamp_locus`, ``kelvin`` range): lamps from candle-warm to
-      overcast daylight, plus the board's own tint and a lamp's off-locus tint. A coloured
-      light (a green or magenta cast), or a channel lost, lies farther;
+      overcast daylight, plus the board's own tint and a lamp's off-locus tint (0.8: the
+      simulated camera's warm light lies up to 0.68 from the locus; see docs/vision.md). A
+      coloured light (a green or magenta cast), or a channel lost, lies farther;
     * **the separation of the reference colours**: in a colour frame of the table the
       chromatic pieces (four of the five horses and the cards' discs) give the sampled regions
       a ``percentile``-th percentile chroma (against the white) of at least ``chroma_share``
@@ -397,7 +398,7 @@ class ColourCheck:
 
     references: ColourReferences
     min_dark_code: float = 8.0
-    cast_log: float = 0.5
+    cast_log: float = 0.8
     kelvin: tuple[float, float] = (2000.0, 12000.0)
     chroma_share: float = 0.5
     percentile: float = 97.0
