@@ -164,6 +164,7 @@ def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
         "service": {"pin_factory": "mock", "journal": str(tmp_path / "journal.db")},
         "buttons": {"bounce_s": 0.001},
         "speech": {"cache_dir": str(tmp_path / "speech"), "device": "null"},
+        "web": {"enabled": False},  # no page on a fixed port from a test (tests/test_web_* bind their own)
     }
     for name, values in sections.items():
         base.setdefault(name, {}).update(values)
