@@ -50,7 +50,8 @@ DEFAULT_DIR = "~/.local/share/carousel-companion/calibration"
 SHIPPED_DIR = Path(__file__).resolve().parent / "data" / "calibration"
 
 #: The files shipped in :data:`SHIPPED_DIR` (the others exist only once calibrated).
-SHIPPED_FILES = ("carrousel-board.json", "carrousel-colours.json", "monsieur_carrousel.toml", "carrossel.toml")
+SHIPPED_FILES = ("carrousel-board.json", "carrousel-colours.json", "monsieur_carrousel.toml", "carrossel.toml",
+                 "monsieur-board.toml", "carrossel-board.toml", "carrossel-letters.json")
 
 
 class CalibrationDirError(ValueError):
