@@ -9,9 +9,10 @@ ends), with every real part but the hardware itself emulated:
   script's own thread, read by the real :class:`~companion.rotation.pico.PicoEncoder`
   (pyserial), the rotation tracker and spin detector (``[encoder] settle_s``, default 0.25 s);
 * the kids: the die button and YES on gpiozero's mock pins, pressed when the prompt asks;
-* the carousel: each spin is a push then a steady braking (1.1 to 1.8 turns, 3 to 5 turns/s at
-  the start, so 2.5 to 11 turns/s² of braking: a hard stop, the worst case for the detector,
-  whose last "motion" comes closest to the true stop), and in a third of the spins a back
+* the carousel: each spin is a push then a steady braking (1.05 to 1.6 turns, 3.5 to 5.5 turns/s
+  at the start, so 3.8 to 14 turns/s² of braking: a hard stop, the worst case for the detector,
+  whose last "motion" comes closest to the true stop; fast spins also keep the run short), and
+  in a third of the spins a back
   swing of 1 to 4 degrees over 0.1 to 0.2 s after it (the rock-back);
 * speech: the real :class:`~companion.announcers.speech.SpeechAnnouncer` (the real espeak-ng,
   its cache in a fresh folder, i.e. cold at start) and the real ``aplay -D null``.
@@ -42,7 +43,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import io
 import math
 import random
 import statistics
@@ -113,8 +113,8 @@ class Shaft:
 
     def spin(self, rng: random.Random, timeout: float = 20.0) -> float:
         """One spin counter-clockwise (see the module doc); returns its true stop time."""
-        revs = rng.uniform(1.1, 1.8)
-        v0 = rng.uniform(3.0, 5.0)  # turns/s at the push
+        revs = rng.uniform(1.05, 1.6)
+        v0 = rng.uniform(3.5, 5.5)  # turns/s at the push
         brake = v0 * v0 / (2 * revs)  # turns/s²
         duration = v0 / brake
         with self._lock:
@@ -304,9 +304,17 @@ def play_games(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         if not tap.ready.wait(15):
             log.flush()
             raise RuntimeError(f"the service was not assembled (exit {rc}); log:\n" + (tmp / "companion.log").read_text())
+        recent: collections.deque[str] = collections.deque(maxlen=12)
         while len(spins) < args.spins:
-            arrived, call = tap.next()
+            try:
+                arrived, call = tap.next()
+            except RuntimeError as exc:
+                log.flush()
+                tail = "\n".join((tmp / "companion.log").read_text().splitlines()[-25:])
+                raise RuntimeError(f"{exc}; last calls: {list(recent)}; service alive: {thread.is_alive()} "
+                                   f"(exit {rc}); log tail:\n{tail}") from None
             kind = call.TYPE
+            recent.append(kind)
             service = tap.services[-1]
             if kind in ("turn", "roll_again", "twins_help"):
                 press(PINS["die"])
@@ -321,11 +329,13 @@ def play_games(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                     plays.started(wav, arrived)
                     time.sleep(args.react_s)
                 else:
-                    time.sleep(rng.uniform(0.1, 0.3))
+                    time.sleep(rng.uniform(0.05, 0.2))
                 stop_times.append(shaft.spin(rng))
                 other_spins += 1
             elif kind == "weather":
                 text = service.speech.catalogue.text(call, GAME)
+                if len(spins) % 25 == 24:
+                    print(f"{len(spins) + 1} weather spins", file=sys.__stderr__, flush=True)
                 spins.append({"arrived": arrived, "t_obs": _mono(service.clock, call.t),
                               "stop": stop_times[-1], "wav": str(service.speech.renderer.path_for(text)),
                               "speech": service.speech})
@@ -352,7 +362,9 @@ def play_games(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         factory.reset()
     rows = []
     for s in spins:
-        got = plays.first(s["wav"], s["arrived"])
+        # The speech announcer hears the call before this tap does (and the lights in between):
+        # its play may start before ``arrived``, never before the true stop.
+        got = plays.first(s["wav"], s["stop"])
         if got is None:
             raise RuntimeError(f"the weather prompt {s['wav']} was never played; see {tmp / 'companion.log'}")
         rows.append({"stop": s["stop"], "t_obs": s["t_obs"], "arrived": s["arrived"], "play": got[0], "done": got[1]})
@@ -374,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--react-s", type=float, default=0.5,
                     help="paced: seconds after the spin prompt starts before the kids turn the carousel")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, help="write every spin's times (JSON) here")
     args = ap.parse_args(argv)
     import cv2
     import numpy as np
@@ -386,6 +399,10 @@ def main(argv: list[str] | None = None) -> int:
     ref_after = reference_op_s()
     ref_s = statistics.median([ref_before, ref_after])
     rows = out["rows"]
+    if args.out is not None:
+        import json
+
+        args.out.write_text(json.dumps(rows, indent=1))
     total = [r["play"] - r["stop"] for r in rows]
     done = [r["done"] - r["stop"] for r in rows]
     settle = [r["t_obs"] - r["stop"] for r in rows]

@@ -89,11 +89,11 @@ def test_calls_of_the_same_observation_or_a_rejected_press_do_not_cut_it(speech)
     assert sp.history == []
     sp.player.stop()
     assert sp.drain(5)
-    assert [s.call_type for s in sp.history][0] == "spin"
+    assert sp.history[0].call_type == "spin"
 
 
 def test_a_waiting_spin_prompt_is_skipped_once_the_carousel_has_stopped(speech):
-    sp, played = speech
+    sp, _ = speech
     sp.announce(mc.Turn(t=1.0, player="Ana", number=1, kids_left=12), {})
     sp.announce(mc.SpinAgain(t=2.0, player="Ana", reason="short", revolutions=0.5), {})
     sp.announce(mc.Weather(t=3.0, player="Ana", kid="Lulu", zone="rain"), {})

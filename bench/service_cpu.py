@@ -1,0 +1,260 @@
+"""CPU of the service at a real table, per game: ``companion run --table hardware`` as a
+subprocess, its process CPU time (``/proc/PID/stat`` utime + stime, every thread; espeak-ng and
+aplay children apart) over a window of wall time once it is up.
+
+What each game's service runs on:
+
+* Carrousel: the camera is a video file (``[camera] source = "opencv:FILE"``): a table rendered
+  by :class:`companion.vision.sim.SimulatedCamera` (four players' cards, the horses moving by one
+  legal move every 1.3 s), 30 frames a second of video, sensor noise (sigma 2 grey levels) drawn
+  afresh in every frame as from a real sensor, Motion JPEG. Read at ``[camera] frame_period_s``:
+  1/30 s (every frame of a 30 fps camera) and the default 0.1 s.
+* Carnival: the dice tray video of ``tests/dice_video.py`` (a real photo's three dice tumbling,
+  then at rest; 30 fps, the same fresh noise), ``[dice] tray`` set, the game started with a
+  ``game_start`` entry on the socket so the dice camera reads for the active player; the same
+  two frame periods.
+* Monsieur Carrousel and Carrossel: no camera (their kits read none: Monsieur Carrousel's
+  seats are confirmed with YES, Carrossel's plays are entered); their real input is the shaft
+  encoder: the firmware's encoder app on a pty as the Pico (``tests/real_table.RunningPico``),
+  at rest, its heartbeat at 100 lines a second. Monsieur Carrousel speaks its first prompt
+  (espeak-ng, aplay to ALSA's null device) and waits for the die; Carrossel waits for its
+  ``game_start`` entry (then is sent one, and waits for the first play).
+
+Every service has its default announcers (console, speech, lights) on gpiozero's mock pins.
+The measured figure is CPU seconds / wall seconds of the service process over ``--window-s``
+(default 20 s) after ``--warmup-s`` (default 4 s: imports, calibration, the first frames);
+100 % = one core. Target: under 30 % of one core. The reference operation (one
+``cv2.cvtColor`` BGR -> Lab of a 640 x 480 frame) is timed in the same run; the CPU of the
+bench's own fake Pico thread is not counted (it is another process).
+
+    .venv/bin/python bench/service_cpu.py [--window-s 20] [--warmup-s 4] [--games ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from bench._common import machine  # noqa: E402
+from bench.carnival_roll_latency import reference_op_s  # noqa: E402
+
+FPS = 30.0
+COMPANION = ROOT / ".venv" / "bin" / "companion"
+
+
+def _noisy_writer(path: Path, size: tuple[int, int]) -> Any:
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, size)
+    if not writer.isOpened():
+        raise SystemExit(f"{path}: OpenCV cannot write Motion JPEG video here")
+    return writer
+
+
+def _noise(image: np.ndarray, rng: np.random.Generator, sigma: float = 2.0) -> np.ndarray:
+    return np.clip(image.astype(np.int16) + rng.normal(0, sigma, image.shape).astype(np.int16), 0, 255).astype(np.uint8)
+
+
+def carrousel_video(path: Path, seconds: float, seed: int = 11) -> int:
+    """A Carrousel table video (see the module doc); returns the frames written."""
+    import random
+
+    from companion.games.carrousel import Position
+    from companion.vision.sim import Conditions, SimulatedCamera
+
+    rng = random.Random(seed)
+    noise = np.random.default_rng(seed)
+    camera = SimulatedCamera(seed=seed, conditions=Conditions(
+        height_mm=600, tilt_deg=8, azimuth_deg=30, roll_deg=5, light=1.0, kelvin=5000, gradient=0.05,
+        vignetting=0.2, noise_sigma=0.0, blur_px=0.0, jpeg_quality=0, hands=()))
+    cards = {"south": ("black", "yellow", "blue"), "east": ("green", "yellow", "blue"),
+             "north": ("yellow", "green", "red"), "west": ("blue", "red", "green")}
+    position = Position.from_text(".gbyrk.")
+    writer = _noisy_writer(path, (640, 480))
+    total = int(seconds * FPS)
+    per_state = int(1.3 * FPS)
+    n = 0
+    try:
+        while n < total:
+            camera.set_table(spaces=position.spaces, cards=cards)
+            image = camera.read().image
+            for _ in range(min(per_state, total - n)):
+                writer.write(_noise(image, noise))
+                n += 1
+            position = position.apply(rng.choice(position.legal_moves()))
+    finally:
+        writer.release()
+    return n
+
+
+def dice_video(path: Path, seconds: float, seed: int = 1) -> int:
+    """The dice tray video of tests/dice_video.py at 30 fps with fresh noise in every frame."""
+    from tests.dice_video import roll_video
+
+    rolls = max(1, int(seconds / 1.6) + 1)
+    raw = roll_video(path.with_suffix(".raw.avi"), rolls=rolls, fps=FPS, tumble_s=0.6, rest_s=1.0, seed=seed)
+    cap = cv2.VideoCapture(str(raw.path))
+    noise = np.random.default_rng(seed)
+    writer = None
+    n = 0
+    try:
+        while True:
+            ok, image = cap.read()
+            if not ok:
+                break
+            if writer is None:
+                writer = _noisy_writer(path, (image.shape[1], image.shape[0]))
+            writer.write(_noise(image, noise))
+            n += 1
+    finally:
+        cap.release()
+        if writer is not None:
+            writer.release()
+    raw.path.unlink()
+    return n
+
+
+def write_config(tmp: Path, **sections: dict[str, Any]) -> Path:
+    from tests.real_table import write_config as real_table_config
+
+    return real_table_config(tmp, **sections)
+
+
+def cpu_s(pid: int) -> tuple[float, float]:
+    """(utime + stime of the process, of its waited-for children), seconds (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    # fields[0] is the state (field 3 of proc(5)): utime, stime, cutime, cstime are fields 14-17
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+
+
+def measure(name: str, game: str, config: Path, args: argparse.Namespace, entry: dict[str, Any] | None,
+            log: Path) -> dict[str, Any]:
+    """Run one service, return its CPU share over the window."""
+    from companion.sources.entries import request, socket_path_for
+
+    cmd = [str(COMPANION), "run", "--config", str(config), "--game", game, "--table", "hardware", "--new",
+           "--next-game", "exit"]
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            journal = Path(config.parent / "journal.db")
+            socket = socket_path_for(journal)
+            deadline = time.monotonic() + 20
+            while not Path(socket).exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"{name}: the service did not start (see {log}):\n{log.read_text()[-2000:]}")
+                time.sleep(0.05)
+            if entry is not None:
+                time.sleep(0.5)
+                reply = request(socket, entry)
+                if not reply.get("ok"):
+                    raise SystemExit(f"{name}: entry refused: {reply}")
+            time.sleep(args.warmup_s)
+            if proc.poll() is not None:
+                raise SystemExit(f"{name}: the service ended early (see {log}):\n{log.read_text()[-2000:]}")
+            c0, k0 = cpu_s(proc.pid)
+            w0 = time.monotonic()
+            time.sleep(args.window_s)
+            c1, k1 = cpu_s(proc.pid)
+            w1 = time.monotonic()
+            alive = proc.poll() is None
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    if not alive:
+        raise SystemExit(f"{name}: the service ended during the window (the video too short?); see {log}")
+    wall = w1 - w0
+    text = log.read_text(errors="replace")
+    return {"name": name, "cpu": (c1 - c0) / wall, "children": (k1 - k0) / wall, "wall": wall,
+            "console_lines": len(text.splitlines()), "tail": text.splitlines()[-3:]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--window-s", type=float, default=20.0)
+    ap.add_argument("--warmup-s", type=float, default=4.0)
+    ap.add_argument("--games", nargs="*", default=["carrousel", "carnival", "monsieur-carrousel", "carrossel"])
+    ap.add_argument("--periods", nargs="*", type=float, default=[1 / 30, 0.1],
+                    help="[camera] frame_period_s values for the camera games")
+    args = ap.parse_args(argv)
+    from tests.dice_video import TRAY
+    from tests.real_table import RunningPico
+
+    ref_before = reference_op_s()
+    results = []
+    seconds = args.warmup_s + args.window_s + 4.0  # of video, read at 30 fps at most
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for game in args.games:
+            if game in ("carrousel", "carnival"):
+                video = tmp / f"{game}.avi"
+                t0 = time.monotonic()
+                frames = (carrousel_video if game == "carrousel" else dice_video)(video, seconds)
+                print(f"{game}: {frames} frames of video written in {time.monotonic() - t0:.1f} s", flush=True)
+                for period in args.periods:
+                    run_dir = tmp / f"{game}-{period:.3f}"
+                    run_dir.mkdir()
+                    camera = {"source": f"opencv:{video}", "frame_period_s": period}
+                    extra: dict[str, Any] = {}
+                    entry = None
+                    if game == "carrousel":
+                        extra = {"players": {"names": ["Ana", "Ben", "Cleo", "Dev"]}}
+                    else:
+                        extra = {"players": {"names": ["Ana", "Ben"]}, "dice": {"tray": list(TRAY)}}
+                        entry = {"type": "game_start", "game": "carnival", "players": ["Ana", "Ben"],
+                                 "discard": ["carousel:seats", "swings:lights"]}
+                    config = write_config(run_dir, camera=camera, **extra)
+                    r = measure(f"{game}, camera at {1 / period:.0f} frames/s", game, config, args, entry,
+                                run_dir / "companion.log")
+                    results.append(r)
+                    print(f"  {r['name']}: {r['cpu'] * 100:.1f} % of one core; console: {r['console_lines']} lines, "
+                          f"last: {r['tail']}", flush=True)
+            else:
+                pico = RunningPico()
+                try:
+                    run_dir = tmp / game
+                    run_dir.mkdir()
+                    config = write_config(run_dir, players={"names": ["Ana", "Ben"]},
+                                          encoder={"backend": "pico", "port": pico.port, "index": True})
+                    entry = ({"type": "game_start", "game": "carrossel", "players": ["Ana", "Ben"], "seed": 3}
+                             if game == "carrossel" else None)
+                    r = measure(f"{game}, encoder at rest (100 Hz heartbeat)", game, config, args, entry,
+                                run_dir / "companion.log")
+                finally:
+                    pico.close()
+                results.append(r)
+                print(f"  {r['name']}: {r['cpu'] * 100:.1f} % of one core", flush=True)
+    ref_after = reference_op_s()
+    ref_s = (ref_before + ref_after) / 2
+    print(f"machine: {machine()}")
+    print(f"OpenCV {cv2.__version__}, numpy {np.__version__}")
+    print(f"reference op (cvtColor BGR->Lab 640x480): {ref_before * 1e6:.0f} us before, {ref_after * 1e6:.0f} us after")
+    print(f"window {args.window_s:g} s after {args.warmup_s:g} s; CPU of the service process / wall time:")
+    worst = 0.0
+    for r in results:
+        per_s = r["cpu"]  # CPU seconds per wall second
+        worst = max(worst, per_s)
+        print(f"| {r['name']} | {per_s * 100:.1f} % | {per_s / ref_s:,.0f} ref ops/s | "
+              f"children {r['children'] * 100:.1f} % | {'met' if per_s < 0.30 else 'NOT met'} |")
+    print(f"target < 30 % of one core: {'met' if worst < 0.30 else 'NOT met'} (worst {worst * 100:.1f} %)")
+    return 0 if worst < 0.30 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
