@@ -36,6 +36,10 @@ Reference operation, timed in the same run: one ``cv2.cvtColor`` BGR -> Lab of a
 frame. Target: p99 under 400 ms.
 
     .venv/bin/python bench/monsieur_chain.py [--spins 200] [--audio null|paced] [--react-s 0.5]
+
+The spins happen in real time: 200 weather spins (about 400 spins in all, 18 games) take about
+10 minutes here; ``--audio paced`` speaks every prompt at its real length (about 20 s a turn),
+so run it with ``--spins 5`` to ``10``.
 """
 
 from __future__ import annotations
