@@ -8,7 +8,8 @@ tilted, blur, hands, any: see companion.vision.sim.random_conditions), and is re
 (full registration). A *wrong* reading is a space or card given a wrong value (never allowed);
 *unknown* is an abstention, counted separately for spaces a hand covers. Frames where the
 board is not visible (markers out of the frame at a steep tilt) are counted apart.
-Exit status 1 when any reading is wrong.
+A normal frame refused by the colour check (status ``colour lost``) is counted apart and
+must never happen. Exit status 1 when any reading is wrong or any frame is refused.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def main() -> int:
     reader = CarrouselReader()
     stats: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     wrong_examples = []
+    refused: list[dict] = []
     t0 = time.time()
     kinds = [k for k in args.kinds.split(",") if k]
     out_dir = Path(args.out).parent
@@ -67,6 +69,10 @@ def main() -> int:
         reading = reader.read(image)
         s = stats[kind]
         s["frames"] += 1
+        if reading.status.startswith("colour lost"):
+            s["colour_lost"] += 1  # a normal frame refused by the colour check: must stay 0
+            refused.append({"frame": i, "kind": kind, "status": reading.status})
+            continue
         if reading.status != "ok":
             s["not_visible"] += 1
             continue
@@ -92,9 +98,9 @@ def main() -> int:
                 cv2.imwrite(str(out_dir / f"wrong_{i:05d}.png"), image)
         if (i + 1) % 500 == 0:
             print(f"{i + 1} frames, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-    print("| conditions | frames | board not visible | spaces read | wrong | unknown (not hidden) | "
+    print("| conditions | frames | board not visible | colour lost | spaces read | wrong | unknown (not hidden) | "
           "unknown under a hand | cards wrong | cards unknown |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     total = defaultdict(int)
     for kind in kinds:
         s = stats[kind]
@@ -103,14 +109,14 @@ def main() -> int:
     for kind, s in [(k, stats[k]) for k in kinds] + [("all", total)]:
         visible = s["spaces"] - s["hidden"]
         pct = 100.0 * s["unknown"] / visible if visible else 0.0
-        print(f"| {kind} | {s['frames']} | {s['not_visible']} | {s['spaces']} | {s['wrong']} | "
+        print(f"| {kind} | {s['frames']} | {s['not_visible']} | {s['colour_lost']} | {s['spaces']} | {s['wrong']} | "
               f"{s['unknown']} ({pct:.2f}%) | {s['unknown_hidden']} of {s['hidden']} | {s['card_wrong']} | "
               f"{s['card_unknown']} of {s['cards']} |")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"stats": {k: dict(v) for k, v in stats.items()},
-                                          "wrong": wrong_examples}, indent=1))
+                                          "wrong": wrong_examples, "colour_lost": refused}, indent=1))
     print(f"\n{args.frames} frames in {time.time() - t0:.0f} s; details in {args.out}")
-    return 1 if wrong_examples else 0
+    return 1 if wrong_examples or refused else 0
 
 
 if __name__ == "__main__":
