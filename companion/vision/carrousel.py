@@ -29,6 +29,7 @@ import numpy as np
 
 from companion.calibration_dir import SHIPPED_DIR, calibration_path
 from companion.vision.colour import (
+    _LUT,
     CLIPPED,
     OFFSET,
     UNKNOWN,
@@ -395,126 +396,131 @@ class CarrouselReader:
         plan = self._plan
         if plan is None or plan.reg is not reg or plan.shape != frame.shape:
             plan = self._plan = _Plan(self, reg, frame.shape)
-        flat = frame.reshape(-1, 3)
-        board_white = white_of(flat[plan.board]) if len(plan.board) >= 0.3 * plan.board_planned else None
-        if board_white is None:
+        return self._read_planned(frame.reshape(-1, 3), plan)
+
+    def _read_planned(self, flat: np.ndarray, plan: _Plan) -> CarrouselReading:
+        """The steady read: every sampled pixel gathered at once, the white references from
+        one histogram, one Lab conversion, one classification per classifier, the region
+        rules as array operations (:meth:`RegionClassifier.decide_many`)."""
+        reg = plan.reg
+        px = np.take(flat, plan.index, axis=0)
+        medians = plan.medians(px[:plan.n_hist])
+        if medians is None:
             return CarrouselReading("board not visible: the board's reference patch is out of the frame",
                                     registration=reg)
-        fault = self._colour_fault(flat, plan, board_white)
-        if fault:
-            return CarrouselReading(fault, registration=reg, white_level=_luminance(board_white))
-        spaces = self._read_spaces(flat, plan, board_white)
-        cards = self._read_cards(flat, plan, board_white)
-        return CarrouselReading("ok", spaces, cards, reg, _luminance(board_white))
-
-    def _colour_fault(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> str:
-        """The colour check (:class:`~companion.vision.colour.ColourCheck`) on the board's
-        white and the spaces' and cards' pixels (every other one): ``""`` or why not."""
-        code = np.median(flat[plan.board], axis=0)
-        idx = np.concatenate([plan.discs[::2], plan.card_discs[::2]])
-        lab = linear_to_lab(srgb_to_linear(flat[idx]), board_white)
-        return self.colour_check.problem(board_white, code, lab)
-
-    def _read_spaces(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> tuple[RegionReading, ...]:
+        whites, codes = medians
+        board_white = whites[0]
         board_y = _luminance(board_white)
-        n = len(plan.rings)
-        gains = np.ones(n, dtype=np.float32)
-        early: dict[int, RegionReading] = {}
+        lum = _luminances(whites)
+        # the spaces' local light, against the board's
+        gains = (lum[1:1 + plan.n_spaces] / board_y).astype(np.float32)
+        g = gains.astype(_SCALAR_FLOAT)
         lo, hi = self.LIGHT_RANGE
-        for k, ring_idx in enumerate(plan.rings):
-            local = white_of(flat[ring_idx]) if len(ring_idx) >= 0.5 * plan.ring_planned else None
-            if local is None:
-                early[k] = RegionReading(UNKNOWN, 0.0, "the space's surroundings are out of the frame")
-                continue
-            gains[k] = _luminance(local) / board_y
-            if not lo <= gains[k] <= hi:
-                early[k] = RegionReading(UNKNOWN, 0.0, f"light {gains[k]:.2f}x the board's: too dark or too bright")
-        px = flat[plan.discs]
-        clipped = px.min(axis=1) >= CLIPPED
-        lab = linear_to_lab(srgb_to_linear(px), board_white[None, :] * gains[plan.disc_seg, None])
+        bad_light = ~((_SCALAR_FLOAT(lo) <= g) & (g <= _SCALAR_FLOAT(hi)))
+        ring_missing = ~plan.ring_ok
+        gains[ring_missing] = 1.0
+        # the cards' whites: the board's where the card is out of the frame
+        card_whites = whites[1 + plan.n_spaces:].copy()
+        card_whites[~plan.card_ok] = board_white
+        table = np.empty((1 + plan.n_spaces + len(card_whites), 3), dtype=np.float32)
+        table[0] = board_white
+        table[1:1 + plan.n_spaces] = board_white[None, :] * gains[:, None]
+        table[1 + plan.n_spaces:] = card_whites
+        np.maximum(table, 1e-4, out=table)
+        lab_px = px[plan.n_hist:plan.n_hist + plan.n_lab]
+        rel = np.take(_LUT, lab_px)
+        rel /= np.take(table, plan.white_index, axis=0)
+        np.clip(rel, 0.0, 1.0, out=rel)
+        lab = cv2.cvtColor(rel.reshape(-1, 1, 3), cv2.COLOR_LBGR2Lab).reshape(-1, 3)
+        a, b, c, d = plan.lab_bounds
+
+        def check_lab() -> np.ndarray:  # every pixel of the colour check (rarely needed)
+            lin = np.take(_LUT, np.take(flat, plan.check_index, axis=0))
+            return linear_to_lab(lin, board_white)
+
+        fault = self.colour_check.problem(board_white, codes, check_lab, lab[a:b], len(plan.check_index))
+        if fault:
+            return CarrouselReading(fault, registration=reg, white_level=board_y)
+        outline_px = px[plan.n_hist + plan.n_lab:]
+        spaces = self._spaces(plan, lab[:a], lab_px[:a], outline_px, gains, ring_missing, bad_light)
+        cards = self._cards(plan, lab[b:c], lab[c:d], lab_px[c:d], lum[1 + plan.n_spaces:] / board_y)
+        return CarrouselReading("ok", spaces, cards, reg, board_y)
+
+    def _spaces(self, plan: _Plan, lab: np.ndarray, px: np.ndarray, outline_px: np.ndarray, gains: np.ndarray,
+                ring_missing: np.ndarray, bad_light: np.ndarray) -> tuple[RegionReading, ...]:
+        n = plan.n_spaces
         classifier = self.space_classifier
         cls = classifier.pixel_classes(lab)
-        cls[clipped] = -1
+        cls[_clipped(px)] = -1
         width = len(classifier.references.names) + OFFSET
         counts = np.bincount(plan.disc_seg * width + cls + OFFSET, minlength=n * width).reshape(n, width)
-        sampled = np.bincount(plan.disc_seg, minlength=n)
-        seen = self._outline_seen(flat, plan)
+        seen = self._outline_seen_px(outline_px.reshape(n, 5, -1, 3)).tolist()
         out = []
-        for k in range(n):
-            if k in early:
-                out.append(early[k])
-                continue
-            if sampled[k] < 0.8 * plan.disc_planned:
-                out.append(RegionReading(UNKNOWN, 0.0, "the space is partly out of the frame"))
-                continue
-            reading = classifier.decide(counts[k])
-            if reading.label != UNKNOWN:
+        for k, row in enumerate(counts.tolist()):
+            if ring_missing[k]:  # the early rules, as in the per-region reader
+                reading = RegionReading(UNKNOWN, 0.0, "the space's surroundings are out of the frame")
+            elif bad_light[k]:
+                reading = RegionReading(UNKNOWN, 0.0, f"light {gains[k]:.2f}x the board's: too dark or too bright")
+            elif plan.disc_short[k]:
+                reading = RegionReading(UNKNOWN, 0.0, "the space is partly out of the frame")
+            else:
+                reading = classifier.decide(row)
                 need = self.OUTLINE_FOR_EMPTY if reading.label == classifier.background_label else self.OUTLINE_FOR_COLOUR
-                if seen[k] < need:
+                if reading.label != UNKNOWN and seen[k] < need:
                     reading = RegionReading(UNKNOWN, 0.0, f"covered: {seen[k]:.0%} of the space's outline seen",
                                             reading.fractions)
             out.append(reading)
         return tuple(out)
 
+    def _outline_seen_px(self, px: np.ndarray) -> np.ndarray:
+        lum = _LUT[px] @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)
+        line = lum[:, :3, :].min(axis=1)
+        around = np.minimum(lum[:, 3, :], lum[:, 4, :])
+        return (line <= self.OUTLINE_CONTRAST * around).mean(axis=1)
+
     def _outline_seen(self, flat: np.ndarray, plan: _Plan) -> np.ndarray:
         """Share (0-1) of each space's printed outline that is visible: at each of 48 angles,
         the darkest of three samples across the outline must be at most
         :attr:`OUTLINE_CONTRAST` times the lightness just inside and just outside it."""
-        lum = srgb_to_linear(flat[plan.outline]) @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)
-        line = lum[:, :3, :].min(axis=1)
-        around = np.minimum(lum[:, 3, :], lum[:, 4, :])
-        return (line <= self.OUTLINE_CONTRAST * around).mean(axis=1)
+        return self._outline_seen_px(flat[plan.outline])
 
     def outline_seen(self, frame: np.ndarray, reg: Registration, k: int) -> float:
         """Share (0-1) of space ``k``'s printed outline visible in ``frame`` (see
         :meth:`_outline_seen`)."""
         return float(self._outline_seen(frame.reshape(-1, 3), _Plan(self, reg, frame.shape))[k])
 
-    def _read_cards(self, flat: np.ndarray, plan: _Plan, board_white: np.ndarray) -> dict[str, CardReading]:
+    def _cards(self, plan: _Plan, lab_patch: np.ndarray, lab: np.ndarray, px: np.ndarray,
+               ratio: np.ndarray) -> dict[str, CardReading]:
         g = self.geometry
         if not g.cards:
             return {}
-        whites = np.empty((len(g.cards), 3), dtype=np.float32)
-        problem: dict[int, str] = {}
-        patches = [flat[idx] for idx in plan.card_white]
-        for i, patch in enumerate(patches):
-            white = white_of(patch)
-            if white is None or len(patch) < 0.9 * plan.card_white_planned[i]:
-                problem[i] = "the card is out of the frame"
-                whites[i] = board_white
-            else:
-                whites[i] = white
         # the card's white must be even: every patch pixel within Delta E 15 of the card's white
-        seg = np.repeat(np.arange(len(patches)), [len(p) for p in patches])
-        lab_patch = linear_to_lab(srgb_to_linear(np.concatenate(patches)), whites[seg])
         dev = np.sqrt((lab_patch[:, 0] - 100.0) ** 2 + lab_patch[:, 1] ** 2 + lab_patch[:, 2] ** 2) > 15.0
-        uneven = np.bincount(seg, weights=dev, minlength=len(patches)) / np.maximum(
-            np.bincount(seg, minlength=len(patches)), 1)
-        board_y = _luminance(board_white)
-        for i in range(len(patches)):
-            if i in problem:
-                continue
-            ratio = _luminance(whites[i]) / board_y
-            if uneven[i] > 0.1:
-                problem[i] = f"the card's white is uneven ({uneven[i]:.0%}): covered"
-            elif not 0.5 <= ratio <= 2.5:
-                problem[i] = f"the card is {ratio:.2f}x as bright as the board: not a card"
-        px = flat[plan.card_discs]
-        clipped = px.min(axis=1) >= CLIPPED
-        lab = linear_to_lab(srgb_to_linear(px), whites[plan.card_disc_seg // 3])
+        m = len(g.cards)
+        uneven = (np.bincount(plan.card_white_seg, weights=dev, minlength=m)
+                  / np.maximum(np.bincount(plan.card_white_seg, minlength=m), 1)).tolist()
         classifier = self.card_classifier
         cls = classifier.pixel_classes(lab)
-        cls[clipped] = -1
+        cls[_clipped(px)] = -1
         width = len(classifier.references.names) + OFFSET
-        ndisc = 3 * len(g.cards)
-        counts = np.bincount(plan.card_disc_seg * width + cls + OFFSET, minlength=ndisc * width).reshape(ndisc, width)
+        counts = np.bincount(plan.card_disc_seg * width + cls + OFFSET, minlength=3 * m * width).reshape(3 * m, width)
+        rows = counts.tolist()
         blank = (RegionReading(UNKNOWN, 0.0),) * 3
+        ratio_l = ratio.tolist()
         out = {}
         for i, slot in enumerate(g.cards):
-            if i in problem:
-                out[slot.seat] = CardReading(slot.seat, blank, None, problem[i])
+            if not plan.card_ok[i]:
+                problem = "the card is out of the frame"
+            elif uneven[i] > 0.1:
+                problem = f"the card's white is uneven ({uneven[i]:.0%}): covered"
+            elif not 0.5 <= ratio_l[i] <= 2.5:
+                problem = f"the card is {ratio_l[i]:.2f}x as bright as the board: not a card"
+            else:
+                problem = ""
+            if problem:
+                out[slot.seat] = CardReading(slot.seat, blank, None, problem)
                 continue
-            discs = tuple(classifier.decide(counts[3 * i + j]) for j in range(3))
+            discs = tuple(classifier.decide(row) for row in rows[3 * i:3 * i + 3])
             labels = tuple(d.label for d in discs)
             if UNKNOWN in labels:
                 out[slot.seat] = CardReading(slot.seat, discs, None, "a disc is unclear")
@@ -539,9 +545,16 @@ class CarrouselReader:
 
 
 class _Plan:
-    """Where every sample point of the reader falls in the image, for one registration:
-    flat pixel indices computed once (one projection of all points), so that reading a frame
-    is a few array operations."""
+    """Where every sample point of the reader falls in the image, for one registration,
+    computed once (one projection of all points) so that reading a frame is a few array
+    operations on one gather of pixels.
+
+    The gathered pixels are, in order: the histogram part (board reference patch with the
+    spaces' rings, each space's ring, each card's white patch: ``n_hist`` pixels), the Lab
+    part (spaces' discs, the colour check's pixels, the cards' white patches, the cards'
+    discs: ``n_lab`` pixels, each with the row of the white it is seen against), then the
+    spaces' outlines (``n_spaces x 5 x 48``).
+    """
 
     def __init__(self, reader: CarrouselReader, reg: Registration, shape: tuple[int, ...]):
         self.reg, self.shape = reg, shape
@@ -552,27 +565,88 @@ class _Plan:
         flat = np.clip(p[:, 1], 0, h - 1) * w + np.clip(p[:, 0], 0, w - 1)
 
         def part(name: str, clip: bool = False) -> list[np.ndarray]:
-            out = []
-            for a, b in segs[name]:
-                out.append(flat[a:b] if clip else flat[a:b][inside[a:b]])
-            return out
+            return [flat[a:b] if clip else flat[a:b][inside[a:b]] for a, b in segs[name]]
 
-        (self.board,) = part("board")
-        self.board_planned = segs["board"][0][1] - segs["board"][0][0]
-        self.rings = part("rings")
-        self.ring_planned = len(reader._space_ring)
+        (board,) = part("board")
+        rings = part("rings")
+        card_white = part("card_white")
+        self.n_spaces = n = len(rings)
+        m = len(card_white)
+        # --- the histogram part: one median per segment and channel, from one bincount
+        hist_segs = [board] + rings + card_white
+        sizes = np.array([len(s) for s in hist_segs])
+        self.n_hist = int(sizes.sum())
+        seg_of = np.repeat(np.arange(len(hist_segs)), sizes)
+        self._hist_offset = (seg_of[:, None] * 768 + np.arange(3)[None, :] * 256).astype(np.intp)
+        self._n_segs = len(hist_segs)
+        self._lo = ((sizes - 1) // 2)[:, None, None]
+        self._hi = (sizes // 2)[:, None, None]
+        board_planned = segs["board"][0][1] - segs["board"][0][0]
+        self.board_ok = len(board) >= 0.3 * board_planned and len(board) >= 10
+        self.ring_ok = np.array([len(r) >= 0.5 * len(reader._space_ring) and len(r) >= 10 for r in rings], dtype=bool)
+        self.card_ok = np.array([len(c) >= 10 and len(c) >= 0.9 * (b - a)
+                                 for c, (a, b) in zip(card_white, segs["card_white"])], dtype=bool)
+        # --- the Lab part
         discs = part("discs")
-        self.discs = np.concatenate(discs)
-        self.disc_seg = np.repeat(np.arange(len(discs)), [len(d) for d in discs])
-        self.disc_planned = len(reader._space_disc)
-        n = len(reader.geometry.space_centres_mm)
-        self.outline = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
-        self.card_white = part("card_white")
-        self.card_white_planned = [b - a for a, b in segs["card_white"]]
+        disc_idx = np.concatenate(discs)
+        self.disc_seg = np.repeat(np.arange(n), [len(d) for d in discs])
+        self.disc_short = np.array([len(d) < 0.8 * len(reader._space_disc) for d in discs], dtype=bool)
         cd = part("card_discs")
-        self.card_discs = np.concatenate(cd) if cd else np.zeros(0, np.int64)
+        card_disc_idx = np.concatenate(cd) if cd else np.zeros(0, np.int64)
         self.card_disc_seg = np.repeat(np.arange(len(cd)), [len(d) for d in cd]) if cd else np.zeros(0, np.int64)
+        # the colour check's pixels (against the board's white): a quarter of them is converted
+        # with the rest, all of them only when that quarter does not settle the check
+        self.check_index = np.concatenate([disc_idx[::2], card_disc_idx[::2]])
+        check_idx = self.check_index[::4]
+        cw_idx = np.concatenate(card_white) if card_white else np.zeros(0, np.int64)
+        self.card_white_seg = np.repeat(np.arange(m), [len(c) for c in card_white]) if m else np.zeros(0, np.int64)
+        lab_parts = [disc_idx, check_idx, cw_idx, card_disc_idx]
+        # white rows: 0 the board, 1..n the spaces (board x local gain), n+1.. the cards
+        self.white_index = np.concatenate([1 + self.disc_seg, np.zeros(len(check_idx), np.int64),
+                                           1 + n + self.card_white_seg, 1 + n + self.card_disc_seg // 3])
+        bounds = np.cumsum([len(x) for x in lab_parts])
+        self.lab_bounds = tuple(int(v) for v in bounds)
+        self.n_lab = int(bounds[-1])
+        self.outline = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
+        self.index = np.concatenate(hist_segs + lab_parts + [self.outline.ravel()])
 
+    def medians(self, px: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per-segment medians of the histogram part's ``n_hist x 3 uint8`` pixels.
+
+        Returns:
+            (``S x 3 float32`` linear medians, exactly :func:`white_of`'s; ``3 float64`` the
+            board's median 8-bit levels, exactly ``np.median``'s), or None when the board's
+            reference patch is out of the frame. Rows of segments too small to have a white
+            are meaningless (see ``ring_ok``, ``card_ok``).
+        """
+        if not self.board_ok:
+            return None
+        hist = np.bincount((px + self._hist_offset).ravel(), minlength=self._n_segs * 768)
+        cum = hist.reshape(self._n_segs, 3, 256).cumsum(axis=2)
+        # (an empty segment, with no median, counts 256: kept in the table's range)
+        lo = np.minimum((cum <= self._lo).sum(axis=2), 255)
+        hi = np.minimum((cum <= self._hi).sum(axis=2), 255)
+        # np.median of an even count is the mean of the two middle values (in float32 for
+        # linear light): the same sum and division here
+        whites = (_LUT[lo] + _LUT[hi]) / np.float32(2)
+        return whites.astype(np.float32, copy=False), (lo[0] + hi[0]) / 2.0
+
+
+def _clipped(px: np.ndarray) -> np.ndarray:
+    """``N x 3 uint8`` pixels clipped in every channel (``>= CLIPPED``), ``N bool``; channel by
+    channel (a reduction over a last axis of 3 is row by row in numpy)."""
+    return (px[:, 0] >= CLIPPED) & (px[:, 1] >= CLIPPED) & (px[:, 2] >= CLIPPED)
+
+
+def _luminances(linear_bgr: np.ndarray) -> np.ndarray:
+    """:func:`_luminance` of each row of ``N x 3`` linear BGR, ``N float64`` (same arithmetic)."""
+    w = linear_bgr.astype(np.float64)
+    return np.maximum(0.0722 * w[:, 0] + 0.7152 * w[:, 1] + 0.2126 * w[:, 2], 1e-6)
+
+
+#: the type numpy compares a float32 scalar with a Python float in (float64 on numpy 1.x,
+#: float32 on numpy 2): the light-range test compares exactly as a scalar comparison would
+_SCALAR_FLOAT = type(np.float32(1.0) + 1.0)
 
 def _luminance(linear_bgr: np.ndarray) -> float:
     b, g, r = (float(x) for x in linear_bgr)

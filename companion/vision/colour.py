@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -227,35 +227,47 @@ class RegionClassifier:
         -3 dark shade (darker than ``background_min_l`` and no reference: the shaded side of a
         piece, a shadow; it neither votes nor counts as the hand's "other")."""
         lab = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
-        refs = self.references.lab
-        lw = np.where(np.hypot(refs[:, 1], refs[:, 2]) < 10.0, 1.0, self.l_weight).astype(np.float32)
+        w2t, w2rt, r2, achromatic_ref = self._distance_terms()
         # squared weighted distances by expansion, sum_c w^2 (x - r)^2 = x^2.w^2 - 2 x.(w^2 r) + r^2.w^2:
         # three small matrix products instead of an N x K x 3 array; no square roots needed
-        w2 = np.ones_like(refs)
-        w2[:, 0] = lw * lw
-        d = (lab * lab) @ w2.T - 2.0 * (lab @ (w2 * refs).T) + (w2 * refs * refs).sum(axis=1)
-        np.maximum(d, 0.0, out=d)
-        rows = np.arange(len(d))
-        best = d.argmin(axis=1)
-        d1 = d[rows, best]
-        if d.shape[1] > 1:
-            d[rows, best] = np.inf
-            d2 = d.min(axis=1)
-        else:
-            d2 = np.full(len(d), np.inf, dtype=d.dtype)
+        d = (lab * lab) @ w2t - 2.0 * (lab @ w2rt) + r2
+        # nearest (the first on ties, as argmin) and second nearest, on the K x N transpose:
+        # numpy reduces a short last axis row by row, many times slower
+        dt = np.ascontiguousarray(d.T)
+        np.maximum(dt, 0.0, out=dt)
+        k = np.arange(len(dt), dtype=np.int16)[:, None]
+        d1 = dt.min(axis=0)
+        best = np.where(dt == d1, k, np.int16(len(dt))).min(axis=0)
+        d2 = np.where(k == best, np.float32(np.inf), dt).min(axis=0) if len(dt) > 1 else np.full(len(d1), np.inf, dt.dtype)
         chroma = np.hypot(lab[:, 1], lab[:, 2])
         light = lab[:, 0]
-        cls = np.where(light < self.background_min_l, -3, -2).astype(np.int16)
-        cls[(chroma < self.background_chroma) & (light >= self.background_min_l)] = -1
-        tinted = (np.abs(lab[:, 1]) < self.tint_a) & (np.abs(lab[:, 2]) < self.tint_b) & (light >= self.tint_min_l)
-        cls[tinted] = -1
+        lit = light >= self.background_min_l
+        background = (chroma < self.background_chroma) & lit
+        # tinted: the white lit by a warmer or cooler lamp
+        background |= (np.abs(lab[:, 1]) < self.tint_a) & (np.abs(lab[:, 2]) < self.tint_b) & (light >= self.tint_min_l)
         is_colour = (d1 < self.near ** 2) & (d1 < self.ratio ** 2 * d2)
         # an achromatic reference (black) takes only pixels without colour: a coloured horse
         # in a deep shadow, or a dark sleeve, is dark but still has a hue
-        achromatic = lw[best] == 1.0
-        is_colour &= ~achromatic | ((d1 < self.near_achromatic ** 2) & (chroma < self.achromatic_chroma))
-        cls[is_colour] = best[is_colour]
+        is_colour &= ~achromatic_ref[best] | ((d1 < self.near_achromatic ** 2) & (chroma < self.achromatic_chroma))
+        cls = np.where(lit, np.int16(-2), np.int16(-3))
+        cls[background] = -1
+        np.copyto(cls, best, where=is_colour, casting="unsafe")
         return cls
+
+    def _distance_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The references' constant terms of :meth:`pixel_classes`' distances (computed once):
+        ``3 x K`` squared weights, ``3 x K`` weighted references, ``K`` squared weighted
+        norms, ``K`` bool achromatic."""
+        terms = self.__dict__.get("_terms")
+        if terms is None:
+            refs = self.references.lab
+            lw = np.where(np.hypot(refs[:, 1], refs[:, 2]) < 10.0, 1.0, self.l_weight).astype(np.float32)
+            w2 = np.ones_like(refs)
+            w2[:, 0] = lw * lw
+            terms = (np.ascontiguousarray(w2.T), np.ascontiguousarray((w2 * refs).T),
+                     (w2 * refs * refs).sum(axis=1), lw == 1.0)
+            object.__setattr__(self, "_terms", terms)
+        return terms
 
     def read(self, lab: np.ndarray, clipped: int = 0) -> RegionReading:
         """Read one region.
@@ -429,6 +441,14 @@ class ColourCheck:
     def _linear(v: float) -> float:
         return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
 
+    def _surely_enough(self, lab: np.ndarray, n: int, need: float) -> bool:
+        """Is the ``percentile``-th percentile chroma of ``n`` pixels, of which ``lab`` are
+        some, surely at least ``need``? True when more pixels than lie above the order
+        statistic just below the percentile's are clearly above ``need`` (no sorting)."""
+        below = int(np.floor((n - 1) * self.percentile / 100.0))
+        above = np.count_nonzero(np.hypot(lab[:, 1], lab[:, 2]) > need * (1.0 + 1e-5) + 1e-6)
+        return bool(above >= n - below + 1)
+
     def cast_distance(self, white: np.ndarray) -> float:
         """Distance of a white (``3`` linear BGR) from the lamp locus, natural-log units."""
         b, g, r = (max(float(v), 1e-6) for v in white)
@@ -438,13 +458,21 @@ class ColourCheck:
         t = np.clip(((p - a) * ab).sum(axis=1) / (ab * ab).sum(axis=1), 0.0, 1.0)
         return float(np.min(np.hypot(*(p - (a + t[:, None] * ab)).T)))
 
-    def problem(self, white: np.ndarray, white_code: np.ndarray, region_lab: np.ndarray) -> str:
+    def problem(self, white: np.ndarray, white_code: np.ndarray,
+                region_lab: np.ndarray | Callable[[], np.ndarray],
+                sample_lab: np.ndarray | None = None, sample_of: int = 0) -> str:
         """Why the frame is not a calibrated colour frame, or ``""``.
 
         Args:
             white: ``3`` linear BGR of the white reference (:func:`white_of`).
             white_code: ``3`` the white reference's median 8-bit BGR levels.
-            region_lab: ``N x 3`` Lab (against the white) of the regions' sampled pixels.
+            region_lab: ``N x 3`` Lab (against the white) of the regions' sampled pixels, or a
+                function that computes it (called only when needed, see ``sample_lab``).
+            sample_lab: optional ``M x 3`` Lab of some of those ``N`` pixels: when enough of
+                them are chromatic for the percentile of all ``N`` to be surely above the
+                bound, the answer is ``""`` without ``region_lab`` (the same answer it would
+                give, only sooner).
+            sample_of: ``N``, the number of pixels ``region_lab`` has (with ``sample_lab``).
 
         Returns:
             ``"colour lost: ..."`` naming the fault (too dark, clipped, a cast, no colour), or
@@ -460,7 +488,16 @@ class ColourCheck:
         cast = self.cast_distance(white)
         if cast > self.cast_log:
             return f"{COLOUR_LOST}: the light's colour is beyond the calibrated range (cast {cast:.2f} > {self.cast_log})"
-        if self.least_chroma > 0 and len(region_lab):
+        if self.least_chroma <= 0:
+            return ""
+        need = self.chroma_share * self.least_chroma
+        if sample_lab is not None and sample_of and self._surely_enough(sample_lab, sample_of, need):
+            return ""
+        if callable(region_lab):
+            region_lab = region_lab()
+        if len(region_lab):
+            if self._surely_enough(region_lab, len(region_lab), need):
+                return ""
             chroma = np.hypot(region_lab[:, 1], region_lab[:, 2])
             seen = float(np.percentile(chroma, self.percentile))
             if seen < self.chroma_share * self.least_chroma:

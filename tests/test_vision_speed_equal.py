@@ -1,0 +1,150 @@
+"""The vectorised Carrousel reader reads exactly what the per-region reader read.
+
+The per-region reader is kept in tests/carrousel_reference.py (a frozen copy of the steady
+read before it was vectorised). Both read the 20 path-traced photographs (full registration),
+and a few hundred frames made from rendered tables (tests/carrousel_reference.py's reader with
+the same registration as the new one): gains and casts, sensor noise, a hand, glare, shadow,
+grayscale, a dark frame, the board moved under a kept registration, the board partly out of
+the frame. Every field must be equal: status, each region's label, confidence, reason and
+fractions, each card, the white level. The full 5,000-frame stress set is compared by
+``bench/vision_equal.py``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from carrousel_reference import ReferenceCarrouselReader
+from companion.vision.carrousel import CarrouselReader
+from companion.vision.colour import RegionClassifier
+from companion.vision.registration import Registration
+from companion.vision.sim import COLOURS, TableRenderer, random_conditions
+
+ROOT = Path(__file__).parent / "data" / "carrousel-table"
+KINDS = ("normal", "dim", "bright", "warm", "cool", "tilted", "blur", "hands", "any", "normal", "hands", "any")
+
+
+def same(a, b) -> bool:
+    return (a.status, a.spaces, a.cards, a.white_level) == (b.status, b.spaces, b.cards, b.white_level)
+
+
+def explain(a, b) -> str:
+    lines = [f"status {a.status!r} / {b.status!r}, white {a.white_level!r} / {b.white_level!r}"]
+    lines += [f"space {k}: {x} / {y}" for k, (x, y) in enumerate(zip(a.spaces, b.spaces)) if x != y]
+    lines += [f"card {s}: {a.cards[s]} / {b.cards.get(s)}" for s in a.cards if a.cards[s] != b.cards.get(s)]
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def readers():
+    return CarrouselReader(), ReferenceCarrouselReader()
+
+
+def test_the_photographs_read_the_same(readers):
+    new, old = readers
+    photos = sorted((ROOT / "images").glob("*.jpg"))
+    assert len(photos) == 20
+    for path in photos:
+        frame = cv2.imread(str(path))
+        a, b = new.read(frame), old.read(frame)
+        assert a.status == "ok"
+        assert same(a, b), f"{path.name}:\n{explain(a, b)}"
+
+
+def _shifted(reg: Registration, dx: float, dy: float) -> Registration:
+    t = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy], [0.0, 0.0, 1.0]])
+    h = t @ reg.board_to_image
+    return Registration(h, np.linalg.inv(h), reg.marker_ids, reg.residual_px, reg.image_corners, reg.frame_index)
+
+
+def _variants(frame: np.ndarray, rng: np.random.Generator):
+    """About 20 frames made from one rendered frame: what the camera and the table can do to it."""
+    h, w = frame.shape[:2]
+    f32 = frame.astype(np.float32)
+    for _ in range(6):  # light level and colour of the lamp, sensor noise
+        gain = rng.uniform(0.5, 1.5) * rng.uniform(0.85, 1.15, 3)
+        noisy = f32 * gain + rng.normal(0, rng.uniform(0.5, 6.0), frame.shape)
+        yield np.clip(np.rint(noisy), 0, 255).astype(np.uint8)
+    for _ in range(4):  # a hand or a sleeve over part of the board
+        out = frame.copy()
+        x, y = int(rng.integers(0, w - 60)), int(rng.integers(0, h - 60))
+        colour = rng.integers(40, 230, 3)
+        cv2.ellipse(out, (x, y), (int(rng.integers(20, 90)), int(rng.integers(15, 60))), float(rng.uniform(0, 180)),
+                    0, 360, tuple(int(c) for c in colour), -1)
+        yield out
+    for _ in range(3):  # glare: a clipped spot
+        out = frame.copy()
+        cv2.circle(out, (int(rng.integers(0, w)), int(rng.integers(0, h))), int(rng.integers(15, 70)), (255, 255, 255), -1)
+        yield out
+    for _ in range(3):  # a shadow across part of the board
+        out = f32.copy()
+        x0 = int(rng.integers(0, w - 100))
+        out[:, x0:x0 + int(rng.integers(60, 300))] *= rng.uniform(0.2, 0.7)
+        yield out.astype(np.uint8)
+    yield np.repeat(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)[:, :, None], 3, axis=2)  # colour lost
+    yield (f32 * 0.15).astype(np.uint8)  # too dark
+    yield np.roll(frame, (int(rng.integers(-8, 9)), int(rng.integers(-8, 9))), axis=(0, 1))  # the board moved
+    half = frame.copy()
+    half[:, : w // 2] = 0
+    yield half
+
+
+def test_rendered_frames_read_the_same(readers):
+    new, old = readers
+    renderer = TableRenderer()
+    rng = np.random.default_rng(15)
+    statuses: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    compared = 0
+    for i, kind in enumerate(KINDS):
+        spaces = ["empty"] * 7
+        start = int(rng.integers(7))
+        for j, colour in enumerate(rng.permutation(COLOURS)):
+            spaces[(start + j) % 7] = str(colour)
+        cards = {seat: tuple(str(c) for c in rng.permutation(COLOURS)[:3]) for seat in ("south", "east", "north", "west")}
+        frame, _ = renderer.render(spaces, cards, random_conditions(rng, kind), rng)
+        a, b = new.read(frame), old.read(frame)  # each registers the frame itself
+        assert same(a, b), f"rendered {i} ({kind}):\n{explain(a, b)}"
+        reg = new.registrar.register(frame)
+        if reg is None:
+            continue
+        regs = [reg, _shifted(reg, 300.0 * (-1) ** i, 40.0)]  # the second: part of the board out of the frame
+        for v, variant in enumerate(_variants(frame, rng)):
+            for r in regs if v % 4 == 0 else regs[:1]:
+                a, b = new.read(variant, registration=r), old.read(variant, registration=r)
+                assert same(a, b), f"rendered {i} ({kind}), variant {v}:\n{explain(a, b)}"
+                compared += 1
+                statuses[a.status.split(":")[0]] += 1
+                reasons.update(s.reason.split(":")[0].split(" (")[0] for s in a.spaces)
+                reasons.update(c.reason.split(" (")[0] for c in a.cards.values())
+    assert compared >= 250
+    # the frames reach the reader's every outcome: the comparison is not of trivial readings
+    assert statuses["ok"] > 150 and statuses["colour lost"] >= 10, statuses
+    for reason in ("", "covered", "the space's surroundings are out of the frame", "uneven",
+                   "the card is out of the frame", "a disc is unclear"):
+        assert reasons[reason] > 0, (reason, reasons)
+
+
+def test_pixel_classes_are_those_of_the_per_region_reader(readers):
+    """The pixel rule, faster, gives the same class to every pixel (the Carrossel and Monsieur
+    Carrousel readers use it too)."""
+    from carrousel_reference import _RefClassifier
+
+    new, _ = readers
+    rng = np.random.default_rng(3)
+    for classifier in (new.space_classifier, new.card_classifier,
+                       RegionClassifier(new.space_classifier.references, near=30.0, ratio=0.8)):
+        lab = np.column_stack([rng.uniform(0, 100, 20000), rng.normal(0, 40, 20000),
+                               rng.normal(0, 40, 20000)]).astype(np.float32)
+        k = rng.integers(0, len(classifier.references.names), 10000)
+        lab[:10000] = classifier.references.lab[k] + rng.normal(0, 12, (10000, 3)).astype(np.float32)
+        lab[-5:] = classifier.references.lab[:1]  # exactly on a reference
+        got, want = classifier.pixel_classes(lab), _RefClassifier(classifier).pixel_classes(lab)
+        assert got.dtype == want.dtype
+        assert np.array_equal(got, want), int((got != want).sum())
+        assert len(set(got.tolist())) == len(classifier.references.names) + 3
