@@ -43,6 +43,8 @@ class Rig:
         resume: ``resume(state, t)`` of a simulated table, called when an unfinished game is
             restored (the same for every simulated table), or None.
         lines: lines printed on the console once the table is ready (what the players do first).
+        prompts: calls whose sentences are rendered into the speech cache at start, on a thread
+            of their own (the prompts that must come at once, such as Monsieur Carrousel's weather).
     """
 
     sources: list[Any] = dataclasses.field(default_factory=list)
@@ -51,6 +53,7 @@ class Rig:
     delay_s: float = 0.0
     resume: Callable[[Any, float], None] | None = None
     lines: list[str] = dataclasses.field(default_factory=list)
+    prompts: list[Any] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -223,6 +226,8 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
     rig = kit.real(ctx) if table == "hardware" else kit.simulated(ctx)
     if opened.resumed and rig.resume is not None and opened.state is not None:
         rig.resume(opened.state, the_clock.now())
+    if speech is not None and rig.prompts:
+        _warm(speech, game, rig.prompts)
     by_name = {"console": console, "speech": speech, "lights": lights, "web": web}
     # Speech before the lights: on close it finishes its prompts while the buzzer still works.
     announcers = [by_name[n] for n in ANNOUNCERS if n in names and by_name[n] is not None]
@@ -255,6 +260,20 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
             out.write(line + "\n")
         out.flush()
     return service
+
+
+def _warm(speech: Any, game: str, prompts: Sequence[Any]) -> None:
+    """Render the sentences of ``prompts`` into the speech cache on a thread of their own, so
+    that they play at once when called (espeak-ng takes tens of milliseconds a sentence here,
+    more on a Pi)."""
+    import threading
+
+    texts: list[str] = []
+    for call in prompts:
+        text = speech.catalogue.text(call, game)
+        if text and text not in texts:
+            texts.append(text)
+    threading.Thread(target=speech.warm, args=(texts,), name="speech-warm", daemon=True).start()
 
 
 def _scores(summary: Any) -> str:

@@ -34,6 +34,15 @@ def _show(t: Table) -> Any:
     return getattr(t.console, "show_spin", None)
 
 
+def _weather_prompts(t: Table) -> list[Any]:
+    """Every kid in the sun and in the rain: the prompts that must come the moment the carousel
+    stops (rendered at start)."""
+    from companion.games.monsieur_carrousel import Weather
+
+    return [Weather(t=0.0, player=p, kid=k, zone=z) for k in t.referee.table.kids for z in ("sun", "rain")
+            for p in t.players]
+
+
 def simulated(t: Table) -> Rig:
     """Simulated children roll the die, seat the kids, spin the carousel (the simulated shaft's
     physics through the rotation tracker, when ``[encoder] backend`` is sim or auto without a
@@ -92,7 +101,7 @@ def real(t: Table) -> Rig:
     lines = [] if t.resumed else [
         "Monsieur Carrousel: press the die button to roll; put the kid on the seat you are told and "
         "press YES; turn the carousel when asked."]
-    return Rig(sources=[start, buttons, encoder], lines=lines)
+    return Rig(sources=[start, buttons, encoder], lines=lines, prompts=_weather_prompts(t))
 
 
 KIT = Kit(game=GAME, options=_options, simulated=simulated, real=real)
