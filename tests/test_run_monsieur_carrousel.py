@@ -92,12 +92,16 @@ def test_speaks_every_prompt_and_keeps_the_wavs(tmp_path):
     service.run()
     service.close()
     speech = service.speech
-    assert speech.history and all(s.outcome == "played" for s in speech.history)
-    spoken = {s.text for s in speech.history}
+    # Every prompt is played, but the one asking to turn the carousel, cut short (or skipped)
+    # once the spin's answer has come ([interruptible] in signals.toml).
+    assert speech.history and all(s.outcome == "played" or (s.outcome == "cut" and s.call_type in ("spin", "spin_again"))
+                                  for s in speech.history)
+    assert sum(s.outcome == "played" for s in speech.history) > len(speech.history) // 2
+    spoken = {s.text for s in speech.history if s.outcome == "played"}
     assert "Oba! Todas as crianças estão no carrossel. Vocês ganharam!" in spoken or \
         "Ah, chuva demais! O carrossel fecha por hoje. Vamos jogar de novo?" in spoken
     wavs = list((tmp_path / "speech").glob("*.wav"))
-    assert len(wavs) == len(spoken)
+    assert len(wavs) >= len(spoken)  # each played prompt's WAV is kept (a cut one may be too)
     assert all(wav_duration_s(w) > 0.3 for w in wavs)
 
 
