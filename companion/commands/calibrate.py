@@ -192,8 +192,6 @@ def _intrinsics(args: argparse.Namespace) -> int:
 
 
 def _geometry(args: argparse.Namespace) -> int:
-    import cv2
-
     from companion.calibration_dir import check_writable
     from companion.vision.calibration import fit_space_centres, write_json
     from companion.vision.colour import load_json
@@ -204,9 +202,9 @@ def _geometry(args: argparse.Namespace) -> int:
     out = check_writable(args.out) if args.out else (
         check_writable(src) if args.geometry else _out(args, "carrousel-board.json"))
     doc = load_json(src)
-    image = cv2.imread(args.image)
-    if image is None:
-        raise ValueError(f"{args.image}: not an image OpenCV can decode")
+    from companion.vision.images import read_image
+
+    image = read_image(args.image)  # ImageError (a ValueError): one line; a pixel limit before decoding
     try:
         markers = {int(k): v["corners_mm"] for k, v in doc["markers"].items()}
         centres = [s["centre_mm"] for s in doc["spaces"]]
@@ -230,8 +228,6 @@ def _geometry(args: argparse.Namespace) -> int:
 
 
 def _colours(args: argparse.Namespace) -> int:
-    import cv2
-
     from companion.games.carrousel import COLOURS, Position
     from companion.vision.calibration import close_reference_pairs, write_json
     from companion.vision.carrousel import SEATS, CarrouselGeometry, CarrouselReader, reference_colours_from
@@ -267,9 +263,9 @@ def _colours(args: argparse.Namespace) -> int:
     out = _out(args, "carrousel-colours.json")
     frames = []
     for img in args.images:
-        f = cv2.imread(img)
-        if f is None:
-            raise ValueError(f"{img}: not an image OpenCV can decode")
+        from companion.vision.images import read_image
+
+        f = read_image(img)  # ImageError (a ValueError): one line; a pixel limit before decoding
         frames.append(f)
         _say(f"reading {img} ...")
     import numpy as np
