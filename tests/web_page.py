@@ -72,6 +72,6 @@ def web_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
     """A real-table configuration (tests/real_table.py) with the page on 127.0.0.1:0."""
     from tests.real_table import write_config
 
-    web = {"listen": "127.0.0.1:0", **sections.pop("web", {})}
+    web = {"enabled": True, "listen": "127.0.0.1:0", **sections.pop("web", {})}
     service = {"announcers": ["console", "web"], **sections.pop("service", {})}
     return write_config(tmp_path, web=web, service=service, **sections)

@@ -58,7 +58,7 @@ def real(t: Table) -> Rig:
     t.parts.set("camera", "ok", spec)
     lines = [] if t.resumed else [
         "Carnival: deal the cards, then tell the companion the face-up discard cards: "
-        "`companion enter carnival game_start --players ... --discard ...` (or the table's page); "
+        "`companion enter carnival game_start players=Ana,Ben discard=CARD,CARD` (or the table's page); "
         "roll the dice in the tray."]
     return Rig(sources=[dice], announcers=[dice], lines=lines)
 
