@@ -1,4 +1,4 @@
-"""Shared bits of the benchmarks: the machine description and percentiles."""
+"""Shared bits of the benchmarks: the machine description, percentiles and the reference operation."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import platform
 import statistics
+import time
 
 
 def machine() -> str:
@@ -30,3 +31,19 @@ def percentile(values: list[float], p: float) -> float:
     if not values:
         raise ValueError("no values")
     return statistics.quantiles(values, n=1000, method="inclusive")[int(p * 10) - 1] if p < 100 else max(values)
+
+
+def reference_op_s(repeat: int = 300) -> float:
+    """Median seconds of the reference operation: one ``cv2.cvtColor`` BGR -> Lab of a 640 x 480
+    frame (``H x W x 3 uint8``). Every figure in docs/BENCHMARKS.md is also given as a ratio to it,
+    timed in the same run, so that a figure measured here says what it costs on a slower core."""
+    import cv2
+    import numpy as np
+
+    frame = np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        cv2.cvtColor(frame, cv2.COLOR_BGR2LAB)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)

@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import machine  # noqa: E402
-from bench.carnival_roll_latency import reference_op_s  # noqa: E402
+from bench._common import reference_op_s  # noqa: E402
 from companion.vision.calibration import calibrate_intrinsics  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

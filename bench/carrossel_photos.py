@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.carnival_roll_latency import reference_op_s  # noqa: E402
+from bench._common import reference_op_s  # noqa: E402
 from companion.vision.carrossel import CarrosselReader  # noqa: E402
 
 

@@ -60,7 +60,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import machine, percentile  # noqa: E402
-from bench.carnival_roll_latency import reference_op_s  # noqa: E402
+from bench._common import reference_op_s  # noqa: E402
 
 CPR = 2400  # counts per turn of the emulated encoder (600 lines, quadrature)
 STEP_S = 0.01  # the fake Pico's step (its firmware's 100 Hz heartbeat)

@@ -23,24 +23,12 @@ import time
 from pathlib import Path
 
 import cv2
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import machine, percentile  # noqa: E402
+from bench._common import machine, percentile, reference_op_s  # noqa: E402
 from companion.vision.monsieur import KID, MonsieurReader  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
-
-
-def reference_op_s(repeat: int = 300) -> float:
-    """Median seconds of one cv2.cvtColor BGR -> Lab of a 640 x 480 frame."""
-    frame = np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        cv2.cvtColor(frame, cv2.COLOR_BGR2LAB)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,7 +48,7 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench._common import machine  # noqa: E402
-from bench.carnival_roll_latency import reference_op_s  # noqa: E402
+from bench._common import reference_op_s  # noqa: E402
 
 FPS = 30.0
 COMPANION = ROOT / ".venv" / "bin" / "companion"

@@ -183,7 +183,7 @@ def main(argv=None) -> int:
     ap.add_argument("--stall-per-kind", type=int, default=16, help="spins per kind with a host stall")
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args(argv)
-    from bench.carnival_roll_latency import reference_op_s
+    from bench._common import reference_op_s
 
     print(f"machine: {machine()}")
     ref_before = reference_op_s()

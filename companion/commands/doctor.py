@@ -269,34 +269,15 @@ def check_audio(config: Any) -> Check:
                      "plug a USB speaker or a speaker on the 3.5 mm jack (a Pi 5 has none: use USB or HDMI), "
                      "then check `aplay -l`; or [speech] enabled = false")
     device = sp["device"] or "the default device"
-    opened = _play_silence(sp["device"], sp["timeout_s"])
+    from companion.announcers.speech import AudioPlayer
+
+    opened = AudioPlayer(device=sp["device"], timeout_s=sp["timeout_s"], run=subprocess.run).check()
     if opened:
         return Check("audio output", False, f"{device} does not open: {opened}",
                      "pick a device from `aplay -L` (e.g. plughw:CARD=Headphones) for [speech] device in "
                      + _config_name(config))
     first = cards[0].split(":", 1)[1].strip() if cards else sp["device"]
     return Check("audio output", True, f"{device} opens ({first})")
-
-
-def _play_silence(device: str, timeout_s: float) -> str:
-    """Play 0.1 s of silence; '' when it played, else aplay's last line."""
-    import tempfile
-    import wave
-
-    from companion.announcers.speech import AudioPlayer, SpeechError
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "silence.wav"
-        with wave.open(str(path), "wb") as w:
-            w.setnchannels(1)
-            w.setsampwidth(2)
-            w.setframerate(22050)
-            w.writeframes(b"\0\0" * 2205)
-        try:
-            AudioPlayer(device=device, timeout_s=timeout_s, run=subprocess.run).play(path)
-        except SpeechError as exc:
-            return str(exc)
-    return ""
 
 
 def check_espeak() -> Check:
