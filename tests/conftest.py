@@ -4,6 +4,9 @@
 buzzer) as the default pin factory for one test, reset and restored after it (as gpiozero's own
 tests do). A service configured with ``[service] pin_factory = "mock"`` uses this same factory,
 so a test drives the very pins the service's buttons read (``mock_factory.pin(5).drive_low()``).
+
+``browser``: Debian's headless Chromium driven by Playwright (tests/web_page.py), one per test
+module.
 """
 
 from __future__ import annotations
@@ -22,3 +25,14 @@ def mock_factory():
     yield factory
     factory.reset()
     Device.pin_factory = saved
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium (Playwright with the system browser) for one test module."""
+    from tests.web_page import launch_browser
+
+    pw, b = launch_browser()
+    yield b
+    b.close()
+    pw.stop()

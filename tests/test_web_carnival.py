@@ -5,22 +5,13 @@ browser (Debian's headless Chromium driven by Playwright), field by field as a p
 
 from __future__ import annotations
 
-import pytest
 
 from tests.carnival_tray import TRAY, game_video
 from tests.real_table import CallTap, Companion
 from tests.test_real_table_carnival import FRAME_PERIOD_S, GAP_S, LEAD_S, SCRIPT, SETTLE_S, TUMBLE_S, _expected_calls, \
     _plain, _turns
 from tests.test_web_entries import enter
-from tests.web_page import WebTap, launch_browser, web_config
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw, b = launch_browser()
-    yield b
-    b.close()
-    pw.stop()
+from tests.web_page import WebTap, web_config
 
 
 def test_a_carnival_game_is_played_to_its_end_with_the_page_as_the_only_entry(tmp_path, monkeypatch, mock_factory,

@@ -6,18 +6,9 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 
 from tests.real_table import CallTap
-from tests.web_page import WebTap, launch_browser, shot, web_config
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw, b = launch_browser()
-    yield b
-    b.close()
-    pw.stop()
+from tests.web_page import WebTap, shot, web_config
 
 
 def _run(argv, rc):
