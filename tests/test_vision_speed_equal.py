@@ -148,3 +148,22 @@ def test_pixel_classes_are_those_of_the_per_region_reader(readers):
         assert got.dtype == want.dtype
         assert np.array_equal(got, want), int((got != want).sum())
         assert len(set(got.tolist())) == len(classifier.references.names) + 3
+
+
+def test_marker_cells_read_from_the_frame_are_those_of_its_grey_image(readers):
+    """The stream check converts only the markers' cells to grey: the same levels as the
+    whole frame converted; a moved board is seen; re-detection near the last places finds the
+    markers a full detection finds."""
+    new, _ = readers
+    registrar = new.registrar
+    for path in sorted((ROOT / "images").glob("*.jpg"))[::4]:
+        frame = cv2.imread(str(path))
+        reg = registrar.register(frame)
+        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        a, b = registrar._cells_grey(frame, reg), registrar._cells_grey(grey, reg)
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+        assert registrar.cell_mismatch(frame) == 0.0
+        assert registrar.cell_mismatch(np.roll(frame, 25, axis=1)) > registrar.max_cell_mismatch
+        near = registrar.register_near(frame, reg)
+        assert near is not None and near.marker_ids == reg.marker_ids
+        assert np.allclose(near.board_to_image, reg.board_to_image, rtol=1e-4, atol=1e-6)

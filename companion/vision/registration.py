@@ -226,6 +226,8 @@ class Registrar:
         self.detections = 0
         self._frames = 0
         self._cells: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._cell_mm: dict[int, np.ndarray] = {}
+        self._cell_px: tuple[Registration, tuple[int, ...], dict[int, np.ndarray | None]] | None = None
 
     # ------------------------------------------------------------------ full detection
     def register(self, frame: np.ndarray) -> Registration | None:
@@ -298,37 +300,74 @@ class Registrar:
     # ------------------------------------------------------------------ tracking
     def _cell_points(self, mid: int) -> np.ndarray:
         """Centres of the marker's cells (bits and black border), board mm, ``36 x 2`` for 4x4."""
-        bits = int(self._detector.getDictionary().markerSize)
-        n = bits + 2
-        tl, tr, _br, bl = self.layout[mid]
-        u = (np.arange(n) + 0.5) / n
-        uu, vv = np.meshgrid(u, u)
-        return tl + uu.reshape(-1, 1) * (tr - tl) + vv.reshape(-1, 1) * (bl - tl)
+        pts = self._cell_mm.get(mid)
+        if pts is None:
+            bits = int(self._detector.getDictionary().markerSize)
+            n = bits + 2
+            tl, tr, _br, bl = self.layout[mid]
+            u = (np.arange(n) + 0.5) / n
+            uu, vv = np.meshgrid(u, u)
+            pts = self._cell_mm[mid] = tl + uu.reshape(-1, 1) * (tr - tl) + vv.reshape(-1, 1) * (bl - tl)
+        return pts
 
-    def _sample(self, grey: np.ndarray, reg: Registration, mid: int) -> np.ndarray | None:
-        pts = np.rint(reg.to_image(self._cell_points(mid))).astype(int)
-        h, w = grey.shape
-        if (pts[:, 0] < 0).any() or (pts[:, 1] < 0).any() or (pts[:, 0] >= w).any() or (pts[:, 1] >= h).any():
-            return None
-        return grey[pts[:, 1], pts[:, 0]].astype(np.int16)
+    def _cell_pixels(self, reg: Registration, shape: tuple[int, ...]) -> dict[int, np.ndarray | None]:
+        """Per marker of ``reg``, the flat pixel indices of its cells in a frame of ``shape``
+        (None when a cell falls outside it); computed once per registration."""
+        cached = self._cell_px
+        if cached is not None and cached[0] is reg and cached[1] == shape[:2]:
+            return cached[2]
+        h, w = shape[:2]
+        out: dict[int, np.ndarray | None] = {}
+        for mid in reg.marker_ids:
+            pts = np.rint(reg.to_image(self._cell_points(mid))).astype(int)
+            inside = (pts[:, 0] >= 0).all() and (pts[:, 1] >= 0).all() and (pts[:, 0] < w).all() and (pts[:, 1] < h).all()
+            out[mid] = pts[:, 1] * w + pts[:, 0] if inside else None
+        self._cell_px = (reg, shape[:2], out)
+        return out
+
+    def _cells_grey(self, frame: np.ndarray, reg: Registration) -> dict[int, np.ndarray | None]:
+        """The grey level (``int16``, OpenCV's BGR to grey of each pixel) at every cell of the
+        markers of ``reg``: only those pixels are converted, not the frame."""
+        where = self._cell_pixels(reg, frame.shape)
+        ids = [mid for mid, idx in where.items() if idx is not None]
+        out: dict[int, np.ndarray | None] = dict.fromkeys(where)
+        if not ids:
+            return out
+        idx = np.concatenate([where[mid] for mid in ids])  # type: ignore[misc]
+        if frame.ndim == 2:
+            grey = np.take(frame.reshape(-1), idx)
+        else:
+            px = np.take(frame.reshape(-1, 3), idx, axis=0)
+            grey = cv2.cvtColor(px.reshape(-1, 1, 3), cv2.COLOR_BGR2GRAY).reshape(-1)
+        grey = grey.astype(np.int16)
+        n = len(self._cell_points(ids[0]))
+        for j, mid in enumerate(ids):
+            out[mid] = grey[j * n:(j + 1) * n]
+        return out
 
     def _remember_cells(self, grey: np.ndarray, reg: Registration) -> None:
         self._cells = {}
-        for mid in reg.marker_ids:
-            s = self._sample(grey, reg, mid)
+        for mid, s in self._cells_grey(grey, reg).items():
             if s is not None:
                 threshold = (int(s.min()) + int(s.max())) / 2.0
                 self._cells[mid] = (s >= threshold, np.array([threshold]))
 
     def cell_mismatch(self, frame: np.ndarray) -> float:
         """The tracking residual: the largest fraction (0-1) of a marker's cells whose black or
-        white differs from the registration frame (1.0 when nothing is registered)."""
+        white differs from the registration frame (1.0 when nothing is registered).
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR or ``H x W uint8`` grey; only the cells' pixels
+                are read (a few hundred), through the registration's cached pixel places.
+        """
         if self.current is None or not self._cells:
             return 1.0
-        grey = _grey(frame)
+        if not (frame.ndim == 2 or (frame.ndim == 3 and frame.shape[2] == 3)):
+            raise ValueError(f"expected an H x W x 3 uint8 BGR or H x W grey image, got shape {frame.shape}")
+        cells = self._cells_grey(frame, self.current)
         worst = 0.0
         for mid, (pattern, threshold) in self._cells.items():
-            s = self._sample(grey, self.current, mid)
+            s = cells.get(mid)
             if s is None:
                 return 1.0
             worst = max(worst, float(np.mean((s >= threshold[0]) != pattern)))
@@ -366,8 +405,7 @@ class Registrar:
             The new registration, or None when too few markers were found near their places
             (the caller then detects in the whole frame); :attr:`current` is updated on success.
         """
-        grey = _grey(frame)
-        h, w = grey.shape
+        h, w = frame.shape[:2]
         found: dict[int, np.ndarray] = {}
         for mid, corners_mm in self.layout.items():
             c = previous.to_image(corners_mm)
@@ -376,7 +414,7 @@ class Registrar:
             x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
             if x1 - x0 < 16 or y1 - y0 < 16:
                 continue
-            crop = np.ascontiguousarray(grey[y0:y1, x0:x1])
+            crop = _grey(np.ascontiguousarray(frame[y0:y1, x0:x1]))  # only the window is converted
             for i, corners in detect_markers(crop, detector=self._window_detector).items():
                 if i == mid:
                     found[i] = corners + np.array([x0, y0], dtype=np.float32)
@@ -388,5 +426,5 @@ class Registrar:
             return None
         self.status = ""
         self.current = reg
-        self._remember_cells(grey, reg)
+        self._remember_cells(frame, reg)
         return reg
