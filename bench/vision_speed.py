@@ -1,14 +1,21 @@
-"""Speed and memory of the Carrousel reader at 640 x 480, one thread.
+"""Speed and memory of the Carrousel reader at 640 x 480, one thread, side by side with a
+naive reader and the reference operation.
 
-Usage: python bench/vision_speed.py [--frames N]
+Usage: python bench/vision_speed.py [--frames N] [--rounds R]
 
-Measures, on a path-traced table photo and on rendered frames:
-* steady-state read of all regions (7 spaces, 4 cards x 3 discs) with the registration kept
-  (what a still camera costs per frame);
-* a read with re-registration (marker detection and homography on every frame);
-* the stream path (Registrar.update: the marker-cell check, re-detecting every 30 frames);
-* frames per second of each, and the peak resident memory of the process.
-Prints a Markdown table; the figures go in docs/BENCHMARKS.md.
+In one process, on a path-traced table photo and on a rendered frame, interleaved in R rounds
+(so that a load on the machine falls on every figure alike), it times:
+* the reference operation: one ``cv2.cvtColor`` BGR to Lab of the whole 640 x 480 frame;
+* the naive reader's full read (bench/naive_carrousel.py: ArUco in the whole frame, Lab of the
+  whole frame, medians per region);
+* the steady read with the registration kept (a still camera's cost per frame), and the same
+  read by the per-region reader it replaced (tests/carrousel_reference.py);
+* the stream path (``read(stream=True)``: the marker-cell check, re-detecting every 30 frames);
+* re-detection near the last places (``Registrar.register_near``) with a read;
+* a full read (marker detection in the whole frame and the homography on every frame).
+Each figure is the median over the rounds of the per-round median, in ms, also as a ratio to
+the reference operation of the same round; then the targets of issue 15. Prints Markdown for
+docs/BENCHMARKS.md, and the peak resident memory of the process.
 """
 
 from __future__ import annotations
@@ -24,7 +31,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from carrousel_reference import ReferenceCarrouselReader  # noqa: E402
+from naive_carrousel import NaiveCarrouselReader  # noqa: E402
 
 from companion.vision.carrousel import CarrouselReader  # noqa: E402
 from companion.vision.sim import Conditions, TableRenderer  # noqa: E402
@@ -32,49 +45,72 @@ from companion.vision.sim import Conditions, TableRenderer  # noqa: E402
 cv2.setNumThreads(1)
 
 
-def timed(fn, n):
+def median_ms(fn, n: int) -> float:
     ts = []
     for _ in range(n):
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
-    return ts
+    return statistics.median(ts) * 1000.0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--frames", type=int, default=300)
+    ap.add_argument("--frames", type=int, default=100, help="timed calls per figure per round")
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
-    root = Path(__file__).resolve().parents[1]
-    photo = cv2.imread(str(root / "tests/data/carrousel-table/images/carrousel_039.jpg"))
+    photo = cv2.imread(str(ROOT / "tests/data/carrousel-table/images/carrousel_039.jpg"))
     rendered, _ = TableRenderer().render(("empty", "empty", "black", "yellow", "blue", "green", "red"),
                                          {"south": ("red", "blue", "green"), "north": ("black", "yellow", "red")},
                                          Conditions(tilt_deg=20, azimuth_deg=40, roll_deg=30), np.random.default_rng(1))
     print(f"python {platform.python_version()}, numpy {np.__version__}, opencv {cv2.__version__}, "
-          f"{platform.machine()}, cv2 threads 1")
-    print("| frame | steady read (registration kept) | re-detect near the last places + read | "
-          "read with full re-registration | stream (update) |")
-    print("|---|---|---|---|---|")
-    for name, frame in (("path-traced photo", photo), ("rendered frame", rendered)):
-        reader = CarrouselReader()
+          f"{platform.machine()}, cv2 threads 1, {args.rounds} rounds of {args.frames} calls")
+    names = ("reference op", "naive full read", "steady read", "per-region steady read (before)",
+             "stream read", "re-detect near + read", "full read")
+    results = {}
+    for label, frame in (("path-traced photo", photo), ("rendered frame", rendered)):
+        reader, before, naive = CarrouselReader(), ReferenceCarrouselReader(), NaiveCarrouselReader()
         reg = reader.registrar.register(frame)
-        assert reg is not None
+        assert reg is not None and naive.read(frame) is not None
         reader.read(frame, registration=reg)
-        steady = timed(lambda: reader.read(frame, registration=reg), args.frames)
-        full = timed(lambda: reader.read(frame), max(args.frames // 5, 20))
+        before.read(frame, registration=reg)
+        n, few = args.frames, max(args.frames // 4, 10)
 
         def near_read():
             r = reader.registrar.register_near(frame, reg)
             reader.read(frame, registration=r)
 
-        near = timed(near_read, max(args.frames // 5, 20))
-        stream = timed(lambda: reader.read(frame, stream=True), args.frames)
-
-        def fmt(ts):
-            med = statistics.median(ts) * 1000
-            return f"median {med:.2f} ms, min {min(ts) * 1000:.2f} ms ({1000 / med:.0f} fps)"
-
-        print(f"| {name} | {fmt(steady)} | {fmt(near)} | {fmt(full)} | {fmt(stream)} |")
+        fns = (
+            (lambda: cv2.cvtColor(frame, cv2.COLOR_BGR2Lab), n),
+            (lambda: naive.read(frame), few),
+            (lambda: reader.read(frame, registration=reg), n),
+            (lambda: before.read(frame, registration=reg), few),
+            (lambda: reader.read(frame, stream=True), n),
+            (near_read, few),
+            (lambda: reader.read(frame), few),
+        )
+        rounds = []
+        for _ in range(args.rounds):
+            rounds.append([median_ms(fn, k) for fn, k in fns])
+        ms = [statistics.median(r[i] for r in rounds) for i in range(len(names))]
+        ratio = [statistics.median(r[i] / r[0] for r in rounds) for i in range(len(names))]
+        results[label] = (ms, ratio)
+    print("\n| figure | " + " | ".join(results) + " |")
+    print("|---|" + "---|" * len(results))
+    for i, name in enumerate(names):
+        print(f"| {name} | " + " | ".join(f"{ms[i]:.2f} ms ({ratio[i]:.2f} ref)" for ms, ratio in results.values()) + " |")
+    print("\n| target (issue 15) | " + " | ".join(results) + " |")
+    print("|---|" + "---|" * len(results))
+    for text, i, j, bound in (("steady read <= 1/10 of the naive full read", 2, 1, 0.1),
+                              ("full read <= 1/2 of the naive full read", 6, 1, 0.5)):
+        cells = []
+        for ms, _ in results.values():
+            share = ms[i] / ms[j]
+            cells.append(f"{share:.2f} of it: {'met' if share <= bound else 'NOT met'}")
+        print(f"| {text} | " + " | ".join(cells) + " |")
+    for text, i, bound in (("steady read < 1 ms", 2, 1.0), ("re-detect near the last places < 4 ms", 5, 4.0)):
+        print(f"| {text} | " + " | ".join(f"{ms[i]:.2f} ms: {'met' if ms[i] < bound else 'NOT met'}"
+                                         for ms, _ in results.values()) + " |")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak resident memory of the process: {peak:.0f} MB")
     return 0

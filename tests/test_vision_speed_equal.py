@@ -18,8 +18,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-
 from carrousel_reference import ReferenceCarrouselReader
+
 from companion.vision.carrousel import CarrouselReader
 from companion.vision.colour import RegionClassifier
 from companion.vision.registration import Registration
@@ -167,3 +167,20 @@ def test_marker_cells_read_from_the_frame_are_those_of_its_grey_image(readers):
         near = registrar.register_near(frame, reg)
         assert near is not None and near.marker_ids == reg.marker_ids
         assert np.allclose(near.board_to_image, reg.board_to_image, rtol=1e-4, atol=1e-6)
+
+
+def test_the_cheaper_full_detector_finds_the_same_corners():
+    """Skipping small candidates (minMarkerPerimeterRate 0.05) changes no detection on the
+    photographs: the same markers, the same corners as OpenCV's default setting."""
+    from companion.vision.registration import _detector, detect_markers
+
+    default = _detector("DICT_4X4_50")
+    params = default.getDetectorParameters()
+    params.minMarkerPerimeterRate = cv2.aruco.DetectorParameters().minMarkerPerimeterRate
+    assert params.minMarkerPerimeterRate < 0.05
+    wide = cv2.aruco.ArucoDetector(default.getDictionary(), params)
+    for path in sorted((ROOT / "images").glob("*.jpg")):
+        grey = cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2GRAY)
+        a, b = detect_markers(grey, detector=default), detect_markers(grey, detector=wide)
+        assert a.keys() == b.keys() and len(a) >= 3, path.name
+        assert all(np.array_equal(a[k], b[k]) for k in a), path.name

@@ -72,6 +72,11 @@ def _detector(name: str, window: bool = False) -> cv2.aruco.ArucoDetector:
     params = cv2.aruco.DetectorParameters()
     # Sub-pixel corners: the homography is only as good as its corners.
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    # no candidate with a perimeter under 5% of the image's larger side (32 px at 640 x 480,
+    # 8 px a side: too small to decode a 4x4 marker): the cheapest setting found that keeps
+    # every detection, corners identical, on the 20 photographs and 150 rendered tilted, blurred
+    # and dim frames, whose smallest marker was 12% (docs/BENCHMARKS.md, issue 15)
+    params.minMarkerPerimeterRate = 0.05
     if window:
         # a window around one marker's last place: the marker is large in it, so small
         # candidates (noise, texture) are not even considered
