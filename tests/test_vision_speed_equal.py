@@ -184,3 +184,17 @@ def test_the_cheaper_full_detector_finds_the_same_corners():
         a, b = detect_markers(grey, detector=default), detect_markers(grey, detector=wide)
         assert a.keys() == b.keys() and len(a) >= 3, path.name
         assert all(np.array_equal(a[k], b[k]) for k in a), path.name
+
+
+def test_the_colour_checks_cast_distance_is_unchanged(readers):
+    """The lamp locus's segments are kept between frames; every distance is the same."""
+    from carrousel_reference import _RefColourCheck
+
+    new, _ = readers
+    check = new.colour_check
+    before = _RefColourCheck(check.references)
+    rng = np.random.default_rng(5)
+    whites = rng.uniform(0.001, 1.0, (3000, 3)).astype(np.float32)
+    assert all(check.cast_distance(w) == before.cast_distance(w) for w in whites)
+    assert check.problem(whites[0], np.array([200.0, 200.0, 200.0]), np.zeros((0, 3), np.float32)) == \
+        before.problem(whites[0], np.array([200.0, 200.0, 200.0]), np.zeros((0, 3), np.float32))

@@ -453,10 +453,16 @@ class ColourCheck:
         """Distance of a white (``3`` linear BGR) from the lamp locus, natural-log units."""
         b, g, r = (max(float(v), 1e-6) for v in white)
         p = np.array([np.log(r / g), np.log(b / g)])
-        a, bb = self._locus[:-1], self._locus[1:]  # type: ignore[attr-defined]
-        ab = bb - a
-        t = np.clip(((p - a) * ab).sum(axis=1) / (ab * ab).sum(axis=1), 0.0, 1.0)
-        return float(np.min(np.hypot(*(p - (a + t[:, None] * ab)).T)))
+        segments = self.__dict__.get("_segments")
+        if segments is None:  # the locus's segments, once (the same arithmetic as per call)
+            a = self._locus[:-1]  # type: ignore[attr-defined]
+            ab = self._locus[1:] - a  # type: ignore[attr-defined]
+            segments = (a[:, 0].copy(), a[:, 1].copy(), ab[:, 0].copy(), ab[:, 1].copy(),
+                        ab[:, 0] * ab[:, 0] + ab[:, 1] * ab[:, 1])
+            object.__setattr__(self, "_segments", segments)
+        a0, a1, ab0, ab1, norm = segments
+        t = np.clip(((p[0] - a0) * ab0 + (p[1] - a1) * ab1) / norm, 0.0, 1.0)
+        return float(np.min(np.hypot(p[0] - (a0 + t * ab0), p[1] - (a1 + t * ab1))))
 
     def problem(self, white: np.ndarray, white_code: np.ndarray,
                 region_lab: np.ndarray | Callable[[], np.ndarray],
