@@ -54,6 +54,39 @@ def median_ms(fn, n: int) -> float:
     return statistics.median(ts) * 1000.0
 
 
+NAMES = ("reference op", "naive full read", "steady read", "per-region steady read (before)",
+         "stream read", "re-detect near the last places", "re-detect near + read", "full read")
+
+
+def time_frame(frame: np.ndarray, n: int, rounds: int) -> tuple[list[float], list[float]]:
+    """Per figure of NAMES: (median ms, median ratio to the reference op of the same round)."""
+    reader, before, naive = CarrouselReader(), ReferenceCarrouselReader(), NaiveCarrouselReader()
+    reg = reader.registrar.register(frame)
+    assert reg is not None and naive.read(frame) is not None
+    reader.read(frame, registration=reg)
+    before.read(frame, registration=reg)
+    few = max(n // 4, 10)
+
+    def near_read():
+        r = reader.registrar.register_near(frame, reg)
+        reader.read(frame, registration=r)
+
+    fns = (
+        (lambda: cv2.cvtColor(frame, cv2.COLOR_BGR2Lab), n),
+        (lambda: naive.read(frame), few),
+        (lambda: reader.read(frame, registration=reg), n),
+        (lambda: before.read(frame, registration=reg), few),
+        (lambda: reader.read(frame, stream=True), n),
+        (lambda: reader.registrar.register_near(frame, reg), few),
+        (near_read, few),
+        (lambda: reader.read(frame), few),
+    )
+    per_round = [[median_ms(fn, k) for fn, k in fns] for _ in range(rounds)]
+    ms = [statistics.median(r[i] for r in per_round) for i in range(len(NAMES))]
+    ratio = [statistics.median(r[i] / r[0] for r in per_round) for i in range(len(NAMES))]
+    return ms, ratio
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=100, help="timed calls per figure per round")
@@ -65,40 +98,11 @@ def main() -> int:
                                          Conditions(tilt_deg=20, azimuth_deg=40, roll_deg=30), np.random.default_rng(1))
     print(f"python {platform.python_version()}, numpy {np.__version__}, opencv {cv2.__version__}, "
           f"{platform.machine()}, cv2 threads 1, {args.rounds} rounds of {args.frames} calls")
-    names = ("reference op", "naive full read", "steady read", "per-region steady read (before)",
-             "stream read", "re-detect near the last places", "re-detect near + read", "full read")
-    results = {}
-    for label, frame in (("path-traced photo", photo), ("rendered frame", rendered)):
-        reader, before, naive = CarrouselReader(), ReferenceCarrouselReader(), NaiveCarrouselReader()
-        reg = reader.registrar.register(frame)
-        assert reg is not None and naive.read(frame) is not None
-        reader.read(frame, registration=reg)
-        before.read(frame, registration=reg)
-        n, few = args.frames, max(args.frames // 4, 10)
-
-        def near_read():
-            r = reader.registrar.register_near(frame, reg)
-            reader.read(frame, registration=r)
-
-        fns = (
-            (lambda: cv2.cvtColor(frame, cv2.COLOR_BGR2Lab), n),
-            (lambda: naive.read(frame), few),
-            (lambda: reader.read(frame, registration=reg), n),
-            (lambda: before.read(frame, registration=reg), few),
-            (lambda: reader.read(frame, stream=True), n),
-            (lambda: reader.registrar.register_near(frame, reg), few),
-            (near_read, few),
-            (lambda: reader.read(frame), few),
-        )
-        rounds = []
-        for _ in range(args.rounds):
-            rounds.append([median_ms(fn, k) for fn, k in fns])
-        ms = [statistics.median(r[i] for r in rounds) for i in range(len(names))]
-        ratio = [statistics.median(r[i] / r[0] for r in rounds) for i in range(len(names))]
-        results[label] = (ms, ratio)
+    results = {label: time_frame(frame, args.frames, args.rounds)
+               for label, frame in (("path-traced photo", photo), ("rendered frame", rendered))}
     print("\n| figure | " + " | ".join(results) + " |")
     print("|---|" + "---|" * len(results))
-    for i, name in enumerate(names):
+    for i, name in enumerate(NAMES):
         print(f"| {name} | " + " | ".join(f"{ms[i]:.2f} ms ({ratio[i]:.2f} ref)" for ms, ratio in results.values()) + " |")
     print("\n| target (issue 15) | " + " | ".join(results) + " |")
     print("|---|" + "---|" * len(results))
