@@ -212,8 +212,10 @@ def test_a_slow_browser_is_dropped_and_never_holds_up_the_referee(local):
     _read_until(s, b"event: hello", buf)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     started = time.monotonic()
-    for i in range(CLIENT_QUEUE * 4):  # the browser reads nothing meanwhile
-        local.hub.publish("call", {"type": "filler", "sentence": "x" * 500, "t": float(i)})
+    # The browser reads nothing meanwhile: far more than the kernel's socket buffers hold
+    # (loopback buffers grow to megabytes), so the hub's queue for it must overflow.
+    for i in range(CLIENT_QUEUE * 20):
+        local.hub.publish("call", {"type": "filler", "sentence": "x" * 4000, "t": float(i)})
     assert time.monotonic() - started < 2.0  # publishing never waited for the browser
     _wait_for(lambda: local.hub.clients == 0, timeout=10)
     s.close()
