@@ -217,7 +217,7 @@ def test_a_slow_browser_is_dropped_and_never_holds_up_the_referee(local):
     for i in range(CLIENT_QUEUE * 20):
         local.hub.publish("call", {"type": "filler", "sentence": "x" * 4000, "t": float(i)})
     assert time.monotonic() - started < 2.0  # publishing never waited for the browser
-    _wait_for(lambda: local.hub.clients == 0, timeout=10)
+    _wait_for(lambda: local.hub.clients == 0, timeout=30)  # a loaded machine is slow to notice
     s.close()
 
 
