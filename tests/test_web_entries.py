@@ -158,9 +158,9 @@ def test_the_game_page_starts_the_next_game_and_refuses_one_while_playing(tmp_pa
         tap.next("game_started", timeout=30)
         page.goto(web.url() + "game")
         page.wait_for_selector("#conn:text('live')")
-        n = page.get_attribute("#reply", "data-n")
+        n = page.get_attribute("#reply", "data-n") or "0"
         page.click("#start")  # one game at a time: refused while the Carrossel game is played
-        page.wait_for_function(f"document.querySelector('#reply').dataset.n !== '{n}'", timeout=10_000)
+        page.wait_for_function(f"(document.querySelector('#reply').dataset.n || '0') !== '{n}'", timeout=10_000)
         assert "must end first" in page.inner_text("#reply")
         tap.next("game_over", timeout=60)
         page.wait_for_selector("#now:text('over')", timeout=10_000)
