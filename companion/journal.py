@@ -258,7 +258,11 @@ class Journal:
         self._next_session = 1
         self._prev_chain = ""
         if self.path != ":memory:":
-            self.path = str(Path(self.path).expanduser())
+            expanded = os.path.expanduser(self.path)
+            if expanded.startswith("~"):
+                user = expanded.split("/", 1)[0]
+                raise JournalError(f"{self.path}: {user} is not a user of this machine (expected the journal's path)")
+            self.path = expanded
         if readonly:
             self._db = self._open_readonly()
             return

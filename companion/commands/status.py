@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -152,7 +153,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     from companion.sources.entries import request, socket_path_for
 
     config = config_mod.load(getattr(args, "config", None))
-    journal = Path(args.journal or config["service"]["journal"]).expanduser()
+    journal = Path(os.path.expanduser(args.journal or config["service"]["journal"]))  # ~nouser stays as given
     sock = socket_path_for(journal)
     try:
         reply = request(sock, {"control": "status"}, timeout_s=args.timeout)
