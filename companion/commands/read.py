@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["configure", "run"]
+__all__ = ["configure", "run", "read_each"]
 
 READERS = ("carrousel", "monsieur-carrousel", "carrossel")
 
@@ -45,13 +47,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read every image; returns 0, or 1 when an image could not be read."""
-    import cv2
-
     from companion.calibration_dir import explicit_or_calibration, optional_calibration
     from companion.cli import UsageError
     from companion.config import load
     from companion.vision.calibration import load_lens
-    from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, draw_overlay, load_references
+    from companion.vision.carrousel import (
+        CarrouselGeometry,
+        CarrouselReader,
+        draw_overlay,
+        load_references,
+    )
     from companion.vision.registration import Registrar
 
     config = load(getattr(args, "config", None))
@@ -71,28 +76,54 @@ def run(args: argparse.Namespace) -> int:
                                  Registrar(geometry.markers, geometry.dictionary, lens=lens))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    overlay_dir = None
-    if args.overlay and len(args.images) > 1:
-        overlay_dir = Path(args.overlay)
-        overlay_dir.mkdir(parents=True, exist_ok=True)
-    failed = 0
+    return read_each(args.images, args.overlay, reader.read, lambda reading: reading.to_json(),
+                     lambda frame, reading: draw_overlay(frame, reading, geometry))
+
+
+def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], Any],
+              describe: Callable[[Any], dict[str, Any]], draw: Callable[[Any, Any], Any]) -> int:
+    """The loop every ``companion read GAME`` shares: each image read (its size checked from the
+    header before decoding), one JSON object printed per image, its overlay drawn.
+
+    Args:
+        images: image paths, in order.
+        overlay: an output image for one image, or a folder for several (``STEM_overlay.png``),
+            or None.
+        read: ``read(frame) -> reading``, the frame ``H x W x 3 uint8, BGR``.
+        describe: ``describe(reading) -> dict``, the JSON fields after ``image``.
+        draw: ``draw(frame, reading) -> H x W x 3 uint8`` image, the overlay.
+
+    Returns:
+        0, or 1 when an image could not be read (it gives ``{"image": ..., "status":
+        "error: ..."}`` and one line on standard error; the others are still read).
+
+    Raises:
+        companion.cli.UsageError: an overlay that cannot be written (naming the file).
+    """
+    import cv2
+
+    from companion.cli import UsageError
     from companion.vision.images import ImageError, read_image
 
-    for name in args.images:
+    overlay_dir = None
+    if overlay and len(images) > 1:
+        overlay_dir = Path(overlay)
+        overlay_dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name in images:
         try:  # the size from the header first: a pixel limit before decoding
-            frame, why = read_image(name), ""
+            frame = read_image(name)
         except ImageError as exc:
-            frame, why = None, str(exc).removeprefix(f"{name}: ")
-        if frame is None:
+            why = str(exc).removeprefix(f"{name}: ")
             print(json.dumps({"image": name, "status": f"error: {why}"}))
             print(f"companion read: {name}: {why}", file=sys.stderr)
             failed += 1
             continue
-        reading = reader.read(frame)
-        print(json.dumps({"image": name, **reading.to_json()}), flush=True)
-        if args.overlay:
-            out = overlay_dir / f"{Path(name).stem}_overlay.png" if overlay_dir else Path(args.overlay)
-            if not cv2.imwrite(str(out), draw_overlay(frame, reading, geometry)):
+        reading = read(frame)
+        print(json.dumps({"image": name, **describe(reading)}), flush=True)
+        if overlay:
+            out = overlay_dir / f"{Path(name).stem}_overlay.png" if overlay_dir else Path(overlay)
+            if not cv2.imwrite(str(out), draw(frame, reading)):
                 raise UsageError(f"{out}: cannot write the overlay image (folder missing or unknown extension?)")
     return 1 if failed else 0
 
@@ -102,36 +133,20 @@ def _run_carrossel(args: argparse.Namespace, config: object) -> int:
     ``board_angle_deg`` (degrees counter-clockwise from the base board's +x, or null), ``facing``
     (booth -> sector letter, "ambiguous" or "unknown") and ``slots`` (all 48: a tile's animal,
     colour and standee, "empty" or "unknown"); returns 1 when an image could not be read."""
-    import cv2
 
     from companion.calibration_dir import explicit_or_calibration
     from companion.cli import UsageError
-    from companion.vision.carrossel import CarrosselGeometry, CarrosselReader, LetterTemplates, draw_overlay
-    from companion.vision.images import ImageError, read_image
+    from companion.vision.carrossel import (
+        CarrosselGeometry,
+        CarrosselReader,
+        LetterTemplates,
+        draw_overlay,
+    )
 
     try:
         geometry = CarrosselGeometry.load(explicit_or_calibration(args.geometry, "carrossel-board.toml", config))
         reader = CarrosselReader(geometry, LetterTemplates.load(None, config))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    overlay_dir = None
-    if args.overlay and len(args.images) > 1:
-        overlay_dir = Path(args.overlay)
-        overlay_dir.mkdir(parents=True, exist_ok=True)
-    failed = 0
-    for name in args.images:
-        try:
-            frame = read_image(name)
-        except ImageError as exc:
-            why = str(exc).removeprefix(f"{name}: ")
-            print(json.dumps({"image": name, "status": f"error: {why}"}))
-            print(f"companion read: {name}: {why}", file=sys.stderr)
-            failed += 1
-            continue
-        reading = reader.read(frame)
-        print(json.dumps({"image": name, **reading.to_json(geometry.cell_names)}), flush=True)
-        if args.overlay:
-            out = overlay_dir / f"{Path(name).stem}_overlay.png" if overlay_dir else Path(args.overlay)
-            if not cv2.imwrite(str(out), draw_overlay(frame, reading, geometry)):
-                raise UsageError(f"{out}: cannot write the overlay image (folder missing or unknown extension?)")
-    return 1 if failed else 0
+    return read_each(args.images, args.overlay, reader.read, lambda reading: reading.to_json(geometry.cell_names),
+                     lambda frame, reading: draw_overlay(frame, reading, geometry))

@@ -65,7 +65,13 @@ from companion.vision.colour import (
     srgb_to_linear,
     white_of,
 )
-from companion.vision.registration import Registrar, Registration, _detector, detect_markers
+from companion.vision.frames import check_bgr_frame
+from companion.vision.registration import (
+    Registrar,
+    Registration,
+    _detector,
+    detect_markers,
+)
 
 __all__ = [
     "AMBIGUOUS",
@@ -578,9 +584,7 @@ class CarrosselReader:
         Raises:
             ValueError: a frame that is not ``H x W x 3 uint8``.
         """
-        if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8):
-            raise ValueError(f"expected an H x W x 3 uint8 BGR frame, got "
-                             f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}")
+        check_bgr_frame(frame)
         if t is not None:
             held = self.frozen.update(t, frame)
             if held is not None:
@@ -623,7 +627,6 @@ class CarrosselReader:
         Returns:
             The refined angle, degrees CCW in 0-360.
         """
-        g = self.geometry
         grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY).astype(np.float32)
         grey = cv2.GaussianBlur(grey, (0, 0), 1.0)
         mag = cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3))

@@ -43,6 +43,7 @@ from companion.vision.colour import (
     srgb_to_linear,
     white_of,
 )
+from companion.vision.frames import check_bgr_frame
 from companion.vision.registration import Registrar, Registration
 
 __all__ = [
@@ -381,9 +382,7 @@ class CarrouselReader:
         Raises:
             ValueError: a frame that is not ``H x W x 3 uint8``.
         """
-        if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8):
-            raise ValueError(f"expected an H x W x 3 uint8 BGR frame, got "
-                             f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}")
+        check_bgr_frame(frame)
         if t is not None:
             held = self.frozen.update(t, frame)
             if held is not None:

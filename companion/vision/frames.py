@@ -41,6 +41,7 @@ __all__ = [
     "OpenCVSource",
     "FolderSource",
     "open_frame_source",
+    "check_bgr_frame",
     "IMAGE_SUFFIXES",
 ]
 
@@ -86,6 +87,18 @@ class FrameSource(Protocol):
 
     def close(self) -> None:
         """Release the device; safe to call twice."""
+
+
+def check_bgr_frame(frame: Any) -> np.ndarray:
+    """``frame`` when it is an ``H x W x 3 uint8, BGR`` array (what every camera reader reads).
+
+    Raises:
+        ValueError: anything else, naming its shape and dtype.
+    """
+    if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8):
+        raise ValueError(f"expected an H x W x 3 uint8 BGR frame, got "
+                         f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}")
+    return frame
 
 
 def _check_image(image: Any, where: str) -> np.ndarray:

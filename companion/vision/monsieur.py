@@ -48,7 +48,13 @@ from companion.vision.colour import (
     srgb_to_linear,
     white_of,
 )
-from companion.vision.monsieur_geometry import MonsieurGeometry, RoofReading, TableCamera, read_roof
+from companion.vision.frames import check_bgr_frame
+from companion.vision.monsieur_geometry import (
+    MonsieurGeometry,
+    RoofReading,
+    TableCamera,
+    read_roof,
+)
 from companion.vision.registration import Registrar, Registration, detect_markers
 
 __all__ = ["AMBIGUOUS", "KID", "EMPTY", "MonsieurReading", "MonsieurReader", "draw_overlay", "seat_margin_from_table"]
@@ -224,9 +230,7 @@ class MonsieurReader:
         Raises:
             ValueError: a frame that is not ``H x W x 3 uint8``.
         """
-        if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8):
-            raise ValueError(f"expected an H x W x 3 uint8 BGR frame, got "
-                             f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}")
+        check_bgr_frame(frame)
         g = self.geometry
         reg = self.registrar.update(frame) if stream else self.registrar.register(frame)
         if reg is None:
