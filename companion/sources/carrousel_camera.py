@@ -34,8 +34,14 @@ from companion.clock import Clock
 from companion.events import Observation
 from companion.games.carrousel import Board, CardSeen
 from companion.sources import Emit
+from companion.sources.reading_thread import ReadingThread
 from companion.vision.colour import UNKNOWN, Stabiliser
-from companion.vision.frames import CameraLost, FrameSource, FrameSourceError, open_frame_source
+from companion.vision.frames import (
+    CameraLost,
+    FrameSource,
+    FrameSourceError,
+    open_frame_source,
+)
 
 __all__ = ["CarrouselCameraSource", "ScheduledCamera", "default_seats", "camera_source_from_config"]
 
@@ -48,7 +54,7 @@ def default_seats(n_players: int) -> tuple[str, ...]:
         n_players, ("south", "east", "north", "west"))[:max(n_players, 0)]
 
 
-class CarrouselCameraSource:
+class CarrouselCameraSource(ReadingThread):
     """A :class:`companion.sources.Source` that watches the Carrousel table.
 
     Args:
@@ -199,22 +205,6 @@ class CarrouselCameraSource:
         self._thread = threading.Thread(target=loop, name="carrousel-camera", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
-        """Stop reading and release the camera; safe to call twice."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-        self._thread = None
-        try:
-            self.frames.close()
-        except Exception as exc:
-            log.warning("camera: close: %s", exc)
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the reading thread to end (end of frames, camera lost or stop)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-
 
 class ScheduledCamera:
     """A :class:`CarrouselCameraSource` driven by the service loop instead of its own thread:
@@ -278,12 +268,15 @@ def camera_source_from_config(config: Any, players: Sequence[str], spec: str | N
     """
     import time
 
-    from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, load_references
-    from companion.vision.frames import open_frame_source
-    from companion.vision.registration import Registrar
-
     from companion.calibration_dir import explicit_or_calibration, optional_calibration
     from companion.vision.calibration import load_lens
+    from companion.vision.carrousel import (
+        CarrouselGeometry,
+        CarrouselReader,
+        load_references,
+    )
+    from companion.vision.frames import open_frame_source
+    from companion.vision.registration import Registrar
 
     cam = config["camera"]
     geometry = CarrouselGeometry.load(explicit_or_calibration(cam["geometry"], "carrousel-board.json", config))

@@ -55,7 +55,13 @@ from companion.events import Call, Observation
 from companion.games.carnival import Roll
 from companion.readers.dice import UNKNOWN, DiceReader, DieReading, RollSettler
 from companion.sources import Emit
-from companion.vision.frames import Frame, FrameSource, FrameSourceError, open_frame_source
+from companion.sources.reading_thread import ReadingThread
+from companion.vision.frames import (
+    Frame,
+    FrameSource,
+    FrameSourceError,
+    open_frame_source,
+)
 
 __all__ = [
     "DiceCameraSource",
@@ -177,7 +183,7 @@ def tray_toml(box: Sequence[int], image_size: Sequence[int], image: str = "") ->
 # ---------------------------------------------------------------------------- the source
 
 
-class DiceCameraSource:
+class DiceCameraSource(ReadingThread):
     """A :class:`~companion.sources.Source` (``start``/``stop``) and an
     :class:`~companion.announcers.Announcer` (``announce``/``close``) that turns camera frames
     of the dice tray into Carnival ``roll`` observations.
@@ -219,6 +225,8 @@ class DiceCameraSource:
                                 on_status=print, on_end=print)
         service = Service(CarnivalReferee(), clock, sources=[dice], announcers=[dice, console])
     """
+
+    LABEL = "dice camera"
 
     def __init__(self, frames: FrameSource | str, settings: Mapping[str, Any] | None = None, *,
                  tray: Sequence[int] | None = None, tray_from: str = "[dice] tray",
@@ -515,22 +523,6 @@ class DiceCameraSource:
         log.info("dice camera: end of frames: %s", text)
         if self.on_end is not None:
             self.on_end(text)
-
-    def stop(self) -> None:
-        """Stop reading and release the camera; safe to call twice."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-        self._thread = None
-        try:
-            self.frames.close()
-        except Exception as exc:
-            log.warning("dice camera: close: %s", exc)
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the reading thread to end (end of frames, a tray error or stop)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
 
 
 def _resolve_tray(config: Any, tray_file: str | Path) -> tuple[tuple[int, int, int, int] | None, str, tuple[int, int] | None]:

@@ -1,0 +1,46 @@
+"""The thread a camera source reads its frames on, and how it is stopped.
+
+A camera source (the Carrousel table's, the dice tray's) reads frames on one thread of its own
+so that capture never waits for the service loop. :class:`ReadingThread` is the part they share:
+stopping that thread and releasing the frame source, and waiting for the thread to end.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+__all__ = ["ReadingThread"]
+
+log = logging.getLogger("companion.sources")
+
+
+class ReadingThread:
+    """Mixin of a source that reads ``self.frames`` on ``self._thread`` until ``self._stop``.
+
+    The source sets ``self._stop`` (a :class:`threading.Event`), ``self._thread`` (the thread, or
+    None) and ``self.frames`` (a frame source with ``close()``); ``LABEL`` names it in the log.
+    """
+
+    LABEL = "camera"
+    _stop: threading.Event
+    _thread: threading.Thread | None
+    frames: Any
+
+    def stop(self) -> None:
+        """Stop reading and release the camera; safe to call twice (waits up to 5 s)."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self._thread = None
+        try:
+            self.frames.close()
+        except Exception as exc:  # a camera that fails to close must not stop the service
+            log.warning("%s: close: %s", self.LABEL, exc)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait (``timeout`` seconds, None = as long as it takes) for the reading thread to end:
+        the end of the frames, the camera lost, or :meth:`stop`."""
+        if self._thread is not None:
+            self._thread.join(timeout)
