@@ -106,6 +106,9 @@ class CarrouselCameraSource(ReadingThread):
         self.relocks = 0
         self._light_ref: float | None = None
         self._light_off_since: float | None = None
+        #: ``(t_s, frame H x W x 3 uint8 BGR, CarrouselReading)`` of the last frame read, or None
+        #: (the web page's camera view draws it when a page asks; the frame as read, no copy).
+        self.latest: tuple[float, Any, Any] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -130,6 +133,7 @@ class CarrouselCameraSource(ReadingThread):
             return None
         self.frames_read += 1
         reading = self.reader.read(frame.image, stream=True, t=t)  # t: a frozen camera is told
+        self.latest = (t, frame.image, reading)  # one tuple, so a page never sees a mixed pair
         out: list[Observation] = []
         if reading.status != "ok":
             self._set_status(reading.status)

@@ -266,6 +266,9 @@ class DiceCameraSource(ReadingThread):
         self.rolls = 0
         self.status = ""
         self.last_readings: list[DieReading] = []
+        #: ``(t_s, frame H x W x 3 uint8 BGR, [DieReading])`` of the last frame read, or None; the
+        #: readings are [] while the tray moves (the web page's camera view draws it when asked).
+        self.latest: tuple[float, np.ndarray, list[DieReading]] | None = None
         # what the referee said (announce, from the service's thread)
         self._lock = threading.Lock()
         self._player: str | None = None
@@ -386,6 +389,7 @@ class DiceCameraSource(ReadingThread):
             self.check_tray(image.shape)
             self._checked_shape = image.shape
         self.frames_read += 1
+        self.latest = (t, image, [])  # the tray moves until shown still below
         thumb = self._thumb(image)
         ref = self._still_ref
         if ref is None or ref.shape != thumb.shape or int(np.abs(thumb - ref).max()) > self.motion_level:
@@ -398,6 +402,7 @@ class DiceCameraSource(ReadingThread):
                 self.settler.update(t, [])  # a move is a new throw: the same dice may report again
                 self._tray_key, self._tray_done = None, False
             return []
+        self.latest = (t, image, self.last_readings)  # still: the last reading is this tray's
         if self._tray_done:
             return []  # settled and still: nothing new to read
         since = self._still_since if self._still_since is not None else t
@@ -410,6 +415,7 @@ class DiceCameraSource(ReadingThread):
             read_t = None  # the tray is as it was read (the motion gate says so)
         if read_t is not None:
             self.last_readings = self.reader.read(image)
+            self.latest = (t, image, self.last_readings)
             self.readings_made += 1
             self._last_read_t = read_t
         return self._settle(read_t if read_t is not None else t, t, self.last_readings)
