@@ -55,6 +55,16 @@ def test_many_seeds_all_reach_a_winner():
         assert not any(isinstance(c, InvalidObservation) for c in calls), seed
 
 
+@pytest.mark.parametrize("seed,players", [(179, ("A", "B", "C")), (287, ("A", "B", "C"))])
+def test_simulated_midway_trade_never_offers_a_wild_the_victim_cannot_hold(seed, players):
+    """Seeds where the simulated player once chose a Midway Trade whose only gift was a wild the
+    victim's Midway could not take (the referee refused it, Carnival's "Midway Trade"): the game
+    now plays to a winner with every observation accepted."""
+    _, state, calls = referee_game(carnival_game(seed, players))
+    assert state.phase == "over"
+    assert not any(isinstance(c, InvalidObservation) for c in calls)
+
+
 def test_simulated_game_is_deterministic_and_exercises_the_rules():
     a = [o.to_line() for o in carnival_game(5)]
     b = [o.to_line() for o in carnival_game(5)]

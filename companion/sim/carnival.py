@@ -270,8 +270,8 @@ class _Game:
                 c = card_text(ride_name, part)
                 if c != took and midway_accepts(victim_after, c) is None:
                     gifts.append((c, None))
-            if r.wilds:
-                gifts.append((WILD, ride_name))
+            if r.wilds and took != WILD and midway_accepts(victim_after, WILD) is None:
+                gifts.append((WILD, ride_name))  # the referee's rule: a gift the victim may hold
         return gifts
 
     def action(self, name: str, die: int, target: str | None) -> Iterator[Observation]:
