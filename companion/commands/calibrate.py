@@ -28,7 +28,7 @@ import json
 import sys
 from pathlib import Path
 
-__all__ = ["configure", "run"]
+__all__ = ["configure", "run", "write_colours"]
 
 IN_DIR = "in the calibration folder, [calibration] dir"
 GEOMETRY_HELP = "board geometry (default carrousel-board.json of the calibration folder, else the shipped one)"
@@ -229,9 +229,7 @@ def _geometry(args: argparse.Namespace) -> int:
 
 def _colours(args: argparse.Namespace) -> int:
     from companion.games.carrousel import COLOURS, Position
-    from companion.vision.calibration import close_reference_pairs, write_json
-    from companion.vision.carrousel import SEATS, CarrouselGeometry, CarrouselReader, reference_colours_from
-    from companion.vision.colour import ColourReferences
+    from companion.vision.carrousel import SEATS
 
     if args.truth and len(args.truth) != len(args.images):
         raise ValueError(f"--truth: {len(args.truth)} files for {len(args.images)} images")
@@ -268,27 +266,56 @@ def _colours(args: argparse.Namespace) -> int:
         f = read_image(img)  # ImageError (a ValueError): one line; a pixel limit before decoding
         frames.append(f)
         _say(f"reading {img} ...")
+    print(write_colours(frames, truths, _geometry_file(args), out, [Path(i).name for i in args.images], _say))
+    return 0
+
+
+def write_colours(frames: list, truths: list[dict], geometry: str | Path, out: str | Path,
+                  sources: list[str], say=_say) -> Path:
+    """Measure the reference colours in ``frames`` and write them as a colours file (what
+    ``companion calibrate colours`` does after reading its photos; the web page's set-up
+    captures through it too).
+
+    Args:
+        frames: ``H x W x 3 uint8`` BGR photos of the table under its own light.
+        truths: per photo, ``{"spaces": [7 labels, "unknown" to skip], "cards": {seat: [3 colours]}}``.
+        geometry: the board geometry file.
+        out: the colours file to write (``carrousel-colours.json`` of the calibration folder).
+        sources: where the photos came from (named in the file's comment).
+        say: ``say(line)`` for each colour measured and each warning.
+
+    Returns:
+        The file written.
+
+    Raises:
+        ValueError: a photo where the board is not visible, or colours that could not all be
+            read (the message names the file, what is missing and how to show it).
+    """
     import numpy as np
 
+    from companion.vision.calibration import close_reference_pairs, write_json
+    from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, reference_colours_from
+    from companion.vision.colour import ColourReferences
+
+    out = Path(out)
     placeholder = ColourReferences(("a", "b"), np.zeros((2, 3)))
-    reader = CarrouselReader(CarrouselGeometry.load(_geometry_file(args)), (placeholder, placeholder))
+    reader = CarrouselReader(CarrouselGeometry.load(geometry), (placeholder, placeholder))
     refs = reference_colours_from(frames, truths, reader)
     for kind in ("horses", "cards"):
         for colour, lab in refs[kind].items():
-            _say(f"{kind[:-1]} {colour}: L* {lab[0]:.1f} a* {lab[1]:.1f} b* {lab[2]:.1f}")
+            say(f"{kind[:-1]} {colour}: L* {lab[0]:.1f} a* {lab[1]:.1f} b* {lab[2]:.1f}")
     problems = _unreadable(refs, truths)
     if problems:
         raise ValueError(f"{out.name} not written: it could not read every colour: {'; '.join(problems)}")
     for kind, classifier in (("horse", reader.space_classifier), ("card", reader.card_classifier)):
         for pair in close_reference_pairs(refs[kind + "s"], classifier):
-            _say(f"warning: {kind} colours {pair}: under this light the reader will often answer unknown "
-                 f"for them; light the table brighter and more evenly (no coloured lamp) and calibrate again")
+            say(f"warning: {kind} colours {pair}: under this light the reader will often answer unknown "
+                f"for them; light the table brighter and more evenly (no coloured lamp) and calibrate again")
     doc = {"_comment": "Reference colours in CIE L*a*b* (D65) seen against the white reference: horses "
                        "against the plain board, card discs against the card's white. Captured by "
-                       f"`companion calibrate colours` from {', '.join(Path(i).name for i in args.images)}.",
+                       f"`companion calibrate colours` from {', '.join(sources)}.",
            **refs}
-    print(write_json(out, doc))
-    return 0
+    return write_json(out, doc)
 
 
 def _unreadable(refs: dict, truths: list[dict]) -> list[str]:
