@@ -229,17 +229,23 @@ class Registrar:
         #: why the last frame could not be registered ("" when it was).
         self.status = "not yet registered"
         self.detections = 0
+        #: every marker of the last full detection (id -> ``4 x 2`` pixel corners), board or not
+        self.found: dict[int, np.ndarray] = {}
         self._frames = 0
         self._cells: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._cell_mm: dict[int, np.ndarray] = {}
         self._cell_px: tuple[Registration, tuple[int, ...], dict[int, np.ndarray | None]] | None = None
 
     # ------------------------------------------------------------------ full detection
-    def register(self, frame: np.ndarray) -> Registration | None:
+    def register(self, frame: np.ndarray, found: Mapping[int, np.ndarray] | None = None) -> Registration | None:
         """Detect the markers in ``frame`` and fit the homography from every visible corner.
 
         Args:
             frame: ``H x W x 3 uint8`` BGR (or grey ``H x W uint8``).
+            found: the frame's markers when the caller has detected them already
+                (:func:`detect_markers` of this frame, e.g. to read a marker that is not on the
+                board from the same detection); None to detect here. Every marker detected is
+                kept in :attr:`found` either way.
 
         Returns:
             The registration, or None when the board is not visible (fewer than
@@ -247,8 +253,10 @@ class Registrar:
             :attr:`status` says why.
         """
         grey = _grey(frame)
-        self.detections += 1
-        found = detect_markers(grey, detector=self._detector)
+        if found is None:
+            self.detections += 1
+            found = detect_markers(grey, detector=self._detector)
+        self.found = dict(found)
         known = {i: c for i, c in found.items() if i in self.layout}
         if len(known) < self.min_markers:
             extra = f" (saw ids {sorted(found)} that are not on this board)" if found and not known else ""
