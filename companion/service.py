@@ -204,6 +204,8 @@ class Service:
         self._told: deque[Call] = deque()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        #: One line when a scheduled (simulated) source failed and the loop stopped, else None.
+        self.failure: str | None = None
 
     # -- inputs ---------------------------------------------------------------------------
 
@@ -275,9 +277,13 @@ class Service:
                     if due is not None and due <= now:
                         try:
                             s.advance(now)
-                        except Exception:  # a failing source must not stop the referee
-                            log.exception("source %s failed; it is stopped", type(s).__name__)
+                        except Exception as exc:  # a simulated part's bug: stop, keep the journal
+                            log.exception("source %s failed; the game stops here", type(s).__name__)
                             self.scheduled.remove(s)
+                            self.failure = (f"{type(s).__name__} failed ({type(exc).__name__}: {exc}); the game "
+                                            "stops here and stays resumable")
+                            self._drain()  # what it emitted before failing is judged and journaled
+                            self._stop.set()
                             break
                 if self._inbox:
                     continue  # apply what the sources did first; the deadline comes next round

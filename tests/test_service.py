@@ -173,6 +173,48 @@ def test_a_failing_announcer_does_not_stop_the_referee(tmp_path):
     assert len([e for e in journal.entries(session) if e.kind == "call"]) == len(rec.calls)
 
 
+def test_a_failing_simulated_source_stops_the_run_with_one_line_and_keeps_the_journal(tmp_path):
+    """A scheduled (simulated) source that raises is a bug of the simulation, not a table's
+    part: the loop stops with a one-line ``failure`` naming it, instead of waiting forever for a
+    table that will never move again; what was journaled stays."""
+
+    class Breaks:
+        def __init__(self):
+            self.t = 1.0
+
+        def start(self, emit, clock):
+            self.emit = emit
+
+        def stop(self):
+            pass
+
+        def next_time(self):
+            return self.t
+
+        def advance(self, now):
+            self.emit(GameStart(t=now, players=("Ana", "Ben"), spaces=Position.from_text(".gbyrk.").spaces, seed=4))
+            self.t = None
+            raise RuntimeError("simulated table made an illegal observation: test")
+
+    class Forever:  # an entry source: alive as long as the process is
+        def start(self, emit, clock):
+            pass
+
+        def stop(self):
+            pass
+
+    referee = CarrouselReferee()
+    journal = Journal(tmp_path / "j.db")
+    session = journal.start_session("carrousel", {})
+    table = Breaks()
+    service = Service(referee, ManualClock(), journal=journal, session=session, sources=[table, Forever()],
+                      scheduled=[table])
+    state = service.run()
+    assert not referee.is_over(state)
+    assert service.failure is not None and "Breaks failed" in service.failure and "illegal observation" in service.failure
+    assert [e.kind for e in journal.entries(session)][:1] == ["observation"]
+
+
 def test_journal_replay_reproduces_every_call(tmp_path):
     """`companion replay`: the journaled observations give exactly the journaled calls."""
     service, rec, _, journal = sim_service(tmp_path, seed=3)

@@ -230,6 +230,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         signal.signal(signal.SIGINT, on_signal)
     heartbeat = (lambda: notifier.watchdog()) if notifier.watchdog_period_s else None
     new = args.new
+    failed = False
     players, seed = opts["players"], opts["seed"]
     try:
         while True:
@@ -266,6 +267,10 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                     service.close()
                 for line in service.ended:
                     print(f"companion: {line}", file=sys.stderr)
+                if service.failure is not None:
+                    print(f"companion: {service.failure} ({journal.path})", file=sys.stderr)
+                    failed = True
+                    break
                 if not service.referee.is_over(state):
                     log.info("stopped at t=%.1f s; the unfinished game stays in %s: run again to resume it "
                              "(or --new)", service.clock.now(), journal.path)
@@ -282,7 +287,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         web.stop()
         entries.close()
         journal.close()
-    return 0
+    return 1 if failed else 0
 
 
 def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier: Any,
