@@ -91,6 +91,21 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
     return ReplayResult(calls, journaled, journal.losses(session.id), len(journal.pending(session.id)))
 
 
+def _result_words(result: dict[str, Any]) -> str:
+    """A finished session's result column: the winner(s) and scores (Carrousel, Carrossel,
+    Carnival), or a cooperative game's outcome (Monsieur Carrousel: won / lost, sunbeams and
+    raindrops)."""
+    if result.get("result") in ("won", "lost"):  # Monsieur Carrousel: the whole table plays
+        return (f"the table {result['result']}; sunbeams {result.get('sunbeams', 0)}, "
+                f"raindrops {result.get('raindrops', 0)}")
+    winners = result.get("winners") or ([result["winner"]] if result.get("winner") else [])
+    scores = result.get("scores") or result.get("complete_rides") or {}
+    words = ", ".join(f"{p} {v}" for p, v in scores.items())
+    if winners:
+        return f"winner{'s' if len(winners) > 1 else ''} {' and '.join(map(str, winners))}" + (f"; {words}" if words else "")
+    return words
+
+
 def _lines(result: ReplayResult) -> Iterator[str]:
     import json
 
@@ -109,17 +124,11 @@ def run(args: argparse.Namespace) -> int:
     with Journal(args.journal, readonly=True) as journal:
         sessions = journal.sessions()
         if args.list:
-            print("session  game        started (UTC)              state       result")
+            print("session  game                started (UTC)              state       result")
             for s in sessions:
                 state = "finished" if s.finished else "unfinished"
-                result = ""
-                if isinstance(s.result, dict):
-                    scores = s.result.get("scores") or {}
-                    winner = s.result.get("winner")
-                    result = (f"winner {winner}; " if winner else "") + ", ".join(
-                        f"{p} {v}" for p, v in scores.items()
-                    )
-                print(f"{s.id:>7}  {s.game:<10}  {s.started_at:<25}  {state:<10}  {result}")
+                result = _result_words(s.result) if isinstance(s.result, dict) else ""
+                print(f"{s.id:>7}  {s.game:<18}  {s.started_at:<25}  {state:<10}  {result}")
             return 0
         if not sessions:
             raise JournalError(f"{args.journal}: the journal has no session")

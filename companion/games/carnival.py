@@ -1023,7 +1023,8 @@ class CarnivalReferee:
         return state.phase == "over"
 
     def summary(self, state: CarnivalState) -> dict[str, Any]:
-        """Phase, whose turn and step, each Midway, hand sizes, Tickets, for the views."""
+        """Phase, whose turn and step, each Midway, hand sizes, Tickets, complete rides per
+        player (the score of Fim de Jogo) and the winner, for the views."""
         return {
             "phase": state.phase,
             "turn": state.turn,
@@ -1035,6 +1036,7 @@ class CarnivalReferee:
             "midways": {p.name: {r: str(x) for r, x in zip(RIDES, p.midway)} for p in state.players},
             "hands": {p.name: p.hand_count for p in state.players},
             "tickets": {p.name: p.tickets for p in state.players},
+            "complete_rides": {p.name: p.complete_rides for p in state.players},
             "winner": state.winner,
         }
 

@@ -1722,7 +1722,8 @@ class CarrosselReferee:
         return state.phase == "over"
 
     def summary(self, state: CarrosselState) -> dict[str, Any]:
-        """Phase, round, VP of won cards, sectors and the rotation, for status views."""
+        """Phase, round, VP of won cards, sectors and the rotation, for status views; once the
+        game is over also its final ``scores`` (total VP per player) and ``winners`` (END)."""
         out: dict[str, Any] = {"phase": state.phase, "round": state.round}
         if state.players:
             out["vp"] = {p.name: sum(self.data.clients[c].vp for c in p.won) for p in state.players}
@@ -1738,6 +1739,9 @@ class CarrosselReferee:
             )
         if state.phase == "over":
             out["end_reason"] = state.end_reason
+            table = final_scores(self.data, state)
+            out["scores"] = {r["player"]: r["total"] for r in table["players"]}
+            out["winners"] = list(table["winners"])
         return out
 
     def table(self, state: CarrosselState) -> dict[str, Any]:
