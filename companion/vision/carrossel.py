@@ -267,6 +267,15 @@ class CarrosselGeometry:
         rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
         return self.cell_centres_board_mm @ rot.T
 
+    def cell_ups(self, board_angle_deg: float) -> np.ndarray:
+        """The 48 cells' "up" directions in the world frame for board angle ``b``, ``48 x 2`` unit
+        vectors: towards the centre along the cell's sector middle (README: cell edges along the
+        sector's u and v; slot numbers and letters upright for a person outside the board, text up
+        towards the centre), i.e. ``-(cos(b + m), sin(b + m))`` for the sector middle ``m``."""
+        n = len(self.cell_names) // len(self.middle_deg)
+        a = np.radians(np.repeat(np.asarray(self.middle_deg, dtype=np.float64), n) + board_angle_deg)
+        return -np.stack([np.cos(a), np.sin(a)], axis=1)
+
     def facing(self, board_angle_deg: float) -> dict[str, tuple[str, float]]:
         """booth -> (the sector facing it or ``"ambiguous"``, the distance in degrees from the
         nearest boundary). The facing sector's middle is angularly nearest the booth's angle."""
@@ -463,7 +472,12 @@ class CarrosselReader:
     #: LETTER_MARGIN (Pearson r over the disc's samples; printed letters of one font differ
     #: by far more, a covered or blurred disc matches none well).
     LETTER_MIN = 0.7
-    LETTER_MARGIN = 0.15
+    LETTER_MARGIN = 0.1
+    #: the letter window's half width and the shift search's reach, in samples of STEP_MM
+    #: (+-7.5 mm: the 10 mm letter with a margin; +-2.25 mm: the tile's placement and the
+    #: registration's error)
+    LETTER_HALF = 10
+    LETTER_SHIFT = 3
     #: the standee's footprint looks like the letter (no standee) when the letter fitted outside
     #: it explains it to within this RMS lightness (share of the cream).
     FOOTPRINT_FIT = 0.16
@@ -511,12 +525,16 @@ class CarrosselReader:
             sq = np.concatenate([np.stack([t, np.full_like(t, s)], 1) for s in (-half, half)]
                                 + [np.stack([np.full_like(t, s), t], 1) for s in (-half, half)])
             pts = []
-            for c in g.cell_centres_board_mm:
-                up = -c / np.linalg.norm(c)
+            for c, up in zip(g.cell_centres_board_mm, g.cell_ups(0.0)):
                 right = np.array([up[1], -up[0]])
                 pts.append(c + sq[:, :1] * right + sq[:, 1:] * up)
             outlines.append((np.concatenate(pts), z))
         self._outlines = outlines
+        n, w = _grid_n(), self.LETTER_HALF
+        c = n // 2
+        lw = self.letters.images[:, c - w:c + w + 1, c - w:c + w + 1].reshape(len(self.letters.animals), -1)
+        lw = lw - lw.mean(axis=1, keepdims=True)
+        self._letter_windows = (lw / np.maximum(np.linalg.norm(lw, axis=1, keepdims=True), 1e-6)).astype(np.float32)
         self._booth_roofs = {n: _disc_points(c, 9.0, 2.0) for n, (c, _a) in g.booths.items()}
 
     # ------------------------------------------------------------------ geometry of a frame
@@ -661,7 +679,7 @@ class CarrosselReader:
         (bilinear; row 0 towards the board's centre; outside the frame = 0)."""
         g = self.geometry
         centres = g.cell_centres_mm(angle)
-        up = -centres / np.linalg.norm(centres, axis=1, keepdims=True)
+        up = g.cell_ups(angle)
         right = np.stack([up[:, 1], -up[:, 0]], axis=1)
         gx, gy = self._grid[:, 0], self._grid[:, 1]
         pts = centres[:, None, :] + gx[None, :, None] * right[:, None, :] + gy[None, :, None] * up[:, None, :]
@@ -697,7 +715,7 @@ class CarrosselReader:
         ncell = len(g.cell_names)
         flat = samples.reshape(ncell, -1, 3)
         centres = g.cell_centres_mm(angle)
-        ups = -centres / np.linalg.norm(centres, axis=1, keepdims=True)
+        ups = g.cell_ups(angle)
         out: dict[str, SlotReading] = {}
         corner_px = flat[:, self._corner_mask]
         seen = corner_px.max(axis=2) > 0
@@ -731,27 +749,50 @@ class CarrosselReader:
             return SlotReading(UNKNOWN, reason=f"white corners but {dark:.0%} of the middle dark")
         return SlotReading(EMPTY, confidence=confidence)
 
+    def letter_scores(self, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Match a disc against the five letters, each slid over +-:attr:`LETTER_SHIFT` samples.
+
+        Args:
+            rel: ``N x N`` (or ``N*N``) lightness relative to the disc's cream, in the tile frame.
+
+        Returns:
+            (``K`` the best Pearson r of each letter over the shifts, ``K`` its shift's index),
+            the letter window being +-:attr:`LETTER_HALF` samples around the tile's centre.
+            The tile lies within 1.2 mm of its cell's centre (README) and the registration is
+            off by up to a pixel (about 1 mm): the shift search absorbs both.
+        """
+        n = _grid_n()
+        c, w, s = n // 2, self.LETTER_HALF, self.LETTER_SHIFT
+        region = np.asarray(rel, dtype=np.float32).reshape(n, n)[c - w - s:c + w + s + 1, c - w - s:c + w + s + 1]
+        win = np.lib.stride_tricks.sliding_window_view(region, (2 * w + 1, 2 * w + 1)).reshape(-1, (2 * w + 1) ** 2)
+        win = win - win.mean(axis=1, keepdims=True)
+        win = win / np.maximum(np.linalg.norm(win, axis=1, keepdims=True), 1e-6)
+        r = win @ self._letter_windows.T
+        return r.max(axis=0), r.argmax(axis=0)
+
     def _tile(self, lum: np.ndarray, colour: str, colour_conf: float, view: TableView, centre: np.ndarray,
               up: np.ndarray) -> SlotReading:
+        """A tile seen by its colour: its letter read, or unknown with the reason."""
         cream = float(np.percentile(lum[self._cream_mask], 75))
         rel = lum / max(cream, 1e-4)
-        templates = self.letters.images.reshape(len(self.letters.animals), -1)
-        disc = self._disc_mask
-        full = _pearson(rel[disc], templates[:, disc])
+        full, _shift = self.letter_scores(rel)
         order = np.argsort(-full)
-        best, second = full[order[0]], full[order[1]]
+        best, second = float(full[order[0]]), float(full[order[1]])
         if best < self.LETTER_MIN or best - second < self.LETTER_MARGIN:
-            return SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): "
-                                               "covered, a standee over it, or blurred")
-        # where a standee would stand must look like the letter: else something stands there
-        foot = self.footprint(view, centre, up)
-        inside = disc & foot
-        t = templates[order[0]]
-        a, b = np.polyfit(t[disc], rel[disc], 1)
-        rms = float(np.sqrt(np.mean((rel[inside] - (a * t[inside] + b)) ** 2))) if inside.any() else 0.0
-        if rms > self.FOOTPRINT_FIT:
-            return SlotReading(UNKNOWN, reason=f"something over the tile's middle (RMS {rms:.2f}): a standee?")
+            why = "covered, a standee over it, or blurred"
+            if self._standee_seen(rel, view, centre, up):
+                why = "a standee stands on it (its letter hidden)"
+            return SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): {why}")
         return SlotReading("tile", self.letters.animals[order[0]], colour, False, colour_conf * best)
+
+    def _standee_seen(self, rel: np.ndarray, view: TableView, centre: np.ndarray, up: np.ndarray) -> bool:
+        """Whether the disc, where a standee would be seen (:meth:`footprint`), is mostly
+        neither the cream nor the letter's dark: a body over it."""
+        foot = self.footprint(view, centre, up) & self._disc_mask
+        if not foot.any():
+            return False
+        v = rel[foot]
+        return bool(np.mean((v < 0.8) & (v > 0.12)) > 0.5)
 
 
 def _pearson(x: np.ndarray, templates: np.ndarray) -> np.ndarray:
@@ -874,9 +915,8 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
                     tipLength=0.05)
     centres = geometry.cell_centres_mm(b)
     h = geometry.cell_size_mm / 2
-    for name, c in zip(geometry.cell_names, centres):
+    for name, c, up in zip(geometry.cell_names, centres, geometry.cell_ups(b)):
         s = reading.slots.get(name)
-        up = -c / np.linalg.norm(c)
         right = np.array([up[1], -up[0]])
         sq = np.stack([c + h * (up - right), c + h * (up + right), c + h * (-up + right), c + h * (-up - right)])
         p = view.to_image(sq, geometry.board_top_z_mm)
