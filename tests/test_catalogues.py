@@ -288,3 +288,18 @@ def test_lights_follow_the_game_and_the_variant(mock_factory):
         assert factory.pin(12).frequency == pytest.approx(523.25, abs=0.1)  # C5, rising
     finally:
         lights.close()
+
+
+@pytest.mark.parametrize("lang", ["fr", "pt-BR"])
+@pytest.mark.parametrize("part", ["camera", "encoder", "journal", "entry socket"])
+def test_a_lost_part_is_told_wholly_in_the_tables_language(lang, part):
+    """The fix of ``part_lost`` comes from the catalogue (a variant per part), never the
+    English text the code carries for the log: no English sentence inside a French or
+    Portuguese one."""
+    from companion.health import PartLost
+    from companion.kits import CAMERA_LOST_FIX
+
+    english_fix = CAMERA_LOST_FIX if part == "camera" else "The game waits. Check the cable."
+    text = Catalogue(lang).text(PartLost(t=1.0, part=part, fix=english_fix), "carrousel")
+    assert english_fix not in text and "The game" not in text and "Check" not in text, text
+    assert Catalogue(lang).words(part, "part").lower() in text.lower()

@@ -153,8 +153,10 @@ class Catalogue:
         return out
 
     def variant_fields(self, game: str) -> dict[str, tuple[str, ...]]:
-        """Call type -> the fields whose values choose its variant."""
-        raw = self._data.get("variants", {}).get(game, {})
+        """Call type -> the fields whose values choose its variant (``[variants.common]``, for
+        the service's own calls, then ``[variants.<game>]``)."""
+        variants = self._data.get("variants", {})
+        raw = {**variants.get("common", {}), **variants.get(game, {})}
         return {k: tuple(f.strip() for f in v.split(",")) for k, v in raw.items()}
 
     def keys_for(self, call: Call, game: str) -> list[str]:
