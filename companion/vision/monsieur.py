@@ -1,34 +1,57 @@
 """The Monsieur Carrousel reader: the carousel's angle from its roof marker, the seat Monsieur
-Carrousel points at, each seat's kid token, each seat's weather zone, from one camera frame.
+Carrousel points at, each seat's kid token, each seat's weather zone and the die's top colour,
+from one camera frame.
 
 Geometry is data (``calibration/monsieur-board.toml``, see
 :mod:`companion.vision.monsieur_geometry`). The fixed markers register the board plane; the roof
 marker, 122 mm above it, gives the carousel's angle (exact under tilt: the module notes of
 ``monsieur_geometry`` show why) and, with its size, the camera's projection at every height.
+One marker detection serves both (the roof marker is in the same dictionary).
 
 * **Pointed seat**: the seat whose centre is angularly nearest the finger's board angle; within
   ``seat_margin_deg`` of a line between two seats it is ``"ambiguous"`` (the DESIGN.md ruling:
   turn the carousel again); with no roof marker read it is ``"unknown"``.
 * **Zones**: a seat's board angle in the sun half or the rain half; within ``zone_margin_deg``
   of the boundary ``"ambiguous"``.
-* **Kids**: a seat's middle (radius ``core_mm`` at the disc top, always under a token's base,
-  which stands within 2.5 mm of the centre) is compared with the seat's own print around it
-  (the ring from 12 to 15.5 mm), both measured in this frame so that the light's colour and
-  fall-off cancel: a token is much lighter than its seat and of another chromaticity. A seat
-  that is clearly so reads ``"kid"``. Telling an empty seat apart needs more than these two
-  measurements (its dark glyph and its print overlap a wooden token on a yellow seat), so no
-  seat reads ``"empty"`` yet: every other seat is ``"unknown"`` (never a wrong reading).
-  A seat hidden by the roof or the figure (rays traced to the camera's centre), out of the
-  frame, or whose ring does not show its own colour (a hand) is ``"unknown"``.
-* **Die**: not read yet: always ``"unknown"`` (the field is there for the JSON contract).
+* **Kids**: every pixel is seen in CIE Lab against the white reference (the fixed markers'
+  paper, von Kries, as :mod:`companion.vision.colour` does for the Carrousel reader) and is
+  *print* (the hue of the seat's calibrated print colour, and at least ``print_share`` of its
+  chroma for its lightness), *pale* (chroma below ``kid_chromaticity`` times its lightness: the
+  tokens' wood and pastels, whose chroma is a third to a half of their lightness where every
+  print's is near or above it; the ratio does not change with shading), or *dark* (under
+  ``dark_share`` of the seat's own print lightness: the seat's dark glyph). Three places of
+  each seat are sampled, planned once per registration and angle with the camera's rays:
+
+  - the *ring* (12-15.5 mm from the seat's centre on the disc top) where no token, on this seat
+    or a neighbour, can stand between it and the camera: it must show the seat's print (else a
+    hand or a shadow covers the seat: ``"unknown"``), and its lightness is the seat's local
+    light;
+  - the *middle* (``core_mm`` around the centre on the disc top): a token stands on it (base
+    radius 9, at most 2.5 mm off the centre), so a middle that shows the print or the glyph is
+    an empty seat;
+  - the *head* (the token's top, 3 mm under its height): on a kid, pale and as light as the
+    print around it.
+
+  ``"kid"``: the head pale and light, the middle neither print nor glyph, the ring clear.
+  ``"empty"``: the middle print or glyph and nothing pale there; when the middle is only glyph,
+  the head's place must not be pale either. Anything else, a seat hidden by the roof or the
+  figure, out of the frame, or with too few clear ring pixels, is ``"unknown"``.
+* **Die**: :mod:`companion.vision.monsieur_die` (its top face found on the board plane at the
+  die's height; ``"unknown"`` when it is not clear, a die on its edge included).
 * A frame whose colour is not a colour frame of the calibrated light reads ``"colour lost: ..."``
   (the same :class:`~companion.vision.colour.ColourCheck` as the Carrousel reader, against the
   markers' white paper and the seats' printed colours): every seat and the die unknown; the
   angle, pointed seat and zones still stand (they come from marker corners, not colours).
 
+Speed: in a stream (``read(frame, stream=True)``) the fixed markers' registration is kept while
+their cells match (:meth:`Registrar.update`), the roof marker is looked for only in a window
+around its last place (it turns about the axis, so its image stays within the circle its
+corners sweep), and the seats' sample pixels are planned once per registration and carousel
+angle (:class:`_SeatPlan`).
+
 Sources: the table, ``shared/data/monsieur-table/README.md``; the rulebook
 ``shared/rules/monsieur-carrousel.txt`` (Phase 2: Monsieur Carrousel points at a seat; the sun
-and rain zones); DESIGN.md (Vision; the margin ruling).
+and rain zones); DESIGN.md (Vision; the margin ruling); CIE 15:2004 (L*a*b*).
 """
 
 from __future__ import annotations
@@ -41,21 +64,25 @@ import cv2
 import numpy as np
 
 from companion.vision.colour import (
+    _LUT,
+    CLIPPED,
     UNKNOWN,
     ColourCheck,
     ColourReferences,
+    FrozenFrames,
     linear_to_lab,
     srgb_to_linear,
     white_of,
 )
 from companion.vision.frames import check_bgr_frame
+from companion.vision.monsieur_die import DieReader
 from companion.vision.monsieur_geometry import (
     MonsieurGeometry,
     RoofReading,
     TableCamera,
     read_roof,
 )
-from companion.vision.registration import Registrar, Registration, detect_markers
+from companion.vision.registration import Registrar, Registration, _detector, _grey, detect_markers
 
 __all__ = ["AMBIGUOUS", "KID", "EMPTY", "MonsieurReading", "MonsieurReader", "draw_overlay", "seat_margin_from_table"]
 
@@ -104,8 +131,8 @@ class MonsieurReading:
 
     Attributes:
         status: ``"ok"``, or why the frame could not be read (``"board not visible: ..."``,
-            ``"colour lost: ..."``); with ``"ok"`` the angle may still be unknown (see
-            ``roof_status``).
+            ``"colour lost: ..."``, ``"camera frozen: ..."``); with ``"ok"`` the angle may still
+            be unknown (see ``roof_status``).
         carousel_angle_deg: the disc zero mark's board angle (degrees, 0-360) or None.
         pointed_seat: seat index 0-11, ``"ambiguous"`` or ``"unknown"``.
         pointed_offset_deg: signed degrees from the finger to the pointed seat's centre, or None.
@@ -115,6 +142,7 @@ class MonsieurReading:
         roof_status: ``""`` when the roof marker was read, else why not.
         registration: the board registration used, or None.
         camera: the frame's camera model, or None.
+        die_status: ``""`` when the die was read, else why not (``"no die top found"``, ...).
     """
 
     status: str
@@ -127,6 +155,7 @@ class MonsieurReading:
     roof_status: str = ""
     registration: Registration | None = None
     camera: TableCamera | None = None
+    die_status: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON fields of ``companion read monsieur-carrousel`` (issue 12, item 7)."""
@@ -140,9 +169,73 @@ class MonsieurReading:
         }
         if self.roof_status:
             out["roof"] = self.roof_status
+        if self.die_status:
+            out["die_status"] = self.die_status
         if self.registration is not None:
             out["markers"] = list(self.registration.marker_ids)
         return out
+
+
+class _SeatPlan:
+    """The seats' sample pixels for one registration, camera and carousel angle: which pixels
+    to read and which part of which seat each belongs to (computed once, read every frame).
+
+    Attributes:
+        idx: ``N`` flat pixel indices (row * width + column) into the frame.
+        seg: ``N`` segment of each sample: ``3 k`` seat k's ring, ``3 k + 1`` its middle,
+            ``3 k + 2`` its head.
+        unit: ``N x 2`` the unit (a*, b*) direction of the sample's seat print colour.
+        print_cl: ``N`` the chroma / lightness ratio of that print colour.
+        planned: ``3 x 12`` planned samples per segment (ring, middle, head rows), before
+            hiding, for the visibility fractions.
+        angle_deg: the carousel angle it was planned for.
+    """
+
+    def __init__(self, reader: MonsieurReader, cam: TableCamera, angle: float, shape: tuple[int, ...]):
+        g = reader.geometry
+        h, w = shape[:2]
+        z = g.disc_top_z_mm
+        top = z + g.kid_height_mm
+        head_z = top - 3.0
+        reach = g.kid_base_radius_mm + g.kid_max_offset_mm + 1.0  # a token, anywhere it may stand, + 1 mm
+        centres = np.array([g.seat_centre(k, angle) for k in range(g.n_seats)])
+        idx, seg, colour = [], [], []
+        self.planned = np.zeros((3, g.n_seats))
+        for k in range(g.n_seats):
+            c = centres[k]
+            for part, (pts, zz) in enumerate(((c + reader._ring, z), (c + reader._core, z), (c + reader._head, head_z))):
+                px = np.rint(cam.to_image(pts, zz)).astype(np.int64)
+                ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
+                ok &= ~reader._hidden(cam, pts, zz)
+                others = centres if part == 0 else np.delete(centres, k, axis=0)
+                ok &= ~_behind_tokens(cam, pts, zz, top, others, reach)
+                self.planned[part, k] = len(pts)
+                idx.append(px[ok, 1] * w + px[ok, 0])
+                seg.append(np.full(int(ok.sum()), 3 * k + part, np.int64))
+                colour.append(np.full(int(ok.sum()), k, np.int64))
+        self.idx = np.concatenate(idx)
+        self.seg = np.concatenate(seg)
+        seat = np.concatenate(colour)
+        self.unit = reader._print_unit[seat]
+        self.print_cl = reader._print_cl[seat]
+        self.print_l = reader._print_l[seat]
+        self.angle_deg = angle
+        self.camera = cam
+        self.shape = tuple(shape[:2])
+
+
+def _behind_tokens(cam: TableCamera, pts: np.ndarray, z: float, top: float, centres: np.ndarray,
+                   reach: float) -> np.ndarray:
+    """Points (``N x 2`` at height ``z``) whose ray to the camera passes within ``reach`` mm of
+    one of ``centres`` (``M x 2``) below height ``top``: a token standing there could hide them."""
+    hidden = np.zeros(len(pts), dtype=bool)
+    if len(centres) == 0:
+        return hidden
+    for zz in np.linspace(z, top, 7):
+        q = cam.ray_at(pts, z, zz)
+        d2 = ((q[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+        hidden |= (d2 <= reach * reach).any(axis=1)
+    return hidden
 
 
 class MonsieurReader:
@@ -155,25 +248,40 @@ class MonsieurReader:
         zone_margin_deg: a seat closer than this to the sun/rain boundary is ``"ambiguous"``.
         registrar: the fixed markers' registrar (e.g. with the lens from ``companion calibrate
             intrinsics``); default one built from the geometry, lens distortion-free.
-        core_mm: radius (mm) of a seat's middle, always under a token's base (base radius 9
-            minus the token's 2.5 mm placement tolerance, less a 2 mm registration allowance).
-        kid_lightness: a token's middle is at least this many times as light (luminance) as
-            the seat's own print around it (pastel and wooden tokens against saturated print).
-        kid_chromaticity: and its chromaticity (r, g, b shares) differs from the print's by at
-            least this (Euclidean, 0-1).
-        min_visible: fraction (0-1) of a seat's sample points that must be in the frame and not
-            hidden by the roof or the figure.
-        min_own_ring: fraction (0-1) of a seat's visible ring that must show the seat's own
-            colour (else something covers the seat: a hand).
+        core_mm: radius (mm) of a seat's middle: always under a token's base (base radius 9
+            minus the token's 2.5 mm placement tolerance, less a 3 mm allowance for the angle's
+            and the registration's error at the seat).
+        kid_lightness: a token's head is at least this share (0-1) of the lightness (L*) of its
+            seat's print around it (the darkest pairing, wood on yellow, is 0.8 at equal light;
+            a glyph is under a third).
+        kid_chromaticity: a pale pixel (a token) has a chroma (C*ab) under this share of its
+            lightness; the tokens' wood and pastels are 0.26-0.5, the prints 0.9-1.7 (their
+            colours in the geometry file).
+        min_visible: fraction (0-1) of a seat's middle and head samples that must be in the
+            frame and not hidden (by the roof, the figure or another seat's token).
+        min_own_ring: fraction (0-1) of a seat's clear ring that must show the seat's print
+            (else something covers the seat: a hand, its shadow, glare).
+        print_share: a print pixel has at least this share of its print colour's chroma for its
+            lightness, and a hue within ``hue_tolerance_deg`` of it.
+        hue_tolerance_deg: degrees (a*b* hue angle) a print pixel may be off its print colour
+            (the white reference leaves casts of a few degrees; neighbouring prints are 30-60
+            apart).
+        dark_share: a glyph pixel is darker than this share of the seat's print lightness (the
+            glyph is printed at 14/255, under a tenth).
+        frozen_s: in a stream read with times (``read(..., t=...)``), identical frames for
+            more than this many seconds read ``"camera frozen: ..."``.
+        die: the die reader (default: one on this geometry).
 
-    The two kid bounds come from the print and token colours of the table (the lightest
-    print, yellow, against the darkest token, wood, at equal light), not from the photographs.
+    Every bound comes from the print, paper and token colours of the table (the geometry file),
+    not from the photographs.
     """
 
     def __init__(self, geometry: MonsieurGeometry | None = None, seat_margin_deg: float = 4.0,
                  zone_margin_deg: float = 6.0, registrar: Registrar | None = None,
-                 core_mm: float = 4.5, kid_lightness: float = 1.3, kid_chromaticity: float = 0.18,
-                 min_visible: float = 0.6, min_own_ring: float = 0.3):
+                 core_mm: float = 3.5, kid_lightness: float = 35.0, kid_chromaticity: float = 0.6,
+                 min_visible: float = 0.6, min_own_ring: float = 0.75, print_share: float = 0.45,
+                 hue_tolerance_deg: float = 35.0, dark_lightness: float = 25.0, frozen_s: float = 3.0,
+                 die: DieReader | None = None):
         self.geometry = g = geometry if geometry is not None else MonsieurGeometry.load()
         self.seat_margin_deg = float(seat_margin_deg)
         self.zone_margin_deg = float(zone_margin_deg)
@@ -182,7 +290,12 @@ class MonsieurReader:
         self.kid_chromaticity = float(kid_chromaticity)
         self.min_visible = float(min_visible)
         self.min_own_ring = float(min_own_ring)
-        self._core = _disc(core_mm)
+        self.print_share = float(print_share)
+        self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
+        self.dark_lightness = float(dark_lightness)
+        self.frozen = FrozenFrames(frozen_s)
+        self._core = _disc(core_mm, step=0.7)
+        self._head = _disc(3.5, step=0.7)
         self._ring = _disc(g.seat_diameter_mm / 2.0 - 1.5, inner=12.0)
         half = g.marker_size_mm / 2.0 + (g.marker_paper_mm - g.marker_size_mm) / 4.0
         u = np.arange(-half, half + 1e-9, 1.0)
@@ -192,6 +305,16 @@ class MonsieurReader:
         names = tuple(g.print_srgb)
         self.references = ColourReferences(names, np.array([_lab_of_print(g.print_srgb[n], g.paper_srgb) for n in names]))
         self.colour_check = ColourCheck(self.references)
+        seat_lab = np.array([self.references.lab[names.index(c)] for c in g.seat_colours], dtype=np.float64)
+        chroma = np.hypot(seat_lab[:, 1], seat_lab[:, 2])
+        self._print_unit = (seat_lab[:, 1:] / chroma[:, None]).astype(np.float32)
+        self._print_cl = (chroma / seat_lab[:, 0]).astype(np.float32)
+        self._print_l = seat_lab[:, 0].astype(np.float32)
+        self.die_reader = die if die is not None else DieReader(g, self.references)
+        self._roof_detector = _detector(g.dictionary, window=True)
+        self._roof_px: np.ndarray | None = None
+        self._plan: _SeatPlan | None = None
+        self._paper_plan: tuple[Registration, tuple[int, int], np.ndarray] | None = None
 
     # ------------------------------------------------------------------ geometry answers
     def pointed(self, angle_deg: float) -> tuple[int | str, float]:
@@ -216,13 +339,15 @@ class MonsieurReader:
         return tuple(out)
 
     # ------------------------------------------------------------------ reading
-    def read(self, frame: np.ndarray, stream: bool = False) -> MonsieurReading:
+    def read(self, frame: np.ndarray, stream: bool = False, t: float | None = None) -> MonsieurReading:
         """Read one frame.
 
         Args:
             frame: ``H x W x 3 uint8`` BGR.
             stream: frames of one video stream: keep the fixed markers' registration between
-                frames (:meth:`Registrar.update`); the roof marker is detected on every frame.
+                frames (:meth:`Registrar.update`), look for the roof marker near its last place
+                first, reuse the seats' plan while the carousel has not turned.
+            t: the frame's time (s) in a stream, to tell a frozen camera (optional).
 
         Returns:
             The :class:`MonsieurReading`.
@@ -232,11 +357,32 @@ class MonsieurReader:
         """
         check_bgr_frame(frame)
         g = self.geometry
-        reg = self.registrar.update(frame) if stream else self.registrar.register(frame)
+        if t is not None:
+            held = self.frozen.update(t, frame)
+            if held is not None:
+                return MonsieurReading(f"camera frozen: the same frame for {held:.1f} s")
+        found: dict[int, np.ndarray] | None = None
+        if stream:
+            before = self.registrar.detections
+            reg = self.registrar.update(frame)
+            if reg is not None and self.registrar.detections != before and reg.frame_index == self.registrar._frames:
+                found = self.registrar.found  # a full detection just ran: it saw the roof too
+        else:
+            grey = _grey(frame)
+            found = detect_markers(grey, detector=self.registrar._detector)
+            reg = self.registrar.register(grey, found)
         if reg is None:
+            self._roof_px = None
             return MonsieurReading(self.registrar.status or "board not visible")
-        found = detect_markers(frame, detector=self.registrar._detector)
-        roof: RoofReading = read_roof(g, reg, found.get(g.roof_marker_id))
+        corners = None
+        if found is not None:
+            corners = found.get(g.roof_marker_id)
+        if corners is None and stream:
+            corners = self._roof_near(frame)
+            if corners is None and found is None:
+                corners = detect_markers(frame, detector=self.registrar._detector).get(g.roof_marker_id)
+        self._roof_px = None if corners is None else np.asarray(corners, np.float64)
+        roof: RoofReading = read_roof(g, reg, corners)
         white, code = self._white(frame, reg)
         if white is None:
             return MonsieurReading("board not visible: the markers' white paper is out of the frame", registration=reg)
@@ -245,24 +391,62 @@ class MonsieurReader:
             return MonsieurReading(fault or "ok", roof_status=roof.status, registration=reg)
         cam = roof.camera
         angle = float(roof.angle_deg)  # type: ignore[arg-type]
-        samples = self._seat_samples(frame, cam, angle)
-        every = np.concatenate([s[1][s[3]] for s in samples if s[3].any()] or [np.zeros((0, 3), np.uint8)])
-        lab = linear_to_lab(srgb_to_linear(every[::2]), white)
-        fault = self.colour_check.problem(white, code, lab)
+        plan = self._plan_for(cam, angle, frame.shape, reg, stream)
+        pix = np.take(frame.reshape(-1, 3), plan.idx, axis=0)
+        lab = linear_to_lab(_LUT[pix], white)
         pointed, offset = self.pointed(angle)
+        ring = plan.seg % 3 == 0
+        fault = self.colour_check.problem(white, code, lab[ring])
         if fault:  # the angle is geometry (marker corners), not colour: it stands
             return MonsieurReading(fault, angle, pointed, offset, zones=self.zones(angle), registration=reg, camera=cam)
-        seats = tuple(self._seat_state(k, s) for k, s in enumerate(samples))
-        return MonsieurReading("ok", angle, pointed, offset, seats, self.zones(angle), UNKNOWN, "", reg, cam)
+        seats = self._seats(plan, pix, lab)
+        die = self.die_reader.read(frame, cam, angle, white)
+        return MonsieurReading("ok", angle, pointed, offset, seats, self.zones(angle), die.colour, "", reg, cam,
+                               die.status)
+
+    def _roof_near(self, frame: np.ndarray) -> np.ndarray | None:
+        """The roof marker's corners found in a window around its last place (the circle its
+        corners sweep as the carousel turns, plus 12 pixels), or None."""
+        last = self._roof_px
+        if last is None:
+            return None
+        h, w = frame.shape[:2]
+        c = last.mean(axis=0)
+        r = float(np.max(np.linalg.norm(last - c, axis=1))) * 1.15 + 12.0
+        x0, y0 = max(int(c[0] - r), 0), max(int(c[1] - r), 0)
+        x1, y1 = min(int(c[0] + r) + 1, w), min(int(c[1] + r) + 1, h)
+        if x1 - x0 < 16 or y1 - y0 < 16:
+            return None
+        crop = _grey(np.ascontiguousarray(frame[y0:y1, x0:x1]))
+        got = detect_markers(crop, detector=self._roof_detector).get(self.geometry.roof_marker_id)
+        return None if got is None else got + np.array([x0, y0], dtype=np.float32)
+
+    def _plan_for(self, cam: TableCamera, angle: float, shape: tuple[int, ...], reg: Registration,
+                  stream: bool) -> _SeatPlan:
+        """The seats' plan: reused in a stream while the registration is the same, the carousel
+        has not turned by more than 0.3 degrees and the camera has not moved by 5 mm."""
+        plan = self._plan
+        if (stream and plan is not None and plan.camera.registration is reg and plan.shape == tuple(shape[:2])
+                and abs((angle - plan.angle_deg + 180.0) % 360.0 - 180.0) < 0.3
+                and float(np.linalg.norm(plan.camera.centre_mm - cam.centre_mm)) < 5.0):
+            return plan
+        plan = self._plan = _SeatPlan(self, cam, angle, shape)
+        return plan
 
     def _white(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, np.ndarray]:
         """The white reference: the fixed markers' paper margins (linear BGR median, 8-bit median)."""
-        g = self.geometry
-        pts = np.concatenate([g.markers[i].mean(axis=0) + self._paper for i in reg.marker_ids])
-        px = np.rint(reg.to_image(pts)).astype(int)
-        h, w = frame.shape[:2]
-        ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
-        pix = frame[px[ok, 1], px[ok, 0]]
+        cached = self._paper_plan
+        if cached is not None and cached[0] is reg and cached[1] == frame.shape[:2]:
+            idx = cached[2]
+        else:
+            g = self.geometry
+            pts = np.concatenate([g.markers[i].mean(axis=0) + self._paper for i in reg.marker_ids])
+            px = np.rint(reg.to_image(pts)).astype(np.int64)
+            h, w = frame.shape[:2]
+            ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
+            idx = px[ok, 1] * w + px[ok, 0]
+            self._paper_plan = (reg, frame.shape[:2], idx)
+        pix = np.take(frame.reshape(-1, 3), idx, axis=0)
         return white_of(pix), (np.median(pix, axis=0) if len(pix) else np.zeros(3))
 
     def _hidden(self, cam: TableCamera, pts: np.ndarray, z: float) -> np.ndarray:
@@ -277,49 +461,59 @@ class MonsieurReader:
             hidden |= np.hypot(*(cam.ray_at(pts, z, zz) - np.asarray(g.figure_mm)).T) <= g.figure_radius_mm + 1.0
         return hidden
 
-    def _seat_samples(self, frame: np.ndarray, cam: TableCamera, angle: float) -> list[tuple[Any, ...]]:
-        g = self.geometry
-        h, w = frame.shape[:2]
-        z = g.disc_top_z_mm
-        nc = len(self._core)
+    def _seats(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray) -> tuple[str, ...]:
+        """Each seat's state from its planned samples (see the module notes)."""
+        n = self.geometry.n_seats
+        light = lab[:, 0]
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        clipped = pix.min(axis=1) >= CLIPPED
+        along = lab[:, 1] * plan.unit[:, 0] + lab[:, 2] * plan.unit[:, 1]
+        # print and pale exclude each other: a print pixel is at least as chromatic as the
+        # palest print allows and more than any token
+        is_print = ((along >= self.cos_hue * chroma) & (chroma >= 12.0) & ~clipped
+                    & (chroma >= np.maximum(self.print_share * plan.print_cl, self.kid_chromaticity) * light))
+        pale = (chroma < self.kid_chromaticity * light) & ~clipped
+        segs = 3 * n
+        count = np.bincount(plan.seg, minlength=segs).astype(np.float64)
+        # the seat's local light: the median lightness of its ring's print pixels
+        ring_light = np.full(n, np.nan)
+        print_n = np.bincount(plan.seg, weights=is_print, minlength=segs)
+        for k in range(n):
+            sel = (plan.seg == 3 * k) & is_print
+            if sel.any():
+                ring_light[k] = float(np.median(light[sel]))
+        # each pixel's lightness as it would be under the light of its seat's print (the ring's
+        # print lightness stands for the calibrated print's): a glyph is dark, a token light
+        rel = light * (plan.print_l / ring_light[plan.seg // 3])
+        dark = rel < self.dark_lightness
+        bright = pale & (rel >= self.kid_lightness)
+        dark_n = np.bincount(plan.seg, weights=dark, minlength=segs)
+        bright_n = np.bincount(plan.seg, weights=bright, minlength=segs)
         out = []
-        for k in range(g.n_seats):
-            c = g.seat_centre(k, angle)
-            pts = np.concatenate([c + self._core, c + self._ring])
-            px = np.rint(cam.to_image(pts, z)).astype(int)
-            ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h) & ~self._hidden(cam, pts, z)
-            pix = np.zeros((len(pts), 3), np.uint8)
-            pix[ok] = frame[px[ok, 1], px[ok, 0]]
-            out.append((nc, pix, px, ok))
-        return out
-
-    def _seat_state(self, k: int, sample: tuple[Any, ...]) -> str:
-        nc, pix, _px, ok = sample
-        if ok[:nc].mean() < self.min_visible or ok[nc:].mean() < self.min_visible:
-            return UNKNOWN
-        lin = srgb_to_linear(pix)
-        core, ring = lin[:nc][ok[:nc]], lin[nc:][ok[nc:]]
-        # the ring's own colour: pixels whose chromaticity is near the print's
-        own = self.geometry.print_srgb[self.geometry.seat_colours[k]]
-        own_lin = srgb_to_linear(np.array([own[2], own[1], own[0]], np.uint8)).astype(np.float64)
-        own_chrom = own_lin / own_lin.sum()
-        ring_white = np.median(ring, axis=0)
-        rc = ring / np.maximum(ring.sum(axis=1, keepdims=True), 1e-6)
-        # seen against the ring's median the print's chromaticity is shifted by the light:
-        # compare each ring pixel with the ring's median, and the median with the print
-        # (a cast moves both; a hand moves the median away from the print by a lot)
-        med = np.median(rc, axis=0)
-        if np.linalg.norm(med - own_chrom) > 0.25:
-            return UNKNOWN
-        if np.mean(np.linalg.norm(rc - med, axis=1) < 0.1) < self.min_own_ring:
-            return UNKNOWN
-        y = np.array([0.0722, 0.7152, 0.2126])
-        ratio = float(np.median(core @ y) / max(float(ring_white @ y), 1e-6))
-        cc = core / np.maximum(core.sum(axis=1, keepdims=True), 1e-6)
-        chrom = float(np.linalg.norm(np.median(cc, axis=0) - med))
-        if ratio >= self.kid_lightness and chrom >= self.kid_chromaticity:
-            return KID
-        return UNKNOWN
+        for k in range(n):
+            r, c, hd = 3 * k, 3 * k + 1, 3 * k + 2
+            if count[r] < 20 or count[c] < self.min_visible * plan.planned[1, k] or count[c] < 5:
+                out.append(UNKNOWN)
+                continue
+            if print_n[r] / count[r] < self.min_own_ring:
+                out.append(UNKNOWN)  # the seat's own print is not clear around it: a hand, a shadow, glare
+                continue
+            core_print = print_n[c] / count[c]
+            core_dark = dark_n[c] / count[c]
+            core_pale = bright_n[c] / count[c]
+            head_seen = count[hd] >= self.min_visible * plan.planned[2, k] and count[hd] >= 5
+            head_bright = bright_n[hd] / count[hd] if count[hd] else 0.0
+            # an empty seat: its middle, which a token would hide, shows the print or the glyph
+            if core_print >= 0.3 and core_pale <= 0.1:
+                out.append(EMPTY)
+            elif core_print + core_dark >= 0.7 and core_pale <= 0.1 and head_seen and head_bright <= 0.2:
+                out.append(EMPTY)
+            # a kid: the token's head is pale and light, its middle neither print nor glyph
+            elif head_seen and head_bright >= 0.7 and core_pale >= 0.5 and core_print <= 0.05 and core_dark <= 0.2:
+                out.append(KID)
+            else:
+                out.append(UNKNOWN)
+        return tuple(out)
 
 
 def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: MonsieurGeometry) -> np.ndarray:

@@ -1,0 +1,201 @@
+"""The Monsieur Carrousel die's top colour, from one camera frame of the table.
+
+The die is a cube (``die.size_mm``, 16 mm) lying flat on the fixed board outside the carousel,
+each face printed in one of the seats' colours (``monsieur-board.toml`` [die], [print_srgb]).
+Its top face is a square of that size in the horizontal plane at the die's height. The frame is
+warped onto that plane (the camera model of :mod:`companion.vision.monsieur_geometry` gives its
+homography at any height) at ``px_per_mm`` pixels a millimetre over the board's die area, so
+the top face is a square of known size wherever the die lies and whatever the camera's tilt; a
+print on the board (the suns, the drops) and the die's own side faces are at other heights and
+come out round, stretched or of another size.
+
+Each warped pixel is seen against the white reference (the fixed markers' paper, linear light,
+von Kries) in CIE Lab and given the print colour whose hue it has (within
+``hue_tolerance_deg``) when it is as saturated as a print (chroma at least ``print_share`` of
+the print's for its lightness). Each colour's connected blobs are then measured: a die top is
+one blob whose rotated bounding rectangle has both sides within ``size_tolerance`` of the die's
+side and that fills it (``min_fill``). The die reads that colour when exactly one such blob is
+found and its pixels clearly vote for it; else ``"unknown"`` with a status: no top found (the
+die under a hand, off the board, or on its edge: then no face is horizontal), several, or
+unclear. The carousel (disc, tokens, roof) and the figure, seen from the camera, are masked
+out.
+
+Sources: the table, ``shared/data/monsieur-table/README.md`` (Die: 16 mm cube lying flat, face
+colours); the rulebook ``shared/rules/monsieur-carrousel.txt`` (Phase 1: the die's colours are
+the carousel's colours); CIE 15:2004 (L*a*b*); OpenCV ``warpPerspective``,
+``connectedComponentsWithStats``, ``minAreaRect``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import cv2
+import numpy as np
+
+from companion.vision.colour import _LUT, CLIPPED, UNKNOWN, ColourReferences, linear_to_lab
+from companion.vision.monsieur_geometry import MonsieurGeometry, TableCamera
+
+__all__ = ["DieReading", "DieReader"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DieReading:
+    """The die in one frame.
+
+    Attributes:
+        colour: the top face's colour (a name of ``die.colours``) or ``"unknown"``.
+        status: ``""`` when read, else why not.
+        centre_mm: the top face's centre on the board (x, y mm), or None.
+    """
+
+    colour: str
+    status: str = ""
+    centre_mm: tuple[float, float] | None = None
+
+
+class DieReader:
+    """Finds the die's top face and reads its colour.
+
+    Args:
+        geometry: the table.
+        references: the print colours in Lab against the paper white (the Monsieur reader's).
+        px_per_mm: resolution of the warped board plane (pixels per mm).
+        hue_tolerance_deg: a pixel's a*b* hue within this of a print colour's hue counts for it.
+        print_share: and its chroma at least this share of the print's chroma for its lightness.
+        size_tolerance: the blob's sides within this fraction of the die's side (blur, the
+            face's printed edge, the warp's resolution).
+        min_fill: the blob fills at least this fraction (0-1) of its rotated rectangle (a
+            square fills it all, a round print 0.79).
+        min_vote: the blob's pixels of its colour at least this share of its inside (its
+            border pixels aside).
+
+    Every bound comes from the die's size and print colours, not from the photographs.
+    """
+
+    def __init__(self, geometry: MonsieurGeometry, references: ColourReferences, px_per_mm: float = 1.0,
+                 hue_tolerance_deg: float = 20.0, print_share: float = 0.55, size_tolerance: float = 0.3,
+                 min_fill: float = 0.85, min_vote: float = 0.8):
+        self.geometry = g = geometry
+        self.px_per_mm = float(px_per_mm)
+        self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
+        self.print_share = float(print_share)
+        self.size_tolerance = float(size_tolerance)
+        self.min_fill = float(min_fill)
+        self.min_vote = float(min_vote)
+        names = list(references.names)
+        lab = np.array([references.lab[names.index(c)] for c in g.die_colours], dtype=np.float64)
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        self.colours = tuple(g.die_colours)
+        self._unit = (lab[:, 1:] / chroma[:, None]).astype(np.float32)  # K x 2
+        self._cl = (chroma / lab[:, 0]).astype(np.float32)
+        x0, y0, x1, y1 = g.die_area_mm
+        self._origin = (x0, y1)  # the warped image's top-left: board (x0, y1), y down
+        self._size = (int(round((x1 - x0) * self.px_per_mm)), int(round((y1 - y0) * self.px_per_mm)))
+
+    def _board_to_warp(self) -> np.ndarray:
+        s = self.px_per_mm
+        x0, y1 = self._origin
+        return np.array([[s, 0.0, -s * x0], [0.0, -s, s * y1], [0.0, 0.0, 1.0]])
+
+    def _mask(self, cam: TableCamera, z: float) -> np.ndarray:
+        """Warped pixels where the die's top can be seen (255): the carousel's disc with its
+        tokens, the roof and the figure as the camera sees them against the plane at ``z``
+        are masked out (0)."""
+        g = self.geometry
+        w, h = self._size
+        mask = np.full((h, w), 255, np.uint8)
+        m = self._board_to_warp()
+        c = cam.centre_mm
+
+        def hide(centre_mm: tuple[float, float], radius: float, heights: np.ndarray) -> None:
+            for zz in heights:
+                s = (zz - z) / max(c[2] - z, 1e-6)
+                if s < 0:
+                    s = 0.0
+                # the plane's points whose ray passes height zz within radius of centre
+                q = (np.asarray(centre_mm) - s * c[:2]) / (1.0 - s)
+                p = m @ np.array([q[0], q[1], 1.0])
+                cv2.circle(mask, (int(round(p[0])), int(round(p[1]))),
+                           int(np.ceil(radius / (1.0 - s) * self.px_per_mm)) + 2, 0, -1)
+
+        top = g.disc_top_z_mm + g.kid_height_mm
+        hide(g.axis_mm, g.disc_radius_mm + 2.0, np.linspace(z, max(top, z), 4))
+        hide(g.axis_mm, g.roof_radius_mm + 1.0, np.linspace(g.roof_bottom_z_mm, g.roof_top_z_mm, 3))
+        hide(g.figure_mm, g.figure_radius_mm + 2.0, np.linspace(z, g.figure_top_z_mm, 6))
+        return mask
+
+    def read(self, frame: np.ndarray, cam: TableCamera, angle_deg: float, white: np.ndarray) -> DieReading:
+        """Read the die's top colour.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR.
+            cam: the frame's camera model (from the roof marker).
+            angle_deg: the carousel's angle (unused by the search; kept for the caller's call).
+            white: ``3`` linear BGR of the white reference.
+
+        Returns:
+            The :class:`DieReading`.
+        """
+        g = self.geometry
+        z = g.die_size_mm
+        m = self._board_to_warp() @ np.linalg.inv(cam.plane_homography(z))
+        w, h = self._size
+        if cam.registration.lens is not None:
+            und = cv2.undistort(frame, *cam.registration.lens)
+            warped = cv2.warpPerspective(und, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0))
+        else:
+            warped = cv2.warpPerspective(frame, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0))
+        mask = self._mask(cam, z)
+        flat = warped.reshape(-1, 3)
+        # candidates first on 8-bit levels (cheap): a print colour is far from grey
+        spread = flat.max(axis=1).astype(np.int16) - flat.min(axis=1)
+        cand = np.flatnonzero((spread >= 40) & (mask.reshape(-1) > 0) & (flat.min(axis=1) < CLIPPED))
+        if len(cand) == 0:
+            return DieReading(UNKNOWN, "no die top found (under a hand, off the board or on its edge)")
+        lab = linear_to_lab(_LUT[flat[cand]], white)
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        along = lab[:, 1:] @ self._unit.T  # N x K
+        ok = (along >= self.cos_hue * chroma[:, None]) & (chroma[:, None] >= self.print_share * self._cl[None, :] * lab[:, :1])
+        ok &= chroma[:, None] >= 15.0
+        label = np.full(len(cand), -1, np.int64)
+        best = np.argmax(np.where(ok, along, -np.inf), axis=1)
+        has = ok.any(axis=1)
+        label[has] = best[has]
+        side = z * self.px_per_mm
+        lo, hi = side * (1.0 - self.size_tolerance), side * (1.0 + self.size_tolerance)
+        tops: list[tuple[int, np.ndarray, float]] = []
+        labels_img = np.full(h * w, -1, np.int64)
+        labels_img[cand] = label
+        labels_img = labels_img.reshape(h, w)
+        for k in range(len(self.colours)):
+            binary = (labels_img == k).astype(np.uint8)
+            if int(binary.sum()) < lo * lo * self.min_fill:
+                continue
+            n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=4)
+            for j in range(1, n):
+                area = stats[j, cv2.CC_STAT_AREA]
+                if not lo * lo * self.min_fill <= area <= hi * hi:
+                    continue
+                x, y, bw, bh = stats[j, :4]
+                ys, xs = np.nonzero(comp[y:y + bh, x:x + bw] == j)
+                pts = np.stack([xs + x, ys + y], axis=1).astype(np.float32)
+                (cx, cy), (rw, rh), _a = cv2.minAreaRect(pts)
+                rw, rh = rw + 1.0, rh + 1.0  # pixel extents, not centre to centre
+                if not (lo <= rw <= hi and lo <= rh <= hi) or area / (rw * rh) < self.min_fill:
+                    continue
+                tops.append((k, np.array([cx, cy]), float(area)))
+        if not tops:
+            return DieReading(UNKNOWN, "no die top found (under a hand, off the board or on its edge)")
+        if len(tops) > 1:
+            return DieReading(UNKNOWN, f"{len(tops)} die-sized squares of print colour: not sure which is the die")
+        k, centre, _area = tops[0]
+        # its inside (a third of the side from the centre) must vote for the colour
+        r = max(int(side / 3.0), 1)
+        cx, cy = int(round(centre[0])), int(round(centre[1]))
+        inside = labels_img[max(cy - r, 0):cy + r + 1, max(cx - r, 0):cx + r + 1]
+        if inside.size == 0 or float(np.mean(inside == k)) < self.min_vote:
+            return DieReading(UNKNOWN, "the die's top is not one clear colour")
+        s = self.px_per_mm
+        x0, y1 = self._origin
+        return DieReading(self.colours[k], "", (float(x0 + centre[0] / s), float(y1 - centre[1] / s)))
