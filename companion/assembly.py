@@ -45,6 +45,8 @@ class Rig:
         lines: lines printed on the console once the table is ready (what the players do first).
         prompts: calls whose sentences are rendered into the speech cache at start, on a thread
             of their own (the prompts that must come at once, such as Monsieur Carrousel's weather).
+        camera: the table's camera source the web page shows (it keeps ``latest``); None = the
+            first source that keeps ``latest`` (:func:`companion.web.camera.camera_of`).
     """
 
     sources: list[Any] = dataclasses.field(default_factory=list)
@@ -54,6 +56,7 @@ class Rig:
     resume: Callable[[Any, float], None] | None = None
     lines: list[str] = dataclasses.field(default_factory=list)
     prompts: list[Any] = dataclasses.field(default_factory=list)
+    camera: Any = None
 
 
 @dataclasses.dataclass
@@ -241,9 +244,14 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
     service = Service(referee, the_clock, journal=journal, session=opened.session, sources=sources,
                       scheduled=rig.scheduled, announcers=[*announcers, *rig.announcers],
                       state=opened.state, last_t=opened.last_t, delay_s=rig.delay_s, observers=observers,
-                      paused=lambda: parts.any_lost, heartbeat=heartbeat)
+                      paused=lambda: parts.any_lost, heartbeat=heartbeat,
+                      paused_at=the_clock.now() if opened.paused else None)  # paused by the players
     service_box.append(service)
     if web is not None:
+        from companion.web.camera import CameraView, camera_of
+
+        camera = camera_of(rig)  # the camera page's frames: encoded only when a page asks
+        options["web"].camera = CameraView(camera, config) if camera is not None else None
         web.attach(service)
     parts.tell = service.tell
     service.parts = parts  # type: ignore[attr-defined]

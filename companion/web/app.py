@@ -16,8 +16,15 @@ Routes (every page is a static file of ``companion/web/static/``; nothing comes 
 ``/api/status``            GET     the service's status (the entry socket's ``status``)
 ``/api/entry``             POST    one observation (JSON object) -> the referee's reply in words
 ``/api/control``           POST    ``{"control": "new_game", "game": G}`` or ``{"language": L}``
-``/api/camera.jpg``        GET     the latest camera frame with the overlay drawn (JPEG)
-``/api/camera.mjpg``       GET     the same, about 3 frames a second (multipart JPEG stream)
+``/api/camera.jpg``        GET     the latest camera frame with the overlay drawn (JPEG); ``?view=markers``:
+                                   with the marker placement check drawn instead
+``/api/camera.mjpg``       GET     the same, about 3 frames a second (multipart JPEG stream; ``?view=``)
+``/api/camera/events``     GET     server-sent events ``reading`` (``?view=markers``: ``markers``), one per
+                                   frame sent: what the reader read, or the marker check
+``/api/setup/hold``        POST    hold the latest frame for a colour capture -> ``{"id", "size", ...}``
+``/api/setup/held.jpg``    GET     ``?id=N``: the held frame (JPEG)
+``/api/setup/sample``      POST    ``{"id", "x", "y"}`` (fractions): the tapped space or card and its Lab
+``/api/setup/colours``     POST    ``{"id", "spaces": [7], "cards": {seat: [3]}}``: write the colours file
 ``/api/calibration``       GET     each calibration file's state
 ``/api/qr.svg``            GET     the QR code of the LAN address with the token (local clients)
 =========================  ======  =================================================================
@@ -327,14 +334,36 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         reply = await run_in_threadpool(entries.handle, json.dumps({"control": "new_game", "game": obj.get("game")}))
         return JSONResponse(reply)
 
+    no_camera = "this table has no camera the page can show"
+
+    def camera_view(request: Request) -> tuple[Any, Any]:
+        """``(view's frame function, None)`` or ``(None, error response)`` for ``?view=``."""
+        view = hub.camera
+        if view is None:
+            return None, PlainTextResponse(no_camera, status_code=404)
+        kind = request.query_params.get("view", "overlay")
+        if kind not in ("overlay", "markers"):
+            return None, PlainTextResponse(f"view {kind!r}: expected overlay or markers", status_code=400)
+        return (view if kind == "overlay" else view.markers_jpeg), None
+
+    async def frame_of(get: Any) -> tuple[Any, Response | None]:
+        from companion.web.camera import CaptureError
+
+        try:
+            return await run_in_threadpool(get), None
+        except CaptureError as exc:
+            return None, PlainTextResponse(str(exc), status_code=404)
+
     async def camera_jpg(request: Request) -> Response:
-        source = hub.camera
-        if source is None:
-            return PlainTextResponse("this table has no camera the page can show", status_code=404)
-        got = await run_in_threadpool(source)
+        get, error = camera_view(request)
+        if error is not None:
+            return error
+        got, error = await frame_of(get)
+        if error is not None:
+            return error
         if got is None:
             return PlainTextResponse("no frame yet", status_code=503, headers={"retry-after": "1"})
-        jpeg, _overlay = got
+        jpeg, _info = got
         return Response(jpeg, media_type="image/jpeg", headers={"cache-control": "no-store"})
 
     async def camera_mjpg(request: Request) -> Response:
@@ -342,24 +371,97 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
 
         from starlette.responses import StreamingResponse
 
-        source = hub.camera
-        if source is None:
-            return PlainTextResponse("this table has no camera the page can show", status_code=404)
+        get, error = camera_view(request)
+        if error is not None:
+            return error
 
         async def frames() -> Any:
+            last = None
             while not hub.closed and not await request.is_disconnected():
-                got = await run_in_threadpool(source)
-                if got is not None:
-                    jpeg = got[0]
+                got, error = await frame_of(get)
+                if got is not None and got[0] is not last:  # a new frame: the same one is not sent again
+                    last = jpeg = got[0]
                     yield (b"--frame\r\ncontent-type: image/jpeg\r\ncontent-length: " + str(len(jpeg)).encode()
                            + b"\r\n\r\n" + jpeg + b"\r\n")
+                if error is not None:
+                    return
                 await asyncio.sleep(CAMERA_PERIOD_S)  # a few frames a second: the table, not a video
 
         return StreamingResponse(frames(), media_type="multipart/x-mixed-replace; boundary=frame",
                                  headers={"cache-control": "no-store"})
 
+    async def camera_events(request: Request) -> Response:
+        import asyncio
+
+        get, error = camera_view(request)
+        if error is not None:
+            return error
+        name = "markers" if request.query_params.get("view") == "markers" else "reading"
+
+        async def stream() -> Any:
+            last = None
+            while not hub.closed:
+                got, error = await frame_of(get)
+                if error is not None:
+                    yield {"event": "problem", "data": json.dumps({"error": error.body.decode()})}
+                    return
+                if got is not None and got[1] is not last:
+                    last = got[1]
+                    yield {"event": name, "data": json.dumps(got[1], ensure_ascii=False, default=str)}
+                await asyncio.sleep(CAMERA_PERIOD_S)
+
+        return EventSourceResponse(stream(), ping=15, headers={"cache-control": "no-cache"})
+
+    async def setup_call(request: Request, method: str, *fields: str) -> Response:
+        """Run a :class:`~companion.web.camera.CameraView` set-up method with the body's fields;
+        its refusal is ``{"ok": false, "error"}`` in words."""
+        from companion.web.camera import CaptureError
+
+        view = hub.camera
+        if view is None:
+            return JSONResponse({"ok": False, "error": no_camera + ": start the table with its camera "
+                                 "(companion run --camera ...)"}, status_code=404)
+        obj: dict[str, Any] = {}
+        if fields:
+            got, error = await read_json(request)
+            if error is not None:
+                return error
+            obj = got or {}
+            missing = [f for f in fields if f not in obj]
+            if missing:
+                return JSONResponse({"ok": False, "error": f"missing {', '.join(missing)} in the request"},
+                                    status_code=400)
+        try:
+            result = await run_in_threadpool(getattr(view, method), *(obj[f] for f in fields))
+        except CaptureError as exc:
+            return JSONResponse({"ok": False, "error": str(exc)})
+        return JSONResponse({"ok": True, **result})
+
+    async def setup_hold(request: Request) -> Response:
+        return await setup_call(request, "hold")
+
+    async def setup_sample(request: Request) -> Response:
+        return await setup_call(request, "sample", "id", "x", "y")
+
+    async def setup_colours(request: Request) -> Response:
+        return await setup_call(request, "capture_colours", "id", "spaces", "cards")
+
+    async def setup_held(request: Request) -> Response:
+        from companion.web.camera import CaptureError
+
+        view = hub.camera
+        if view is None:
+            return PlainTextResponse(no_camera, status_code=404)
+        try:
+            jpeg = await run_in_threadpool(view.held_jpeg, request.query_params.get("id"))
+        except CaptureError as exc:
+            return PlainTextResponse(str(exc), status_code=404)
+        return Response(jpeg, media_type="image/jpeg", headers={"cache-control": "no-store"})
+
     async def calibration(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(_calibration_files, config))
+        from companion.web.camera import calibration_files
+
+        return JSONResponse(await run_in_threadpool(calibration_files, config))
 
     async def qr(request: Request) -> Response:
         import segno
@@ -381,17 +483,13 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         Route("/api/session", session), Route("/api/events", events), Route("/api/status", status),
         Route("/api/entry", entry, methods=["POST"]), Route("/api/control", control, methods=["POST"]),
         Route("/api/camera.jpg", camera_jpg), Route("/api/camera.mjpg", camera_mjpg),
+        Route("/api/camera/events", camera_events),
+        Route("/api/setup/hold", setup_hold, methods=["POST"]), Route("/api/setup/held.jpg", setup_held),
+        Route("/api/setup/sample", setup_sample, methods=["POST"]),
+        Route("/api/setup/colours", setup_colours, methods=["POST"]),
         Route("/api/calibration", calibration),
         Route("/api/qr.svg", qr), Route("/api/screen", screen_info),
         Mount("/static", StaticFiles(directory=STATIC, follow_symlink=False), name="static"),
     ]
     return Guard(Starlette(routes=routes), token, lan)
 
-
-def _calibration_files(config: Any) -> dict[str, Any]:
-    """Each calibration file's state, as ``companion doctor`` checks it (parsed by the loaders)."""
-    if config is None:
-        return {"files": [], "note": "no configuration given to the page"}
-    from companion.commands.doctor import check_calibration
-
-    return {"files": [{"part": c.part, "ok": c.ok, "detail": c.detail, "fix": c.fix} for c in check_calibration(config)]}
