@@ -280,7 +280,7 @@ class MonsieurReader:
                  zone_margin_deg: float = 6.0, registrar: Registrar | None = None,
                  core_mm: float = 3.5, kid_lightness: float = 35.0, kid_chromaticity: float = 0.6,
                  min_visible: float = 0.6, min_own_ring: float = 0.75, print_share: float = 0.45,
-                 hue_tolerance_deg: float = 35.0, dark_lightness: float = 25.0, frozen_s: float = 3.0,
+                 hue_tolerance_deg: float = 35.0, dark_lightness: float = 36.0, frozen_s: float = 3.0,
                  die: DieReader | None = None):
         self.geometry = g = geometry if geometry is not None else MonsieurGeometry.load()
         self.seat_margin_deg = float(seat_margin_deg)
@@ -489,6 +489,7 @@ class MonsieurReader:
         bright = pale & (rel >= self.kid_lightness)
         dark_n = np.bincount(plan.seg, weights=dark, minlength=segs)
         bright_n = np.bincount(plan.seg, weights=bright, minlength=segs)
+        clip_n = np.bincount(plan.seg, weights=clipped, minlength=segs)
         out = []
         for k in range(n):
             r, c, hd = 3 * k, 3 * k + 1, 3 * k + 2
@@ -503,13 +504,16 @@ class MonsieurReader:
             core_pale = bright_n[c] / count[c]
             head_seen = count[hd] >= self.min_visible * plan.planned[2, k] and count[hd] >= 5
             head_bright = bright_n[hd] / count[hd] if count[hd] else 0.0
-            # an empty seat: its middle, which a token would hide, shows the print or the glyph
-            if core_print >= 0.3 and core_pale <= 0.1:
+            # an empty seat: its middle, which a token would hide, shows the print; or neither
+            # the middle nor the head's place shows a token's light pale colour (a token's head
+            # always does), with no glare there to hide it
+            if core_pale <= 0.1 and core_print >= 0.3:
                 out.append(EMPTY)
-            elif core_print + core_dark >= 0.7 and core_pale <= 0.1 and head_seen and head_bright <= 0.2:
+            elif (head_seen and head_bright <= 0.3 and core_pale <= 0.45
+                  and clip_n[c] / count[c] <= 0.1 and clip_n[hd] / count[hd] <= 0.1):
                 out.append(EMPTY)
-            # a kid: the token's head is pale and light, its middle neither print nor glyph
-            elif head_seen and head_bright >= 0.7 and core_pale >= 0.5 and core_print <= 0.05 and core_dark <= 0.2:
+            # a kid: the token's head is pale and light, its middle too, and neither print nor glyph
+            elif head_seen and head_bright >= 0.7 and core_pale >= 0.5 and core_print <= 0.05 and core_dark <= 0.3:
                 out.append(KID)
             else:
                 out.append(UNKNOWN)
