@@ -703,11 +703,11 @@ class CameraView:
 # ---------------------------------------------------------------------------------- calibration
 #: Calibration files the set-up page lists: name -> (what it is, how to make it).
 FILES = {
-    "carrousel-board.json": ("Carrousel board geometry", "companion calibrate geometry PHOTO"),
-    "carrousel-colours.json": ("Carrousel reference colours", "capture below, or companion calibrate colours PHOTO --spaces ..."),
-    "camera.json": ("camera intrinsics (lens)", "companion calibrate intrinsics PHOTOS"),
-    "encoder.toml": ("encoder counts per turn", "companion calibrate encoder"),
-    "dice-tray.toml": ("Carnival dice tray", "companion calibrate tray IMAGE --box x0,y0,x1,y1"),
+    "carrousel-board.json": ("camera geometry: the Carrousel board", "companion calibrate geometry PHOTO"),
+    "carrousel-colours.json": ("camera colours: the Carrousel horses and cards", "capture below, or companion calibrate colours PHOTO --spaces ..."),
+    "camera.json": ("camera intrinsics: the lens", "companion calibrate intrinsics PHOTOS"),
+    "encoder.toml": ("encoder calibration: counts per turn", "companion calibrate encoder"),
+    "dice-tray.toml": ("dice tray: Carnival's dice camera", "companion calibrate tray IMAGE --box x0,y0,x1,y1"),
     "monsieur_carrousel.toml": ("Monsieur Carrousel seat layouts", "copy the shipped file into the folder and edit it"),
     "monsieur-board.toml": ("Monsieur Carrousel board geometry", "copy the shipped file into the folder and edit it"),
     "carrossel.toml": ("Carrossel game data", "copy the shipped file into the folder and edit it"),
