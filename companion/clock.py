@@ -14,6 +14,15 @@ from typing import Protocol
 __all__ = ["Clock", "MonotonicClock", "ManualClock", "PacedClock"]
 
 
+def _held_wait(event: threading.Event, until: float | None, now: float, speed: float) -> bool:
+    """``wait`` of a held clock: session time stands still, so ``until`` is never reached;
+    wait for ``event`` at most the real time ``until`` is away, ``(until - now) / speed``
+    seconds (the heartbeat's period), None = no limit. The clock does not move."""
+    if until is None:
+        return event.wait()
+    return event.wait(max(0.0, (until - now) / speed))
+
+
 class Clock(Protocol):
     """Session time in seconds (float), starting at ``origin`` and never going backwards."""
 
@@ -39,13 +48,36 @@ class MonotonicClock:
         self.speed = speed
         self._origin = origin
         self._start = time.monotonic()
+        self._held: float | None = None
 
     def now(self) -> float:
-        """The session time now, seconds."""
+        """The session time now, seconds (the time it was held at, while held)."""
+        held = self._held
+        if held is not None:
+            return held
         return self._origin + (time.monotonic() - self._start) * self.speed
 
+    def hold(self) -> None:
+        """Stop session time where it is (the players' pause); safe to call twice."""
+        if self._held is None:
+            self._held = self.now()
+
+    def release(self) -> None:
+        """Let session time go on from where it was held; safe when not held."""
+        held = self._held
+        if held is not None:
+            self._origin, self._start = held, time.monotonic()
+            self._held = None
+
+    @property
+    def held(self) -> bool:
+        """True while :meth:`hold` stops the time."""
+        return self._held is not None
+
     def wait(self, event: threading.Event, until: float | None) -> bool:
-        """Wait on ``event`` at most until session time ``until``."""
+        """Wait on ``event`` at most until session time ``until`` (held: see :meth:`hold`)."""
+        if self._held is not None:
+            return _held_wait(event, until, self._held, self.speed)
         if until is None:
             return event.wait()
         while True:
@@ -69,26 +101,42 @@ class ManualClock:
     def __init__(self, origin: float = 0.0):
         self._t = origin
         self.speed = 1.0
+        self.held = False
 
     def now(self) -> float:
         """The current session time, seconds."""
         return self._t
 
+    def hold(self) -> None:
+        """Stop session time (the players' pause): :meth:`advance` and :meth:`set` then leave
+        it where it is, as real time passing does to a held clock."""
+        self.held = True
+
+    def release(self) -> None:
+        """Let session time move again from where it was held."""
+        self.held = False
+
     def advance(self, seconds: float) -> float:
-        """Move the time forward; returns the new time. Raises ValueError when negative."""
+        """Move the time forward (not while held); returns the new time. Raises ValueError
+        when negative."""
         if seconds < 0:
             raise ValueError("a clock does not go backwards")
-        self._t += seconds
+        if not self.held:
+            self._t += seconds
         return self._t
 
     def set(self, t: float) -> None:
-        """Move the time forward to ``t`` (ignored when ``t`` is in the past)."""
-        self._t = max(self._t, t)
+        """Move the time forward to ``t`` (ignored when ``t`` is in the past, or while held)."""
+        if not self.held:
+            self._t = max(self._t, t)
 
     def wait(self, event: threading.Event, until: float | None) -> bool:
-        """Return at once: True when the event is set, else jump to ``until`` and False."""
+        """Return at once: True when the event is set, else jump to ``until`` and False.
+        While held, time cannot jump: it waits for the event (see :func:`_held_wait`)."""
         if event.is_set():
             return True
+        if self.held:
+            return _held_wait(event, until, self._t, self.speed)
         if until is not None:
             self.set(until)
         return False
@@ -115,17 +163,30 @@ class PacedClock:
         self._t = origin
         self._origin = origin
         self._start = time.monotonic()
+        self.held = False
 
     def now(self) -> float:
         """The simulated session time, seconds."""
         return self._t
+
+    def hold(self) -> None:
+        """Stop session time at the event being handled (the players' pause)."""
+        self.held = True
+
+    def release(self) -> None:
+        """Let session time go on, paced again from now, from where it was held."""
+        if self.held:
+            self._origin, self._start = self._t, time.monotonic()
+            self.held = False
 
     def _real(self) -> float:
         return self._origin + (time.monotonic() - self._start) * self.speed
 
     def wait(self, event: threading.Event, until: float | None) -> bool:
         """Sleep (real time) until ``until`` or the event; the clock then reads ``until``, or
-        the real elapsed time when the event came first."""
+        the real elapsed time when the event came first. While held it does not move."""
+        if self.held:
+            return _held_wait(event, until, self._t, self.speed)
         while True:
             if event.is_set():
                 self._t = max(self._t, min(self._real(), until if until is not None else float("inf")))

@@ -756,15 +756,17 @@ class Journal:
         return report.lines(session)
 
     def observation(self, entry: Entry, vocabulary: Any) -> Any:
-        """Parse a journaled observation with a game's vocabulary.
+        """Parse a journaled observation with a game's vocabulary (the players' ``pause`` and
+        ``resume``, the service's own, with :func:`companion.pause.service_observation`).
 
         Raises:
             JournalError: the entry is not a valid observation of that game (naming it).
         """
         from companion.events import EventError
+        from companion.pause import service_observation
 
         try:
-            return vocabulary.observation(entry.body)
+            return service_observation(entry.body) or vocabulary.observation(entry.body)
         except EventError as exc:
             raise JournalError(f"{self.path}: entry {entry.id} is not a valid observation: {exc}") from None
 

@@ -31,7 +31,7 @@ from companion.games import Referee
 from companion.journal import Journal
 from companion.sources import Source
 
-__all__ = ["Service", "ScheduledSource", "restore", "Opened", "open_session"]
+__all__ = ["Service", "ScheduledSource", "restore", "restore_paused", "Opened", "open_session"]
 
 log = logging.getLogger("companion.service")
 
@@ -53,17 +53,36 @@ def restore(referee: Referee, journal: Journal, session: int) -> tuple[Any, floa
         ``(state, last_t, n)``: the state, the time (s) of the last observation, and how many
         observations were re-applied.
     """
+    state, last_t, n, _ = restore_paused(referee, journal, session)
+    return state, last_t, n
+
+
+def restore_paused(referee: Referee, journal: Journal, session: int) -> tuple[Any, float, int, bool]:
+    """:func:`restore`, and whether the players' pause was on when the session stopped.
+
+    The journaled ``pause`` and ``resume`` (:mod:`companion.pause`) are the service's, not the
+    referee's: they are not re-applied, only followed (the last one says whether the game waits).
+
+    Returns:
+        ``(state, last_t, n, paused)``; ``n`` counts the observations re-applied to the referee.
+    """
+    from companion.pause import Pause, is_pause_or_resume
+
     state = referee.initial_state()
     last_t = 0.0
     n = 0
+    paused = False
     for entry in journal.entries(session):
         if entry.kind != "observation":
             continue
         obs = journal.observation(entry, referee.vocabulary)
-        state, _ = referee.apply(state, obs)
         last_t = max(last_t, obs.t)
+        if is_pause_or_resume(obs):
+            paused = isinstance(obs, Pause)
+            continue
+        state, _ = referee.apply(state, obs)
         n += 1
-    return state, last_t, n
+    return state, last_t, n, paused
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +96,8 @@ class Opened:
         last_t: time (s) of the last restored observation (0 for a new game).
         n: how many observations were re-applied.
         table: the table's settings (players, seed...): the journal's when resumed.
+        paused: the restored game was paused by the players when the service stopped (it
+            starts paused: :class:`Service` ``paused_at``).
     """
 
     session: int
@@ -85,6 +106,7 @@ class Opened:
     last_t: float
     n: int
     table: dict[str, Any]
+    paused: bool = False
 
     @property
     def origin(self) -> float:
@@ -121,8 +143,8 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
                                f"cannot be resumed exactly: {losses[0]}"
                                f"{f' (and {len(losses) - 1} more problems)' if len(losses) > 1 else ''}; "
                                "`companion run --new` starts a new game, `companion journal check` shows the rest")
-        state, last_t, n = restore(referee, journal, unfinished.id)
-        return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table})
+        state, last_t, n, paused = restore_paused(referee, journal, unfinished.id)
+        return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table}, paused)
     if empty is not None:
         journal.set_table(empty.id, table)
         return Opened(empty.id, False, None, 0.0, 0, dict(table))
@@ -156,6 +178,8 @@ class Service:
             that was emitted, even when its time was moved up to keep time order.
         paused: ``paused() -> bool``; while True the referee's deadlines are withheld (a part
             of the table is lost: no dead end is called while the camera is away).
+        paused_at: the players paused the game (a restored game that was paused): the
+            session time (s) it waits at, or None. See :meth:`emit` and :mod:`companion.pause`.
         heartbeat: called on the loop's thread at least every ``heartbeat_s`` seconds of real
             time (the systemd watchdog), or None.
         heartbeat_s: real seconds between heartbeats.
@@ -175,6 +199,7 @@ class Service:
         delay_s: float = 0.0,
         observers: Sequence[Any] = (),
         paused: Any = None,
+        paused_at: float | None = None,
         heartbeat: Any = None,
         heartbeat_s: float = 5.0,
     ):
@@ -198,6 +223,10 @@ class Service:
         self._ticked: float | None = None
         self.observers = list(observers)
         self.paused = paused
+        self.paused_at: float | None = None
+        self._paused_real: float | None = None
+        if paused_at is not None:
+            self._hold(paused_at)
         self.heartbeat = heartbeat
         self.heartbeat_s = heartbeat_s
         self._inbox: deque[Observation] = deque()
@@ -210,7 +239,13 @@ class Service:
     # -- inputs ---------------------------------------------------------------------------
 
     def emit(self, observation: Observation) -> None:
-        """Hand an observation to the loop (any thread; never blocks)."""
+        """Hand an observation to the loop (any thread; never blocks).
+
+        A :class:`~companion.pause.Pause` holds the session clock once the loop takes it (it
+        skips the jitter buffer): the referee's deadlines and the scheduled sources (the
+        simulated players) wait; a :class:`~companion.pause.Resume` lets it go on. Both are
+        journaled, never handed to the referee, and answered with a ``paused`` / ``resumed``
+        call (an ``invalid_observation`` to the observers alone when already in that state)."""
         self._inbox.append(observation)
         self._wake.set()
 
@@ -246,7 +281,8 @@ class Service:
                 if self._inbox:
                     self._drain()
                     continue
-                if self._buffer and self._buffer[0][0] + self.delay_s <= self.clock.now():
+                if self._buffer and (self._buffer[0][0] + self.delay_s <= self.clock.now()
+                                     or self.paused_at is not None):
                     self._release()
                     continue
                 if stop_when_over and self.referee.is_over(self.state):
@@ -260,6 +296,8 @@ class Service:
                     deadline = None  # a part is lost: the game waits for it
                 buffered = self._buffer[0][0] + self.delay_s if self._buffer else None
                 wake_at = _earliest([deadline, until, buffered, *(s.next_time() for s in self.scheduled)])
+                if self.paused_at is not None:
+                    wake_at = None  # the players paused: session time stands still, only an event comes
                 self._wake.clear()
                 if self._inbox or self._told or self._stop.is_set():
                     continue
@@ -326,9 +364,20 @@ class Service:
             self._announce(call, summary)
 
     def _drain(self) -> None:
+        from companion.pause import is_pause_or_resume
+
         batch = []
         while self._inbox:
-            batch.append(self._inbox.popleft())
+            obs = self._inbox.popleft()
+            if is_pause_or_resume(obs):
+                self._apply_batch(batch)  # what came before the pause is judged before it
+                batch = []
+                self._pause_or_resume(obs)
+            else:
+                batch.append(obs)
+        self._apply_batch(batch)
+
+    def _apply_batch(self, batch: list[Observation]) -> None:
         if self.delay_s > 0:
             for obs in batch:
                 self._buffer_push(obs)
@@ -351,6 +400,57 @@ class Service:
             else:
                 self._apply(obs, arrival=entry.id)
 
+    def _hold(self, at: float) -> None:
+        import time
+
+        hold = getattr(self.clock, "hold", None)
+        if hold is not None:
+            hold()
+        self.paused_at = at
+        self._paused_real = time.monotonic()
+
+    def _pause_or_resume(self, obs: Observation) -> None:
+        """The players' pause or resume (:mod:`companion.pause`), on the loop's thread: hold or
+        release the clock, journal the observation, tell the table, answer the observers."""
+        import time
+
+        from companion.events import InvalidObservation
+        from companion.pause import Pause, Paused, Resumed
+
+        pausing = isinstance(obs, Pause)
+        if pausing == (self.paused_at is not None) or (pausing and self.referee.is_over(self.state)):
+            why = ("the game is over" if pausing and self.paused_at is None else
+                   "the game is already paused" if pausing else "the game is not paused")
+            refusal: list[Call] = [InvalidObservation.rejecting(obs, why, at=max(obs.t, self.last_t))]
+            self._tell_observers(obs, refusal)
+            return
+        if pausing:
+            self._hold(self.clock.now())
+            at = self.paused_at
+            call: Call = Paused(t=at, by=obs.by)  # type: ignore[attr-defined,arg-type]
+        else:
+            waited = time.monotonic() - self._paused_real if self._paused_real is not None else 0.0
+            release = getattr(self.clock, "release", None)
+            if release is not None:
+                release()
+            at = self.clock.now()
+            self.paused_at = self._paused_real = None
+            call = Resumed(t=at, paused_s=round(waited, 3))
+        stamped = dataclasses.replace(obs, t=max(at, self.last_t))  # type: ignore[arg-type]
+        if self.journal is not None:
+            written = self.journal.append_step(self.session, stamped, [])  # type: ignore[arg-type]
+            self._journal_state(written, stamped.t)
+        log.info("%s", call.to_json())
+        self._announce(call, self.referee.summary(self.state))
+        self._tell_observers(obs, [call])
+
+    def _tell_observers(self, obs: Observation, calls: list[Call]) -> None:
+        for observer in self.observers:
+            try:
+                observer.applied(obs, calls)
+            except Exception:
+                log.exception("observer %s failed", type(observer).__name__)
+
     def _buffer_push(self, obs: Observation) -> None:
         """Into the jitter buffer; an observation (not a deadline's tick, which the referee
         makes again) is journaled as it arrives, so a kill loses nothing that came in."""
@@ -361,8 +461,9 @@ class Service:
         heapq.heappush(self._buffer, (obs.t, next(self._buffer_seq), obs, arrival))
 
     def _release(self) -> None:
-        """Apply, in time order, the buffered observations whose delay has passed."""
-        now = self.clock.now()
+        """Apply, in time order, the buffered observations whose delay has passed (all of them
+        while the players' pause holds the clock: nothing stamped later can come meanwhile)."""
+        now = self.clock.now() if self.paused_at is None else float("inf")
         while self._buffer and self._buffer[0][0] + self.delay_s <= now:
             _, _, obs, arrival = heapq.heappop(self._buffer)
             self._apply(obs, arrival)
@@ -397,11 +498,7 @@ class Service:
             self._journal_state(written, obs.t)
         self.state = state
         self.last_t = obs.t
-        for observer in self.observers:
-            try:
-                observer.applied(original, calls)
-            except Exception:
-                log.exception("observer %s failed", type(observer).__name__)
+        self._tell_observers(original, calls)
         if calls:
             summary = self.referee.summary(self.state)
             for call in calls:

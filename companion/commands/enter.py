@@ -15,6 +15,9 @@ Examples:
   companion enter monsieur-carrousel answer value=yes
   companion enter --json '{"type": "claim", "player": "Ana"}' carrousel
   companion enter --new-game carnival       # between games: start the next one
+  companion enter --new-game carrousel --players Zoé,Yann,Xavi
+  companion enter --pause                   # the game waits (deadlines, simulated players)
+  companion enter --resume
   companion enter --status
 """
 
@@ -35,6 +38,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("fields", nargs="*", metavar="NAME=VALUE", help="the observation's fields")
     parser.add_argument("--json", metavar="OBJECT", help="the observation as one JSON object instead")
     parser.add_argument("--new-game", nargs="?", const="", metavar="GAME", help="start the next game (between games)")
+    parser.add_argument("--players", metavar="NAMES", help="with --new-game: comma-separated names (checked as "
+                        "`companion run --players`)")
+    parser.add_argument("--pause", action="store_true", help="pause the game: its deadlines and the simulated "
+                        "players wait until --resume")
+    parser.add_argument("--resume", action="store_true", help="resume the paused game")
     parser.add_argument("--status", action="store_true", help="print the service's status as JSON")
     parser.add_argument("--journal", help="the service's journal (default: [service] journal); the socket is beside it")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the answer (default %(default)s)")
@@ -99,10 +107,18 @@ def run(args: argparse.Namespace) -> int:
 
     config = load(args.config)
     path = socket_path_for(args.journal or config["service"]["journal"])
+    if args.players is not None and args.new_game is None:
+        raise UsageError("--players goes with --new-game (the players of the next game)")
+    if args.pause and args.resume:
+        raise UsageError("--pause or --resume, not both")
     if args.status:
         obj: dict[str, Any] = {"control": "status"}
+    elif args.pause or args.resume:
+        obj = {"control": "pause" if args.pause else "resume", "by": "companion enter"}
     elif args.new_game is not None:
         obj = {"control": "new_game", "game": args.new_game or args.game or None}
+        if args.players is not None:
+            obj["players"] = [p.strip() for p in args.players.split(",")]
     else:
         if args.game is None:
             raise UsageError("expected GAME and an entry: companion enter GAME TYPE NAME=VALUE ... (see --help)")
@@ -160,7 +176,13 @@ def _sentence(call: dict[str, Any], game: str, language: str) -> str:
     from companion.games import referee_for
     from companion.health import PartBack, PartLost
 
-    service_calls = {"part_lost": PartLost, "part_back": PartBack}
+    from companion.pause import SERVICE_CALLS
+
+    from companion.events import InvalidObservation
+
+    service_calls = {"part_lost": PartLost, "part_back": PartBack, **SERVICE_CALLS}
+    if game is None:  # --pause / --resume: the service's own calls, or its refusal
+        service_calls["invalid_observation"] = InvalidObservation
     cls = service_calls.get(call.get("type", ""))
     obj = cls.from_json(call) if cls is not None else referee_for(game).vocabulary.call(call)
     return ConsoleAnnouncer(game=game, language=language).line(obj)

@@ -77,6 +77,7 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
             file is damaged where the session is.
     """
     from companion.games import referee_for
+    from companion.pause import is_pause_or_resume
 
     referee = referee_for(session.game, **session.options)
     state = referee.initial_state()
@@ -86,7 +87,10 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
         if entry.kind == "call":
             journaled.append(entry.body)
             continue
-        state, new_calls = referee.apply(state, journal.observation(entry, referee.vocabulary))
+        observation = journal.observation(entry, referee.vocabulary)
+        if is_pause_or_resume(observation):
+            continue  # the players' pause is the service's: it journals no game call
+        state, new_calls = referee.apply(state, observation)
         calls.extend(c.to_json() for c in new_calls)
     return ReplayResult(calls, journaled, journal.losses(session.id), len(journal.pending(session.id)))
 

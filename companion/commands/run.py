@@ -27,7 +27,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["configure", "run"]
+__all__ = ["configure", "run", "check_players", "PLAYER_LIMITS"]
 
 log = logging.getLogger("companion.run")
 
@@ -77,18 +77,17 @@ def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
             raise UsageError(f"--seed: expected an integer >= 0, got {args.seed}")
         seed = args.seed
     players = list(config["players"]["names"])
-    if args.players is not None:
-        players = [p.strip() for p in args.players.split(",")]
-        if not 2 <= len(players) <= 4 or len(set(players)) != len(players) or not all(players) \
-                or not all(_good_name(p) for p in players):
-            raise UsageError("--players: expected 2 to 4 distinct names of at most 24 printable characters "
-                             f"separated by commas, got {args.players[:80]!r}")
     for key in ("table", "journal", "game", "next_game"):
         value = getattr(args, key)
         if value:
             svc[key] = value
     if svc["game"] not in GAMES:
         raise UsageError(f"--game {svc['game']}: expected one of {', '.join(GAMES)}")
+    if args.players is not None:
+        problem = check_players([p.strip() for p in args.players.split(",")], svc["game"])
+        if problem:
+            raise UsageError(f"--players: {problem}, separated by commas; got {args.players[:80]!r}")
+        players = [p.strip() for p in args.players.split(",")]
     if args.until is not None and not args.until >= 0:
         raise UsageError(f"--until: expected session seconds >= 0, got {args.until}")
     table = svc["table"]
@@ -114,6 +113,27 @@ def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
 def _good_name(name: str) -> bool:
     """A player's name as the console and the voice can say it: 1-24 printable characters."""
     return 0 < len(name) <= 24 and name.isprintable()
+
+
+#: Players each game takes at this table, (fewest, most): the rulebooks' counts within the
+#: table's four places (four claim buttons and LEDs, hardware defaults). Monsieur Carrousel is
+#: played alone too (its engine takes 1 to 6; the table has four places).
+PLAYER_LIMITS: dict[str, tuple[int, int]] = {"carrousel": (2, 4), "monsieur-carrousel": (1, 4),
+                                             "carrossel": (2, 4), "carnival": (2, 4)}
+
+
+def check_players(names: list[str], game: str) -> str | None:
+    """Why ``names`` cannot play ``game`` (one line), or None when they can.
+
+    The one check of ``--players`` and of the game page's players: ``PLAYER_LIMITS[game]``
+    distinct names of 1 to 24 printable characters.
+    """
+    low, high = PLAYER_LIMITS.get(game, (2, 4))
+    count = f"{low} to {high}" if low != high else str(low)
+    if not low <= len(names) <= high or len(set(names)) != len(names) or not all(names) \
+            or not all(_good_name(p) for p in names):
+        return f"{game} takes {count} players: distinct names of 1 to 24 printable characters each"
+    return None
 
 
 def _check_resume(args: argparse.Namespace, journal: Any, game: str) -> None:
@@ -143,23 +163,31 @@ class _NextGame:
             even before the service has closed the game and started waiting).
     """
 
-    def __init__(self, over: Any = None) -> None:
+    def __init__(self, over: Any = None, current: Any = None) -> None:
         self.event = threading.Event()
         self.game: str | None = None
+        self.players: list[str] | None = None
         self.waiting = False
         self.over = over or (lambda: False)
+        self.current = current or (lambda: None)
 
-    def request(self, game: str | None) -> str | None:
-        """Entry socket's ``new_game``; returns an error line or None."""
+    def request(self, game: str | None, players: list[str] | None = None) -> str | None:
+        """Entry socket's ``new_game`` (with the players, or None: the last game's); returns an
+        error line or None. The players are checked by :func:`check_players`, as ``--players``."""
         from companion.games import GAMES
 
         if game is not None and game not in GAMES:
             return f"unknown game {game!r} (known: {', '.join(GAMES)})"
+        if players is not None:
+            problem = check_players([str(p).strip() for p in players], game or self.current() or "")
+            if problem:
+                return f"players: {problem}"
         if self.event.is_set():
             return "a new game is already starting"
         if not (self.waiting or self.over()):
             return "a game is being played; it must end first (or stop the service)"
         self.game = game
+        self.players = [str(p).strip() for p in players] if players is not None else None
         self.event.set()
         return None
 
@@ -199,7 +227,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         service = current.get("service")
         return service is not None and service.referee.is_over(service.state)
 
-    nxt = _NextGame(game_over)
+    nxt = _NextGame(game_over, lambda: current["service"].referee.name if current.get("service") else game)
     stopping = threading.Event()
 
     def status() -> dict[str, Any]:
@@ -210,7 +238,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         return {"game": service.referee.name, "session": service.session, "table": table,
                 "t": round(service.clock.now(), 3), "over": service.referee.is_over(service.state),
                 "summary": _jsonable(service.referee.summary(service.state)), "players": service.players,
-                "parts": service.parts.snapshot()}
+                "parts": service.parts.snapshot(), "paused": service.paused_at is not None}
 
     entries = EntryServer(socket_path_for(journal.path), stdin=sys.stdin if args.entries == "-" else None,
                           status=status, on_new_game=nxt.request)
@@ -281,6 +309,8 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
             game = _wait_next_game(nxt, config, table, game, notifier, stopping)
             if game is None:
                 break
+            if nxt.players is not None:
+                players, nxt.players = nxt.players, None  # chosen on the game page (checked there)
             new = True
     finally:
         notifier.stopping()

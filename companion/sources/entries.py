@@ -22,6 +22,10 @@ Protocol (newline-delimited JSON, one reply line per request line)::
     <- {"ok": true, "status": {"game": "carrossel", "session": 3, "parts": {...}, ...}}
     -> {"control": "new_game", "game": "carnival"}
     <- {"ok": true, "queued": "carnival"}
+    -> {"control": "new_game", "game": "carrousel", "players": ["Zoé", "Yann"]}
+    <- {"ok": true, "queued": "carrousel"}
+    -> {"control": "pause"}                    (or "resume"; the players' pause, companion.pause)
+    <- {"ok": true, "calls": [{"type": "paused", "t": 41.2, "by": ""}]}
 
 A refusal by the referee is an ``invalid_observation`` call (journaled, announced): the game goes
 on. A malformed line gets ``ok: false`` with one line naming what is wrong; nothing is journaled
@@ -140,8 +144,9 @@ class EntryServer:
         stdin: a text stream read line by line (``--entries -``), or None. Replies to lines of
             standard input go to the log (errors as one line on standard error).
         status: ``status() -> dict`` for ``{"control": "status"}``.
-        on_new_game: ``on_new_game(game_or_None)`` for ``{"control": "new_game"}``; returns an
-            error line, or None when accepted.
+        on_new_game: ``on_new_game(game_or_None)`` for ``{"control": "new_game"}``, called
+            ``on_new_game(game_or_None, players=[names])`` when the request names the players;
+            returns an error line, or None when accepted.
 
     Raises:
         PartMissing: the socket cannot be created (its folder missing or not writable, a path
@@ -317,6 +322,10 @@ class EntryServer:
         except EventError as exc:
             text = str(exc)
             return self._refuse(text if text.startswith(f"{kind}:") else f"{kind}: {text}")
+        return self._send(obs, emit, wait)
+
+    def _send(self, obs: Observation, emit: Callable[[Observation], None], wait: bool) -> dict[str, Any]:
+        """Hand ``obs`` to the service and wait (``wait``) for the calls it caused."""
         waiter = _Waiter()
         if wait:
             with self._lock:
@@ -346,11 +355,31 @@ class EntryServer:
                 return self._refuse("new_game: 'game' must be a game name")
             if self.on_new_game is None:
                 return self._refuse("new_game: this service does not take a new game now")
-            error = self.on_new_game(game)
+            players = obj.get("players")
+            if players is not None and (not isinstance(players, list) or not all(isinstance(p, str) for p in players)):
+                return self._refuse("new_game: 'players' must be a list of names")
+            error = self.on_new_game(game) if players is None else self.on_new_game(game, players=players)
             if error:
                 return self._refuse(f"new_game: {error}")
             return {"ok": True, "queued": game or "the same game"}
-        return self._refuse(f"unknown control {what!r} (expected 'status' or 'new_game')")
+        if what in ("pause", "resume"):
+            return self._pause(what, obj)
+        return self._refuse(f"unknown control {what!r} (expected 'status', 'new_game', 'pause' or 'resume')")
+
+    def _pause(self, what: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """``{"control": "pause" | "resume", "by": "..."}``: the players' pause
+        (:mod:`companion.pause`), an observation of its own stamped and journaled by the service."""
+        from companion.pause import Pause, Resume
+
+        by = obj.get("by", "")
+        if not isinstance(by, str) or len(by) > 60:
+            return self._refuse(f"{what}: 'by' must be a short text (who asks)")
+        with self._lock:
+            emit, clock = self._emit, self._clock
+        if emit is None or clock is None:
+            return self._refuse(f"{what}: no game is being refereed now")
+        cls = Pause if what == "pause" else Resume
+        return self._send(cls(t=clock.now(), by=by), emit, True)
 
     def _refuse(self, error: str) -> dict[str, Any]:
         self.refused += 1

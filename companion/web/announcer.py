@@ -81,7 +81,8 @@ class WebAnnouncer:
             state.update(session=service.session, t=round(clock.now(), 3),
                          speed=float(getattr(clock, "speed", 1.0) or 1.0),
                          deadline=service.referee.next_deadline(service.state),
-                         over=bool(service.referee.is_over(service.state)))
+                         over=bool(service.referee.is_over(service.state)),
+                         paused=getattr(service, "paused_at", None) is not None)  # the players' pause
         return state
 
     def announce(self, call: Call, summary: Mapping[str, Any]) -> None:

@@ -7,7 +7,7 @@ Routes (every page is a static file of ``companion/web/static/``; nothing comes 
 ``/camera``                GET     the camera's frame with the reader's overlay (when there is one)
 ``/entries``               GET     forms for what no sensor sees (every observation of the game)
 ``/correct``               GET     a correction: a board, a card, the seats, as an entry of its own
-``/game``                  GET     the game, the players, a new game, the page's language
+``/game``                  GET     the game and its players, start, pause and resume, the language
 ``/kids``                  GET     Monsieur Carrousel in pictures (die colour, seat, sun or rain)
 ``/setup``                 GET     markers seen on the frame, colour capture, calibration files
 ``/screen``                GET     the Pi's own screen: the LAN address and token as a QR code (local)
@@ -15,7 +15,8 @@ Routes (every page is a static file of ``companion/web/static/``; nothing comes 
 ``/api/events``            GET     server-sent events: ``hello``, then ``call``, ``game``, ``state``
 ``/api/status``            GET     the service's status (the entry socket's ``status``)
 ``/api/entry``             POST    one observation (JSON object) -> the referee's reply in words
-``/api/control``           POST    ``{"control": "new_game", "game": G}`` or ``{"language": L}``
+``/api/control``           POST    ``{"control": "new_game", "game": G, "players": [...]}``,
+                                  ``{"control": "pause"}``, ``{"control": "resume"}``, ``{"language": L}``
 ``/api/camera.jpg``        GET     the latest camera frame with the overlay drawn (JPEG); ``?view=markers``:
                                    with the marker placement check drawn instead
 ``/api/camera.mjpg``       GET     the same, about 3 frames a second (multipart JPEG stream; ``?view=``)
@@ -241,12 +242,14 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         return endpoint
 
     async def session(request: Request) -> Response:
+        from companion.commands.run import PLAYER_LIMITS
         from companion.games import GAMES
 
         game, players = current()
         return JSONResponse({
             "token": token, "lan": lan, "game": game, "players": players, "language": hub.language,
             "languages": list(LANGUAGES), "games": list(GAMES), "forms": forms(game),
+            "player_limits": {g: list(PLAYER_LIMITS.get(g, (2, 4))) for g in GAMES},
             "corrections": list(CORRECTIONS.get(game or "", ())), "camera": hub.camera is not None})
 
     async def events(request: Request) -> Response:
@@ -310,8 +313,11 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         from companion.games import referee_for
         from companion.web.announcer import sentence_for
 
+        from companion.pause import SERVICE_CALLS
+
         try:
-            call = referee_for(game).vocabulary.call(call_json)
+            cls = SERVICE_CALLS.get(call_json.get("type", ""))
+            call = cls.from_json(call_json) if cls is not None else referee_for(game).vocabulary.call(call_json)
             return sentence_for(call, game, hub.language)
         except Exception:
             return str(call_json.get("reason") or call_json.get("type", "")).replace("_", " ")
@@ -328,10 +334,22 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
             hub.language = obj["language"]
             hub.publish("state", {"language": hub.language})
             return JSONResponse({"ok": True, "language": hub.language})
-        if obj.get("control") != "new_game":
-            return JSONResponse({"ok": False, "error": "expected {\"control\": \"new_game\", \"game\": ...} "
+        what = obj.get("control")
+        if what in ("pause", "resume"):
+            # The players' pause (companion.pause): an observation of its own, journaled by the service.
+            reply = dict(await run_in_threadpool(entries.handle, json.dumps({"control": what, "by": "the game page"})))
+            game, _ = current()
+            reply["sentences"] = ([_sentence(game or "", c) for c in reply.get("calls", [])] if reply.get("ok")
+                                  else [reply.get("error", "refused")])
+            return JSONResponse(json.loads(json.dumps(reply, default=str)))
+        if what != "new_game":
+            return JSONResponse({"ok": False, "error": "expected {\"control\": \"new_game\", \"game\": ..., "
+                                 "\"players\": [...]}, {\"control\": \"pause\"}, {\"control\": \"resume\"} "
                                  "or {\"language\": ...}"}, status_code=400)
-        reply = await run_in_threadpool(entries.handle, json.dumps({"control": "new_game", "game": obj.get("game")}))
+        request_obj: dict[str, Any] = {"control": "new_game", "game": obj.get("game")}
+        if obj.get("players") is not None:
+            request_obj["players"] = obj["players"]  # checked by the service, as `companion run --players`
+        reply = await run_in_threadpool(entries.handle, json.dumps(request_obj))
         return JSONResponse(reply)
 
     no_camera = "this table has no camera the page can show"

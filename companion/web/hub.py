@@ -73,8 +73,9 @@ class Hub:
 
     Attributes:
         state: the latest ``{"game", "players", "session", "summary", "t", "deadline",
-            "speed", "over", "table"}`` (``t`` and ``deadline`` in session seconds; ``deadline``
-            is the referee's next timed rule, e.g. Carrousel's dead end, or None).
+            "speed", "over", "table", "paused"}`` (``t`` and ``deadline`` in session seconds;
+            ``deadline`` is the referee's next timed rule, e.g. Carrousel's dead end, or None;
+            ``paused``: the players paused the game, its session clock stands at ``t``).
         history: the last :data:`HISTORY` call events (dicts, oldest first).
         published: events published so far.
         language: the language of the sentences the page shows (``en``, ``fr``, ``pt-BR``).
@@ -86,7 +87,8 @@ class Hub:
         self._lock = threading.Lock()
         self._subscribers: set[Subscriber] = set()
         self.state: dict[str, Any] = {"game": None, "players": [], "summary": {}, "t": 0.0, "deadline": None,
-                                      "speed": 1.0, "over": False, "session": None, "table": None}
+                                      "speed": 1.0, "over": False, "session": None, "table": None,
+                                      "paused": False}
         self.history: collections.deque[dict[str, Any]] = collections.deque(maxlen=HISTORY)
         self.published = 0
         self.language = language

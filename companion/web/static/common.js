@@ -33,11 +33,13 @@ const Companion = (() => {
   function nav() {
     const n = el("nav");
     for (const [href, name] of PAGES) n.append(el("a", {href, text: name, class: location.pathname === href ? "here" : ""}));
+    n.append(el("span", {class: "paused", id: "paused", text: "⏸ paused", hidden: ""}));
     n.append(el("span", {class: "conn off", id: "conn", text: "connecting…"}));
     document.body.prepend(n);
   }
   function sessionTime() {  // the session clock now, estimated from the last event
     if (!last) return 0;
+    if (last.paused) return last.t || 0;  // the players' pause holds the clock
     return (last.t || 0) + (performance.now() - lastAt) / 1000 * (last.speed || 1);
   }
   async function getSession() {
@@ -60,7 +62,8 @@ const Companion = (() => {
   function live(handlers) {
     const conn = document.getElementById("conn");
     const es = new EventSource("/api/events");
-    const keep = (s) => { if (s) { last = s; lastAt = performance.now(); } };
+    const keep = (s) => { if (s) { last = s; lastAt = performance.now();  // every page shows the pause
+                                   const p = document.getElementById("paused"); if (p) p.hidden = !s.paused; } };
     es.addEventListener("hello", (m) => { const h = JSON.parse(m.data); keep(h.state); conn.textContent = "live"; conn.className = "conn";
                                           handlers.hello && handlers.hello(h); });
     es.addEventListener("call", (m) => { const ev = JSON.parse(m.data); keep(ev.state); handlers.call && handlers.call(ev);
