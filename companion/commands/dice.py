@@ -1,11 +1,16 @@
 """Read the dice in camera images: what the dice reader sees, as JSON.
 
-One JSON line per image: each die found (its box in pixels, its value 1-6 or "unknown" with the
-reason) and the roll's three values when the tray holds exactly three dice. The tray region and
-the die size come from the [dice] section of the configuration (or --tray).
+One JSON line per image: each die found (its box in pixels, its value 1-6, "cocked", or "unknown"
+with the reason) and the roll's three values when the tray holds exactly three dice. The tray and
+the die's size in pixels everywhere in it come from the tray's calibration (dice-tray.toml in the
+calibration folder, written by `companion calibrate tray`; or --calibration FILE), scaled to the
+image's size; no die size to set. When the dice are too small to read at the images' resolution,
+it says so on standard error. Without a calibration, --tray (or [dice] tray) gives a pixel box
+and [dice] die_px_min/die_px_max the die's size.
 
 Examples:
   companion dice tray.jpg
+  companion dice --calibration my-tray.toml tray.jpg
   companion dice tray.jpg --overlay tray_read.png
   companion dice --tray 60,90,600,520 photos/*.jpg --overlay annotated/
 """
@@ -23,7 +28,10 @@ __all__ = ["configure", "run"]
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``companion dice``."""
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="camera images (JPEG, PNG ...)")
-    parser.add_argument("--tray", metavar="X0,Y0,X1,Y1", help="tray region in pixels (default: [dice] tray)")
+    parser.add_argument("--calibration", metavar="FILE",
+                        help="the tray calibration (default: dice-tray.toml in the calibration folder)")
+    parser.add_argument("--tray", metavar="X0,Y0,X1,Y1",
+                        help="tray region in pixels, without a calibration (default: [dice] tray)")
     parser.add_argument("--overlay", metavar="OUT",
                         help="write the image annotated with each die's box and value: a file for one "
                              "image, a folder for several (NAME_dice.png)")
@@ -43,6 +51,25 @@ def _tray(text: str | None, configured: list[int]) -> tuple[int, int, int, int] 
     return (x0, y0, x1, y1)
 
 
+def _calibration(args: argparse.Namespace, config, tray) -> Path | None:
+    """The tray calibration file to use: --calibration, else the calibration folder's
+    dice-tray.toml when no --tray/[dice] tray is given and it exists, else None."""
+    from companion.cli import UsageError
+
+    if args.calibration:
+        path = Path(args.calibration)
+        if not path.is_file():
+            raise UsageError(f"--calibration {path}: no such file (companion calibrate tray IMAGE --corners ... writes it)")
+        return path
+    if tray is not None:
+        return None
+    from companion.calibration_dir import calibration_path
+    from companion.sources.dice_camera import TRAY_FILE
+
+    path = calibration_path(TRAY_FILE.name, config)
+    return path if path.is_file() else None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``companion dice``; exit status 0, or 2 when an image could not be read (the
     others are still read; each failure is one line on stderr)."""
@@ -55,14 +82,36 @@ def run(args: argparse.Namespace) -> int:
     config = load(args.config)
     section = config["dice"]
     tray = _tray(args.tray, section["tray"])
+    calibration = _calibration(args, config, tray)
     try:
-        reader = DiceReader(tray=tray, die_px=(section["die_px_min"], section["die_px_max"]), model=None)
-    except ValueError as exc:
-        raise UsageError(f"[dice] {exc}") from None
-    try:
-        reader.model = FaceModel()
+        model = FaceModel()
     except (OSError, ValueError) as exc:
         raise UsageError(f"the dice face model: {exc}") from None
+    readers: dict[tuple[int, int], DiceReader] = {}
+
+    def reader_for(size: tuple[int, int]) -> DiceReader:
+        """One reader per image size: the calibration's geometry scaled to it."""
+        if size in readers:
+            return readers[size]
+        geometry = None
+        box = tray
+        if calibration is not None:
+            from companion.sources.dice_camera import load_tray_geometry
+
+            try:
+                box, geometry = load_tray_geometry(calibration, size)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            if geometry is not None:
+                small = geometry.too_small()
+                if small:
+                    sys.stderr.write(f"companion: warning: {small}\n")
+        try:
+            readers[size] = DiceReader(tray=box, die_px=(section["die_px_min"], section["die_px_max"]),
+                                       model=model, geometry=geometry)
+        except ValueError as exc:
+            raise UsageError(f"[dice] {exc}") from None
+        return readers[size]
     overlay_dir = None
     if args.overlay and len(args.images) > 1:
         overlay_dir = Path(args.overlay)
@@ -82,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"companion: error: {path}: {why}\n")
             failed += 1
             continue
+        reader = reader_for((frame.shape[1], frame.shape[0]))
         try:
             readings = reader.read(frame)
         except ValueError as exc:
@@ -98,6 +148,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         if args.overlay:
             target = overlay_dir / f"{Path(path).stem}_dice.png" if overlay_dir else Path(args.overlay)
-            if not cv2.imwrite(str(target), draw_readings(frame, readings, tray)):
+            if not cv2.imwrite(str(target), draw_readings(frame, readings, reader.tray)):
                 raise UsageError(f"{target}: cannot write the overlay image (folder missing or unknown extension?)")
     return 2 if failed else 0

@@ -51,12 +51,16 @@ import dataclasses
 import itertools
 from pathlib import Path
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from companion.readers.dice_tray import TrayGeometry
+
 __all__ = [
     "UNKNOWN",
+    "COCKED",
     "PATCH_PX",
     "DieReading",
     "DiceReader",
@@ -73,6 +77,8 @@ __all__ = [
 ]
 
 UNKNOWN = "unknown"
+#: The value of a die that does not lie flat (leaning on the tray's wall or on another die).
+COCKED = "cocked"
 #: Side (px) of the square a die's bounding box is resampled to before reading.
 PATCH_PX = 72
 #: Largest difference allowed between the sorted, normalised pairwise pip distances of the
@@ -91,6 +97,10 @@ MODEL_MARGIN = 0.15
 TYPICAL_SIZE_RATIO = 1.35
 #: A region smaller than the typical die side by this factor is a die seen only in part.
 SMALL_SIZE_RATIO = 0.75
+#: With a tray geometry, the die sizes found are kept from this share of its smallest top face
+#: to this multiple of its largest whole die (the calibration's error, a die's rounded edges).
+GEOMETRY_MARGIN_LO = 0.8
+GEOMETRY_MARGIN_HI = 1.15
 #: An empty pip place of the fitted face must show less than this share of the pips' evidence.
 EMPTY_PLACE_RATIO = 0.4
 
@@ -468,6 +478,11 @@ class DiceReader:
             difference (a*, b*): below 1, shadows count less.
         model: the face classifier; ``"default"`` loads the packaged one
             (:data:`MODEL_PATH`), None reads by the pips alone.
+        geometry: the tray's calibration (:class:`~companion.readers.dice_tray.TrayGeometry`,
+            ``companion calibrate tray``); when given, ``die_px`` is ignored (a die's size
+            comes from it), ``tray`` defaults to the frame's box around its floor, only the
+            floor (and a die's height above it) is read, and a die whose top face there is
+            under 18 px across is ``unknown`` ("too small to read here").
 
     Raises:
         ValueError: ``die_px`` is not ``0 < smallest < largest``, or the model cannot be loaded.
@@ -487,7 +502,16 @@ class DiceReader:
         foreground_lab: float = 28.0,
         lightness_weight: float = 0.5,
         model: FaceModel | None | Literal["default"] = "default",
+        geometry: "TrayGeometry | None" = None,
     ):
+        self.geometry = geometry
+        if geometry is not None:
+            # The die's size comes from the tray's calibration: from the smallest top face to
+            # the largest whole die anywhere on the floor, with a margin for the calibration's error.
+            glo, ghi = geometry.die_px_range()
+            die_px = (max(4.0, GEOMETRY_MARGIN_LO * glo), GEOMETRY_MARGIN_HI * ghi)
+            if tray is None:
+                tray = geometry.roi()
         try:
             lo, hi = (float(v) for v in die_px)
         except (TypeError, ValueError):
@@ -508,6 +532,21 @@ class DiceReader:
         self.foreground_lab = foreground_lab
         self.lightness_weight = lightness_weight
         self.model = FaceModel() if model == "default" else model
+        self._floor = None
+        if geometry is not None and self.tray is not None:
+            self._floor = geometry.floor_mask(self.tray)
+
+    def too_small(self, box: Sequence[float]) -> str:
+        """``""``, or why the die in ``box`` is too small to read: with a tray geometry, its top
+        face there is under :data:`~companion.readers.dice_tray.MIN_FACE_PX` px across."""
+        if self.geometry is None:
+            return ""
+        from companion.readers.dice_tray import MIN_FACE_PX
+
+        side = self.geometry.face_side_px(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2))
+        if side < MIN_FACE_PX:
+            return f"too small to read here (its face {side:.0f} px across, {MIN_FACE_PX:.0f} needed)"
+        return ""
 
     def find_dice(self, frame: np.ndarray) -> list[tuple[tuple[float, float, float, float], bool]]:
         """Dice-sized foreground regions of the tray.
@@ -552,6 +591,8 @@ class DiceReader:
         diff[..., 0] *= self.lightness_weight
         dist = np.linalg.norm(diff, axis=2)
         raw = (dist > self.foreground_lab).astype(np.uint8)
+        if self._floor is not None and self._floor.shape == raw.shape:
+            raw &= self._floor  # only where a die on the tray's floor can show
         if self.tray is None:
             # No tray given: the tray is the floor the frame is centred on; what lies outside
             # it (the table, the rim, a mounting hole) is not a die.
@@ -879,7 +920,7 @@ class DiceReader:
             pips, pip_reason, seen = self.pip_readings(frame, box)
             if p is not None and int(np.argmax(p)) == 0 and pips is None:
                 continue  # neither reader sees a die here: a shadow, a hand, the tray's wall
-            partial = _partial(raw_at, box, singles[:i] + singles[i + 1:])
+            partial = _partial(raw_at, box, singles[:i] + singles[i + 1:]) or self.too_small(box)
             value, reason = (None, partial) if partial else decide(p, pips, pip_reason, seen)
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
         return sorted(readings, key=lambda r: (round(r.centre[1] / 40), r.centre[0]))

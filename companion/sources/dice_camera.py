@@ -33,9 +33,16 @@ camera when given ``reopen``) and reports ``on_part(True, detail)`` when frames 
 file or an image folder that has no more frames calls ``on_end(summary)`` once, e.g.
 ``"dice.avi: 240 frames, 3 rolls"``, and the source stops.
 
-The tray: ``[dice] tray`` in the configuration, or else the calibration file written by
-``companion calibrate tray IMAGE --box x0,y0,x1,y1`` (:data:`TRAY_FILE` in the calibration folder,
-:mod:`companion.calibration_dir`), or else the whole frame. A tray outside the camera's frame is a
+The tray: ``[dice] tray`` in the configuration (a pixel box; the die size then from ``[dice]
+die_px_min/max``), or else the calibration file written by ``companion calibrate tray IMAGE
+--corners ... --size-mm AxB`` (:data:`TRAY_FILE` in the calibration folder,
+:mod:`companion.calibration_dir`): the tray's geometry
+(:class:`~companion.readers.dice_tray.TrayGeometry`), from which the reader knows a die's size and
+shape in pixels everywhere in the tray, scaled to the camera's frame size when it has the same
+shape (a higher resolution gives more pixels per die). When the dice would be too small to read
+in part of the tray, ``on_status`` says so at the start; when they are too small everywhere, the
+start stops with that line. (picamera2's ScalerCrop of the tray's region alone is not built: a
+higher resolution is asked for through ``[camera] width/height``.) Or else the whole frame. A tray outside the camera's frame is a
 ``ValueError`` of one line naming where the tray came from and the fix.
 """
 
@@ -54,6 +61,7 @@ from companion.clock import Clock
 from companion.events import Call, Observation
 from companion.games.carnival import Roll
 from companion.readers.dice import UNKNOWN, DiceReader, DieReading, RollSettler
+from companion.readers.dice_tray import MIN_FACE_PX, TrayGeometry, TrayGeometryError
 from companion.sources import Emit
 from companion.sources.reading_thread import ReadingThread
 from companion.vision.frames import (
@@ -70,6 +78,7 @@ __all__ = [
     "THUMB_PX",
     "MOTION_LEVEL",
     "load_tray",
+    "load_tray_geometry",
     "tray_toml",
     "dice_status",
 ]
@@ -143,7 +152,7 @@ def load_tray(path: str | Path) -> tuple[tuple[int, int, int, int], tuple[int, i
     try:
         doc = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"{p}: no such file (companion calibrate tray IMAGE --box x0,y0,x1,y1 writes it)") from None
+        raise ValueError(f"{p}: no such file (companion calibrate tray IMAGE --corners ... --size-mm AxB writes it)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{p}: cannot read the tray calibration ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -203,6 +212,8 @@ class DiceCameraSource(ReadingThread):
         tray_from: where the tray came from, for messages (``"[dice] tray"``, a file name).
         reader: a ready :class:`~companion.readers.dice.DiceReader` (its own tray and die size
             are then used); default: one made from ``settings`` with the packaged face model.
+        geometry: the tray's calibration (:class:`~companion.readers.dice_tray.TrayGeometry`):
+            the reader then takes a die's size from it (``die_px_min/max`` unused).
         frame_period_s: the thread reads at most one frame per this many seconds (0 = as fast
             as frames come).
         motion_level: grey levels (0-255) of change on the shrunk tray above which it moves.
@@ -230,7 +241,8 @@ class DiceCameraSource(ReadingThread):
 
     def __init__(self, frames: FrameSource | str, settings: Mapping[str, Any] | None = None, *,
                  tray: Sequence[int] | None = None, tray_from: str = "[dice] tray",
-                 reader: DiceReader | None = None, frame_period_s: float = 0.0,
+                 reader: DiceReader | None = None, geometry: TrayGeometry | None = None,
+                 frame_period_s: float = 0.0,
                  motion_level: float = MOTION_LEVEL, retry_s: float = 1.0,
                  reopen: Callable[[], FrameSource] | None = None,
                  on_status: Callable[[str], None] | None = None,
@@ -245,7 +257,8 @@ class DiceCameraSource(ReadingThread):
         if reader is None:
             box = tuple(tray) if tray is not None else (tuple(s.get("tray") or ()) or None)
             try:
-                reader = DiceReader(tray=box, die_px=(s.get("die_px_min", 22.0), s.get("die_px_max", 70.0)))
+                reader = DiceReader(tray=box, die_px=(s.get("die_px_min", 22.0), s.get("die_px_max", 70.0)),
+                                    geometry=geometry)
             except FileNotFoundError as exc:
                 raise ValueError(f"the dice face model: {exc}") from None
             except ValueError as exc:
@@ -345,7 +358,7 @@ class DiceCameraSource(ReadingThread):
         if x1 > w or y1 > h:
             raise ValueError(
                 f"the dice tray {list(tray)} ({self.tray_from}) lies outside the {w} x {h} px camera frame: "
-                f"draw it again on a frame of this camera (companion calibrate tray IMAGE --box x0,y0,x1,y1) "
+                f"calibrate it again on a frame of this camera (companion calibrate tray IMAGE --corners ...) "
                 f"or set [dice] tray"
             )
 
@@ -531,17 +544,46 @@ class DiceCameraSource(ReadingThread):
             self.on_end(text)
 
 
-def _resolve_tray(config: Any, tray_file: str | Path) -> tuple[tuple[int, int, int, int] | None, str, tuple[int, int] | None]:
-    """``(box, where it came from, calibrated frame size)``: ``[dice] tray`` when set, else the
-    calibration file when it exists, else ``(None, "whole frame", None)``."""
+def _resolve_tray(config: Any, tray_file: str | Path) -> tuple[tuple[int, int, int, int] | None, str,
+                                                              tuple[int, int] | None, TrayGeometry | None]:
+    """``(box, where it came from, calibrated frame size, geometry)``: ``[dice] tray`` when set
+    (a box, no geometry), else the calibration file when it exists (its box and, when it has a
+    ``[geometry]``, the tray's geometry), else ``(None, "whole frame", None, None)``."""
     configured = list(config["dice"]["tray"] or [])
     if configured:
-        return (configured[0], configured[1], configured[2], configured[3]), "[dice] tray", None
+        return (configured[0], configured[1], configured[2], configured[3]), "[dice] tray", None, None
     path = Path(tray_file)
     if path.is_file():
         box, size = load_tray(path)
-        return box, str(path), size
-    return None, "whole frame", None
+        return box, str(path), size, TrayGeometry.from_toml(path)
+    return None, "whole frame", None, None
+
+
+def load_tray_geometry(path: str | Path, image_size: Sequence[int] | None = None) -> tuple[
+        tuple[int, int, int, int], TrayGeometry | None]:
+    """The tray calibration of ``path`` for frames of ``image_size`` (default the calibrated size):
+    ``(box, geometry or None)``; a geometry is scaled to a frame of the same shape and another
+    size (more pixels per die), the box made again from it.
+
+    Raises:
+        ValueError: a missing or ill-formed file, frames of another shape (one line naming the
+            file and the fix).
+    """
+    box, size = load_tray(path)
+    geometry = TrayGeometry.from_toml(path)
+    if image_size is not None:
+        w, h = (int(v) for v in image_size)
+        if geometry is not None:
+            try:
+                geometry = geometry.for_size((w, h))
+            except TrayGeometryError as exc:
+                raise ValueError(f"{path}: {exc}") from None
+            box = geometry.roi()
+        elif size is not None and tuple(size) != (w, h):
+            raise ValueError(
+                f"{path}: the tray was drawn on {size[0]} x {size[1]} px frames but the camera gives {w} x {h}: "
+                f"calibrate it again on a frame of this camera (companion calibrate tray IMAGE --corners ...)")
+    return box, geometry
 
 
 def dice_source_from_config(config: Any, spec: str | None = None, clock: Callable[[], float] | None = None,
@@ -591,7 +633,7 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
         from companion.calibration_dir import calibration_path
 
         tray_file = calibration_path(TRAY_FILE.name, config)
-    box, where, size = _resolve_tray(config, tray_file)
+    box, where, size, geometry = _resolve_tray(config, tray_file)
     if box is None:
         log.warning("dice: no tray calibration (%s): reading the whole frame; "
                     "companion calibrate tray IMAGE --box x0,y0,x1,y1 draws it", tray_file)
@@ -604,13 +646,28 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
 
     frames = reopen()
     try:
-        source = DiceCameraSource(frames, config["dice"], tray=box, tray_from=where,
-                                  frame_period_s=cam["frame_period_s"], on_status=on_status, on_part=on_part,
-                                  on_end=on_end, reopen=reopen if live else None)
         first = frames.read()
         if first is None:
             raise ValueError(f"camera {spec!r}: no frame at all (an empty video file or folder?)")
         h, w = first.image.shape[:2]
+        if geometry is not None:
+            # The geometry holds for this camera at any size of the same shape: more pixels per
+            # die at a higher resolution ([camera] width/height).
+            try:
+                geometry = geometry.for_size((w, h))
+            except TrayGeometryError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+            box, size = geometry.roi(), (w, h)
+            small = geometry.too_small()
+            if small and geometry.face_px_range()[1] < MIN_FACE_PX:
+                raise ValueError(f"{where}: {small}")
+            if small:
+                log.warning("dice: %s", small)
+                if on_status is not None:
+                    on_status(small)
+        source = DiceCameraSource(frames, config["dice"], tray=box, tray_from=where, geometry=geometry,
+                                  frame_period_s=cam["frame_period_s"], on_status=on_status, on_part=on_part,
+                                  on_end=on_end, reopen=reopen if live else None)
         if size is not None and tuple(size) != (w, h):
             raise ValueError(
                 f"{where}: the tray was drawn on {size[0]} x {size[1]} px frames but the camera gives {w} x {h}: "

@@ -1,0 +1,460 @@
+"""The dice tray's geometry: where the tray's floor is in the camera frame, and the size and
+shape in pixels of a die lying anywhere on it.
+
+``companion calibrate tray`` measures the tray once (the four corners of a rectangle of known
+size on the tray's floor - the floor itself, or a card laid on it - clicked on a photo from the
+camera at its place) and writes it in ``dice-tray.toml``. From the four corners this module
+finds the plane's homography (floor millimetres to frame pixels), the camera's focal length
+(from the homography, or from the lens's field of view when the camera looks straight down), and
+the camera's pose (rotation and translation), so that any point above the floor can be projected:
+the top face of a flat die is a 16 mm square **16 mm above the felt** (the die's height), seen
+larger than the floor under it and shifted away from the image centre under tilt.
+
+The camera model is OpenCV's pinhole (pixel centres at integers, principal point at the image
+centre, square pixels, no distortion: the Pi camera modules' lenses distort by under 1 % of the
+tray's size at the distances of a dice tray). World frame as the dice-tray photographs'
+README: origin on the floor, x and y on it, z up towards the camera, millimetres.
+
+Public surface: :class:`TrayGeometry` (``from_corners``, ``from_camera``, ``project``,
+``die_side_px``, ``face_side_px``, ``die_px_range``, ``roi``, ``floor_mask``, ``for_size``,
+``too_small``, ``to_toml``, ``from_toml``), :data:`DIE_MM`, :data:`MIN_FACE_PX`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["TrayGeometry", "DIE_MM", "MIN_FACE_PX", "TrayGeometryError"]
+
+#: A standard die's edge (mm): the dice of Carnival and the dice-tray photographs.
+DIE_MM = 16.0
+#: A die whose top face is narrower than this in the frame (px) is too small to read: its pips
+#: are then under about 3 px across (issue 16's readable dice are at least 18 px across).
+MIN_FACE_PX = 18.0
+#: Below this tilt of the camera (degrees from straight down) its focal length cannot be found
+#: from the floor's corners (the two constraints vanish): the lens's field of view is needed.
+MIN_TILT_FOR_FOCAL_DEG = 8.0
+
+
+class TrayGeometryError(ValueError):
+    """A tray calibration that cannot be used; the message is one line naming the field and the fix."""
+
+
+def _rot_ok(r: np.ndarray) -> np.ndarray:
+    u, _, vt = np.linalg.svd(r)
+    out = u @ vt
+    if np.linalg.det(out) < 0:
+        u[:, -1] *= -1
+        out = u @ vt
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class TrayGeometry:
+    """The camera over the dice tray, as a pinhole camera posed over the tray's floor.
+
+    Attributes:
+        K: ``3 x 3 float64`` camera matrix (px).
+        R: ``3 x 3 float64`` world-to-camera rotation.
+        t: ``3 float64`` world-to-camera translation (mm): ``Xc = R X + t``.
+        image_size: ``(width, height)`` px of the frames it holds for.
+        floor_mm: ``N x 2 float64`` the floor's outline on z = 0 (mm), where dice can lie.
+        die_mm: the dice's edge (mm), default :data:`DIE_MM`.
+        focal_from: how the focal length was found (``"homography"``, ``"hfov 62.2 deg"``, ``"given"``).
+    """
+
+    K: np.ndarray
+    R: np.ndarray
+    t: np.ndarray
+    image_size: tuple[int, int]
+    floor_mm: np.ndarray
+    die_mm: float = DIE_MM
+    focal_from: str = "given"
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_camera(cls, K: Sequence[Sequence[float]], R: Sequence[Sequence[float]], t: Sequence[float],
+                    image_size: Sequence[int], floor_mm: Sequence[Sequence[float]], die_mm: float = DIE_MM) -> "TrayGeometry":
+        """A geometry from a known camera (``K``, world-to-camera ``R``, ``t`` in mm), e.g. the
+        dice-tray photographs' ``truth.json`` ``camera`` record, and the floor's outline (mm)."""
+        return cls(np.asarray(K, float), np.asarray(R, float), np.asarray(t, float).reshape(3),
+                   (int(image_size[0]), int(image_size[1])), np.asarray(floor_mm, float).reshape(-1, 2),
+                   float(die_mm), "given")
+
+    @classmethod
+    def from_corners(cls, corners_px: Sequence[Sequence[float]], size_mm: Sequence[float], image_size: Sequence[int],
+                     hfov_deg: float | None = None, floor_mm: Sequence[Sequence[float]] | None = None,
+                     die_mm: float = DIE_MM) -> "TrayGeometry":
+        """The geometry from the four corners of a rectangle on the tray's floor.
+
+        Args:
+            corners_px: ``4 x 2`` px, the rectangle's corners in turn around it (either sense;
+                the first one any corner). For a tray with rounded corners: where its straight
+                edges would meet.
+            size_mm: ``(a, b)`` mm, the rectangle's sides: ``a`` from the first corner to the
+                second, ``b`` from the second to the third.
+            image_size: ``(width, height)`` px of the photo.
+            hfov_deg: the lens's horizontal field of view (degrees) at this frame size; None =
+                found from the corners (possible only when the camera is tilted at least
+                :data:`MIN_TILT_FOR_FOCAL_DEG`).
+            floor_mm: the floor's outline (mm, in the rectangle's frame: origin at its centre, x
+                along its first side); default the rectangle itself.
+            die_mm: the dice's edge (mm).
+
+        Raises:
+            TrayGeometryError: corners not four distinct points of a convex quadrilateral, sizes
+                not positive, the focal length not found (one line: give ``--hfov-deg``).
+        """
+        import cv2
+
+        pts = np.asarray(corners_px, float)
+        if pts.shape != (4, 2) or not np.isfinite(pts).all():
+            raise TrayGeometryError(f"corners: expected four x,y points in pixels, got {corners_px!r}")
+        a, b = (float(v) for v in size_mm)
+        if not (a > 0 and b > 0):
+            raise TrayGeometryError(f"size: expected two sides in mm > 0, got {size_mm!r}")
+        w, h = (int(v) for v in image_size)
+        def turn(i: int) -> float:
+            u, v = pts[(i + 1) % 4] - pts[i], pts[(i + 2) % 4] - pts[(i + 1) % 4]
+            return float(u[0] * v[1] - u[1] * v[0])
+
+        cross = [turn(i) for i in range(4)]
+        if not (all(c > 0 for c in cross) or all(c < 0 for c in cross)):
+            raise TrayGeometryError("corners: the four points are not the corners of a convex quadrilateral "
+                                    "in turn around it (give them clockwise or counter-clockwise)")
+        world = np.float64([[-a / 2, -b / 2], [a / 2, -b / 2], [a / 2, b / 2], [-a / 2, b / 2]])
+        H = cv2.getPerspectiveTransform(world.astype(np.float32), pts.astype(np.float32)).astype(np.float64)
+        cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
+        Hc = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1]], float) @ H
+        if hfov_deg is not None:
+            if not 10 <= hfov_deg <= 170:
+                raise TrayGeometryError(f"hfov: expected degrees from 10 to 170, got {hfov_deg}")
+            f = (w / 2.0) / math.tan(math.radians(hfov_deg) / 2)
+            how = f"hfov {hfov_deg:g} deg"
+        else:
+            f = _focal_from_homography(Hc)
+            how = "homography"
+            if f is None:
+                raise TrayGeometryError(
+                    "the camera looks almost straight down on the tray: its focal length cannot be found from "
+                    "the corners; give the lens's field of view (--hfov-deg; Pi Camera Module 3: 66, v2: 62.2, "
+                    "HQ with the 6 mm lens: 63)")
+        K = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1]], float)
+        M = np.linalg.inv(K) @ H
+        lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
+        M = M * lam
+        if M[2, 2] < 0:  # the floor must lie in front of the camera
+            M = -M
+        r1, r2, t = M[:, 0], M[:, 1], M[:, 2]
+        R = _rot_ok(np.column_stack([r1, r2, np.cross(r1, r2)]))
+        t = t.copy()
+        # The camera must be above the floor (z up towards it): corners given in the other turning
+        # sense mirror the floor's frame; mirror it back (a die and a tray look the same mirrored).
+        if (-R.T @ t)[2] < 0:
+            R = R @ np.diag([1.0, -1.0, -1.0])
+        # refine R, t on the four corners (the SVD's orthogonalisation moved them a little)
+        ok, rvec, tvec = cv2.solvePnP(np.column_stack([world, np.zeros(4)]), pts, K, None,
+                                      cv2.Rodrigues(R)[0], t.reshape(3, 1), True, cv2.SOLVEPNP_ITERATIVE)
+        if ok:
+            R2, t2 = cv2.Rodrigues(rvec)[0], tvec.reshape(3)
+            if (-R2.T @ t2)[2] > 0:
+                R, t = R2, t2
+        outline = np.asarray(floor_mm, float).reshape(-1, 2) if floor_mm is not None else world
+        return cls(K, R, np.asarray(t, float).reshape(3), (w, h), outline, float(die_mm), how)
+
+    # ------------------------------------------------------------------ projection
+    @property
+    def camera_centre_mm(self) -> np.ndarray:
+        """``3 float64``: the camera's centre in the tray's frame (mm); z is its height over the floor."""
+        return -self.R.T @ self.t
+
+    @property
+    def tilt_deg(self) -> float:
+        """The camera's tilt from straight down (degrees)."""
+        axis = self.R.T @ np.array([0.0, 0.0, 1.0])  # the optical axis in the world
+        return float(math.degrees(math.acos(max(-1.0, min(1.0, -axis[2])))))
+
+    def project(self, points_mm: np.ndarray) -> np.ndarray:
+        """``N x 3`` world points (mm) to ``N x 2`` frame pixels (float64)."""
+        p = np.asarray(points_mm, float).reshape(-1, 3)
+        c = p @ self.R.T + self.t
+        uv = c @ self.K.T
+        return uv[:, :2] / uv[:, 2:3]
+
+    def to_plane(self, px: np.ndarray, z_mm: float) -> np.ndarray:
+        """``N x 2`` frame pixels to ``N x 2`` (x, y) mm on the plane ``z = z_mm`` they see."""
+        uv = np.column_stack([np.asarray(px, float).reshape(-1, 2), np.ones(len(np.asarray(px).reshape(-1, 2)))])
+        rays = (np.linalg.inv(self.K) @ uv.T).T @ self.R  # directions in the world
+        c = self.camera_centre_mm
+        s = (z_mm - c[2]) / rays[:, 2]
+        return (c + rays * s[:, None])[:, :2]
+
+    def _cube(self, xy_mm: np.ndarray, yaw_rad: float) -> np.ndarray:
+        """``N x 8 x 3``: corners of flat dice centred at ``xy_mm`` (N x 2), turned by ``yaw``."""
+        h = self.die_mm / 2
+        c, s = math.cos(yaw_rad), math.sin(yaw_rad)
+        local = np.array([[x, y] for x in (-h, h) for y in (-h, h)])
+        turned = local @ np.array([[c, s], [-s, c]])
+        out = np.zeros((len(xy_mm), 8, 3))
+        for k, z in enumerate((0.0, self.die_mm)):
+            out[:, 4 * k : 4 * k + 4, :2] = xy_mm[:, None, :] + turned[None]
+            out[:, 4 * k : 4 * k + 4, 2] = z
+        return out
+
+    def die_side_px(self, centre_px: Sequence[float], yaw_deg: float = 45.0) -> float:
+        """The larger side (px) of the bounding box of a flat die whose top face is centred at
+        ``centre_px`` (its whole body, side faces included), turned by ``yaw_deg`` (45 = the largest box)."""
+        xy = self.to_plane(np.asarray(centre_px, float)[None], self.die_mm)
+        uv = self.project(self._cube(xy, math.radians(yaw_deg)).reshape(-1, 3))
+        return float(max(np.ptp(uv[:, 0]), np.ptp(uv[:, 1])))
+
+    def face_side_px(self, centre_px: Sequence[float]) -> float:
+        """The top face's side (px, the square root of its projected area) of a flat die whose
+        top face is centred at ``centre_px``."""
+        xy = self.to_plane(np.asarray(centre_px, float)[None], self.die_mm)
+        top = self._cube(xy, 0.0)[0, 4:][[0, 1, 3, 2]]
+        uv = self.project(top)
+        x, y = uv[:, 0], uv[:, 1]
+        area = 0.5 * abs(float(np.dot(x, np.roll(y, 1)) - np.dot(y, np.roll(x, 1))))
+        return math.sqrt(area)
+
+    def face_quad_px(self, centre_px: Sequence[float], yaw_deg: float) -> np.ndarray:
+        """``4 x 2`` px: the top face's corners of a flat die centred (top face) at ``centre_px``,
+        turned by ``yaw_deg``, in turn around it."""
+        xy = self.to_plane(np.asarray(centre_px, float)[None], self.die_mm)
+        return self.project(self._cube(xy, math.radians(yaw_deg))[0, 4:][[0, 1, 3, 2]])
+
+    def _floor_samples(self, step_mm: float = 10.0) -> np.ndarray:
+        """Points (mm) on the floor where a die's centre can lie (inside the outline, half a die in)."""
+        import cv2
+
+        poly = self.floor_mm.astype(np.float32)
+        lo, hi = poly.min(0), poly.max(0)
+        xs = np.arange(lo[0], hi[0] + 1e-9, step_mm)
+        ys = np.arange(lo[1], hi[1] + 1e-9, step_mm)
+        pts = np.array([(x, y) for x in xs for y in ys], float)
+        keep = [cv2.pointPolygonTest(poly, (float(x), float(y)), True) >= self.die_mm / 2 for x, y in pts]
+        pts = pts[np.array(keep, bool)] if any(keep) else poly.mean(0)[None].astype(float)
+        return pts
+
+    def _in_frame(self, uv: np.ndarray) -> np.ndarray:
+        w, h = self.image_size
+        return (uv[:, 0] >= 0) & (uv[:, 0] <= w - 1) & (uv[:, 1] >= 0) & (uv[:, 1] <= h - 1)
+
+    def die_px_range(self) -> tuple[float, float]:
+        """``(smallest, largest)`` px: from a flat die's top face side (:meth:`face_px_range`) at
+        the farthest place to its whole body's bounding box (side faces included, at the worst
+        turn) at the nearest, over the floor (in the frame)."""
+        xy = self._floor_samples()
+        top_c = self.project(np.column_stack([xy, np.full(len(xy), self.die_mm)]))
+        inside = self._in_frame(top_c)
+        xy = xy[inside] if inside.any() else xy
+        hi = 0.0
+        for yaw in np.radians([0.0, 22.5, 45.0, 67.5]):
+            box = self.project(self._cube(xy, float(yaw)).reshape(-1, 3)).reshape(-1, 8, 2)
+            hi = max(hi, float(np.max(np.maximum(np.ptp(box[..., 0], 1), np.ptp(box[..., 1], 1)))))
+        return self.face_px_range()[0], hi
+
+    def face_px_range(self) -> tuple[float, float]:
+        """``(smallest, largest)`` px: a flat die's top face side (:meth:`face_side_px`) over the floor."""
+        xy = self._floor_samples()
+        uv = self.project(np.column_stack([xy, np.full(len(xy), self.die_mm)]))
+        inside = self._in_frame(uv)
+        uv = uv[inside] if inside.any() else uv
+        sides = [self.face_side_px(p) for p in uv]
+        return float(min(sides)), float(max(sides))
+
+    def too_small(self, min_face_px: float = MIN_FACE_PX) -> str:
+        """``""`` when a flat die's top face is at least ``min_face_px`` across everywhere on the
+        floor, else one line saying where it is not and what gives more pixels."""
+        lo, hi = self.face_px_range()
+        if lo >= min_face_px:
+            return ""
+        w, h = self.image_size
+        k = min_face_px / lo
+        need = f"{int(math.ceil(w * k / 32) * 32)} x {int(math.ceil(h * k / 32) * 32)}"
+        where = "anywhere in the tray" if hi < min_face_px else "in part of the tray"
+        return (f"the dice are too small to read {where}: a die's top face is {lo:.0f}-{hi:.0f} px across in "
+                f"{w} x {h} px frames and the reader needs {min_face_px:.0f} px; lower the camera, or give more "
+                f"pixels ([camera] width/height about {need}, the same aspect; the calibration scales with it)")
+
+    def roi(self) -> tuple[int, int, int, int]:
+        """``(x0, y0, x1, y1)`` whole px: the frame's box around the floor and a die's height
+        above it (where a die on the floor can be seen), inside the frame."""
+        pts = self._outline(0.0)
+        pts = np.vstack([pts, self._outline(self.die_mm)])
+        w, h = self.image_size
+        margin = 0.5 * self.die_px_range()[1]
+        x0 = int(max(0, math.floor(pts[:, 0].min() - margin)))
+        y0 = int(max(0, math.floor(pts[:, 1].min() - margin)))
+        x1 = int(min(w, math.ceil(pts[:, 0].max() + margin) + 1))
+        y1 = int(min(h, math.ceil(pts[:, 1].max() + margin) + 1))
+        if x1 <= x0 or y1 <= y0:
+            raise TrayGeometryError(f"the tray's floor does not lie in the {w} x {h} px frame: calibrate it again "
+                                    "(companion calibrate tray)")
+        return x0, y0, x1, y1
+
+    def _outline(self, z_mm: float) -> np.ndarray:
+        poly = self.floor_mm
+        return self.project(np.column_stack([poly, np.full(len(poly), z_mm)]))
+
+    def floor_mask(self, roi: Sequence[int] | None = None) -> np.ndarray:
+        """``h x w uint8`` 0/1 over ``roi`` (default :meth:`roi`): where a die lying on the floor
+        can show (the floor's outline and its copy a die's height up, joined, grown by a third
+        of a die)."""
+        import cv2
+
+        x0, y0, x1, y1 = roi if roi is not None else self.roi()
+        mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        pts = np.vstack([self._outline(0.0), self._outline(self.die_mm)]) - [x0, y0]
+        hull = cv2.convexHull(np.round(pts).astype(np.int32))
+        cv2.fillConvexPoly(mask, hull, 1)
+        grow = int(round(self.die_px_range()[1] / 3)) | 1
+        return cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
+
+    def for_size(self, image_size: Sequence[int]) -> "TrayGeometry":
+        """The same camera giving frames of another size with the same aspect (the sensor mode
+        scaled: a higher resolution for more pixels per die).
+
+        Raises:
+            TrayGeometryError: the aspect ratio differs (a crop, not a scale: calibrate again).
+        """
+        w, h = (int(v) for v in image_size)
+        w0, h0 = self.image_size
+        if (w, h) == (w0, h0):
+            return self
+        if abs(w / h - w0 / h0) > 0.01:
+            raise TrayGeometryError(
+                f"the tray was calibrated on {w0} x {h0} px frames and the camera gives {w} x {h} (another shape): "
+                "calibrate it again on a frame of this camera (companion calibrate tray)")
+        s = w / w0
+        K = self.K.copy()
+        K[0, 0] *= s
+        K[1, 1] *= s
+        K[0, 2] = (K[0, 2] + 0.5) * s - 0.5
+        K[1, 2] = (K[1, 2] + 0.5) * s - 0.5
+        return dataclasses.replace(self, K=K, image_size=(w, h))
+
+    # ------------------------------------------------------------------ the file
+    def to_toml(self, image: str = "", corners_px: Sequence[Sequence[float]] | None = None,
+                size_mm: Sequence[float] | None = None) -> str:
+        """The ``[geometry]`` part of ``dice-tray.toml`` (read back by :meth:`from_toml`), with
+        the ``box`` and ``image_size`` keys that older readers of the file use."""
+        x0, y0, x1, y1 = self.roi()
+        w, h = self.image_size
+        name = str(image).replace("\\", "\\\\").replace('"', '\\"')
+
+        def row(v: Sequence[float]) -> str:
+            return "[" + ", ".join(f"{float(x):.6g}" for x in v) + "]"
+
+        lines = [
+            "# The dice tray seen by the dice camera (companion calibrate tray).",
+            "# box: the frame's region the reader reads (around the floor); the [geometry] gives a die's",
+            "# size and shape in pixels anywhere on the floor. A frame of another shape needs a new calibration.",
+            f"box = [{x0}, {y0}, {x1}, {y1}]    # x0, y0, x1, y1: pixels",
+            f"image_size = [{w}, {h}]    # width, height: pixels of the frame it was made on",
+            f'image = "{name}"',
+            "",
+            "[geometry]",
+            f"die_mm = {self.die_mm:g}    # the dice's edge",
+            f'focal_from = "{self.focal_from}"',
+            f"K = [{row(self.K[0])}, {row(self.K[1])}, {row(self.K[2])}]    # camera matrix, px",
+            f"R = [{row(self.R[0])}, {row(self.R[1])}, {row(self.R[2])}]    # world (tray, mm) to camera",
+            f"t = {row(self.t)}    # mm",
+            "floor_mm = [" + ", ".join(row(p) for p in self.floor_mm) + "]    # the floor's outline, z = 0",
+        ]
+        if corners_px is not None:
+            lines.append("corners_px = [" + ", ".join(row(p) for p in corners_px) + "]    # as clicked")
+        if size_mm is not None:
+            lines.append(f"size_mm = {row(size_mm)}")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> "TrayGeometry | None":
+        """The geometry of a ``dice-tray.toml``; None when the file has no ``[geometry]`` (a box only).
+
+        Raises:
+            TrayGeometryError: unreadable, not TOML, or a field of ``[geometry]`` ill-formed
+                (one line naming the file, the field and the fix).
+        """
+        p = Path(path)
+        try:
+            doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TrayGeometryError(f"{p}: cannot read the tray calibration ({exc})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise TrayGeometryError(f"{p}: not valid TOML ({exc}); write it again with companion calibrate tray") from None
+        g = doc.get("geometry")
+        if g is None:
+            return None
+        fix = "write it again with companion calibrate tray IMAGE --corners ... --size-mm ..."
+
+        def arr(key: str, shape: tuple[int, ...] | None) -> np.ndarray:
+            try:
+                v = np.asarray(g[key], float)
+            except KeyError:
+                raise TrayGeometryError(f"{p}: [geometry] {key} is missing; {fix}") from None
+            except (TypeError, ValueError):
+                raise TrayGeometryError(f"{p}: [geometry] {key}: expected numbers; {fix}") from None
+            if (shape is not None and v.shape != shape) or not np.isfinite(v).all():
+                raise TrayGeometryError(f"{p}: [geometry] {key}: expected a {' x '.join(map(str, shape or ()))} array of "
+                                        f"numbers; {fix}")
+            return v
+
+        K, R, t = arr("K", (3, 3)), arr("R", (3, 3)), arr("t", (3,))
+        floor = arr("floor_mm", None)
+        if floor.ndim != 2 or floor.shape[1] != 2 or len(floor) < 3:
+            raise TrayGeometryError(f"{p}: [geometry] floor_mm: expected at least three [x, y] points (mm); {fix}")
+        size = doc.get("image_size")
+        if not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) and v > 0 for v in size)):
+            raise TrayGeometryError(f"{p}: image_size: expected [width, height] in pixels; {fix}")
+        die = g.get("die_mm", DIE_MM)
+        if not (isinstance(die, (int, float)) and 4 <= die <= 60):
+            raise TrayGeometryError(f"{p}: [geometry] die_mm: expected the dice's edge in mm (4-60), got {die!r}")
+        if abs(np.linalg.det(R) - 1) > 1e-3:
+            raise TrayGeometryError(f"{p}: [geometry] R: not a rotation; {fix}")
+        geo = cls(K, R, t, (size[0], size[1]), floor, float(die), str(g.get("focal_from", "given")))
+        if geo.camera_centre_mm[2] <= geo.die_mm:
+            raise TrayGeometryError(f"{p}: [geometry]: the camera is not above the tray; {fix}")
+        return geo
+
+
+def _focal_from_homography(Hc: np.ndarray) -> float | None:
+    """The focal length (px) of a camera whose principal point is at the origin of ``Hc``'s
+    image coordinates, from the plane's homography ``Hc`` (Zhang 2000: the first two columns of
+    ``K^-1 H`` are orthogonal and of equal length); None when the view is too close to
+    fronto-parallel for it to be found."""
+    h = Hc / np.linalg.norm(Hc)
+    h11, h21, h31 = h[:, 0]
+    h12, h22, h32 = h[:, 1]
+    cands = []
+    den1 = h31 * h32
+    if abs(den1) > 1e-12:
+        f2 = -(h11 * h12 + h21 * h22) / den1
+        if f2 > 0:
+            cands.append((abs(den1), f2))
+    den2 = h32 ** 2 - h31 ** 2
+    if abs(den2) > 1e-12:
+        f2 = (h11 ** 2 + h21 ** 2 - h12 ** 2 - h22 ** 2) / den2
+        if f2 > 0:
+            cands.append((abs(den2), f2))
+    if not cands:
+        return None
+    # weight each estimate by the size of its denominator (its conditioning)
+    f2 = sum(wt * v for wt, v in cands) / sum(wt for wt, _ in cands)
+    f = math.sqrt(f2)
+    # tilt of the floor seen with this f: too little and the estimate is noise
+    K = np.diag([f, f, 1.0])
+    M = np.linalg.inv(K) @ Hc
+    r1, r2 = M[:, 0] / np.linalg.norm(M[:, 0]), M[:, 1] / np.linalg.norm(M[:, 1])
+    normal = np.cross(r1, r2)
+    tilt = math.degrees(math.acos(min(1.0, abs(normal[2]) / np.linalg.norm(normal))))
+    if tilt < MIN_TILT_FOR_FOCAL_DEG:
+        return None
+    return f

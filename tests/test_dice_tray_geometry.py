@@ -1,0 +1,150 @@
+"""The tray's geometry (companion/readers/dice_tray.py): from four floor corners to a die's size
+and shape in pixels anywhere in the tray, checked against the exact camera of the path-traced
+dice-tray photographs; `companion calibrate tray --corners` writes it and `companion dice` uses it
+with no die size set."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.readers.dice_tray import MIN_FACE_PX, TrayGeometry, TrayGeometryError
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dice-tray"
+pytestmark = pytest.mark.skipif(not (DATA / "truth.json").is_file(), reason="dice-tray photographs not present")
+
+
+@pytest.fixture(scope="module")
+def truth():
+    return {im["image"]: im for im in json.loads((DATA / "truth.json").read_text())["images"]}
+
+
+def _camera(im) -> TrayGeometry:
+    cam = im["camera"]
+    floor = np.array(im["tray"]["inner_polygon_mm"])[:, :2]
+    return TrayGeometry.from_camera(cam["K"], cam["R_world_to_cam"], cam["t_world_to_cam_mm"], (640, 480), floor)
+
+
+def _corners(im, noise_px: float = 0.0) -> tuple[np.ndarray, tuple[float, float]]:
+    wx, wy = im["tray"]["inner_size_mm"]
+    c = np.array([[-wx / 2, -wy / 2, 0], [wx / 2, -wy / 2, 0], [wx / 2, wy / 2, 0], [-wx / 2, wy / 2, 0]])
+    px = _camera(im).project(c) + np.random.default_rng(1).normal(0, noise_px, (4, 2))
+    return px, (wx, wy)
+
+
+def _face_px(die) -> float:
+    p = np.array(die["top_face_polygon_px"], float)
+    return float(np.sqrt(0.5 * abs(np.dot(p[:, 0], np.roll(p[:, 1], 1)) - np.dot(p[:, 1], np.roll(p[:, 0], 1)))))
+
+
+def test_the_truth_camera_projects_the_top_faces_where_the_photographs_show_them(truth):
+    for name in ("dice_018.jpg", "dice_036.jpg"):
+        im = truth[name]
+        g = _camera(im)
+        for die in im["dice"]:
+            if die["state"] != "flat":
+                continue
+            uv = g.project(np.array([die["top_face_centre_mm"]]))[0]
+            assert np.hypot(*(uv - die["top_face_centre_px"])) < 0.05
+            # the flat die's top face 16 mm above the floor, as the renderer drew it (rounded
+            # corners make the drawn face a little smaller than the 16 mm square)
+            assert 0.93 < _face_px(die) / g.face_side_px(die["top_face_centre_px"]) < 1.01
+
+
+@pytest.mark.parametrize("name", ["dice_018.jpg", "dice_021.jpg", "dice_051.jpg"])
+def test_four_floor_corners_give_each_die_its_size_within_three_percent(truth, name):
+    im = truth[name]
+    px, size = _corners(im, noise_px=1.0)
+    g = TrayGeometry.from_corners(px, size, (640, 480))
+    assert g.focal_from == "homography"
+    exact = _camera(im)
+    for die in im["dice"]:
+        c = die["top_face_centre_px"]
+        assert g.face_side_px(c) == pytest.approx(exact.face_side_px(c), rel=0.03)
+    # corners given the other way round describe the same tray
+    g2 = TrayGeometry.from_corners(px[::-1], size, (640, 480))
+    c = im["dice"][0]["top_face_centre_px"]
+    assert g2.face_side_px(c) == pytest.approx(g.face_side_px(c), rel=0.01)
+    assert g.camera_centre_mm[2] == pytest.approx(im["camera"]["height_above_floor_mm"], rel=0.15)
+
+
+def test_a_camera_straight_down_needs_the_lens_field_of_view(truth):
+    im = truth["dice_009.jpg"]  # tilted 2 degrees
+    px, size = _corners(im)
+    with pytest.raises(TrayGeometryError, match="--hfov-deg"):
+        TrayGeometry.from_corners(px, size, (640, 480))
+    g = TrayGeometry.from_corners(px, size, (640, 480), hfov_deg=60.0)
+    for die in im["dice"]:
+        assert g.face_side_px(die["top_face_centre_px"]) == pytest.approx(_face_px(die), rel=0.06)
+
+
+def test_bad_corners_are_one_line():
+    with pytest.raises(TrayGeometryError, match="convex quadrilateral"):
+        TrayGeometry.from_corners([(0, 0), (100, 100), (100, 0), (0, 100)], (220, 160), (640, 480), hfov_deg=60)
+    with pytest.raises(TrayGeometryError, match="four x,y points"):
+        TrayGeometry.from_corners([(0, 0), (1, 1)], (220, 160), (640, 480))
+
+
+def test_the_file_round_trips_and_scales_to_more_pixels(truth, tmp_path):
+    im = truth["dice_018.jpg"]
+    px, size = _corners(im)
+    g = TrayGeometry.from_corners(px, size, (640, 480))
+    path = tmp_path / "dice-tray.toml"
+    path.write_text(g.to_toml("x.jpg", px, size))
+    back = TrayGeometry.from_toml(path)
+    c = im["dice"][0]["top_face_centre_px"]
+    assert back.face_side_px(c) == pytest.approx(g.face_side_px(c), rel=1e-5)
+    big = back.for_size((1280, 960))
+    assert big.face_side_px(np.array(c) * 2 + 0.5) == pytest.approx(2 * g.face_side_px(c), rel=0.01)
+    assert big.roi()[2] > 640
+    with pytest.raises(TrayGeometryError, match="another shape"):
+        back.for_size((640, 640))
+    path.write_text(path.read_text().replace("R = [[", "R = [[9, "))
+    with pytest.raises(TrayGeometryError, match=r"\[geometry\] R"):
+        TrayGeometry.from_toml(path)
+
+
+def test_dice_too_small_at_this_resolution_are_said_to_be(truth):
+    g = _camera(truth["dice_000.jpg"])  # faces 12-15 px
+    text = g.too_small()
+    assert "too small to read anywhere in the tray" in text and "[camera] width/height" in text
+    assert g.for_size((1280, 960)).too_small() == ""
+    assert _camera(truth["dice_045.jpg"]).too_small() == ""  # faces 25-27 px
+    assert MIN_FACE_PX == 18
+
+
+def test_calibrate_tray_writes_the_geometry_and_dice_reads_with_it(truth, tmp_path, capsys):
+    from companion.commands import calibrate_tray
+    from companion.sources.dice_camera import load_tray_geometry
+
+    im = truth["dice_018.jpg"]
+    px, size = _corners(im)
+    out = tmp_path / "dice-tray.toml"
+    corners = ";".join(f"{x:.1f},{y:.1f}" for x, y in px)
+    args = argparse.Namespace(image=str(DATA / "images" / im["image"]), corners=corners, box=None,
+                              size_mm=f"{size[0]:g}x{size[1]:g}", hfov_deg=None, round_mm=None, die_mm=16.0,
+                              out=str(out), overlay=None, config=None)
+    assert calibrate_tray.run(args) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"a die.s top face is 1[78]-2[45] px across", err)
+    box, geometry = load_tray_geometry(out, (640, 480))
+    assert geometry is not None and box == geometry.roi()
+    with pytest.raises(ValueError, match="--size-mm"):
+        calibrate_tray.run(argparse.Namespace(**{**vars(args), "size_mm": None}))
+    with pytest.raises(ValueError, match="outside the 640 x 480 px photo"):
+        calibrate_tray.run(argparse.Namespace(**{**vars(args), "corners": "1,1;700,1;700,400;1,400"}))
+
+    from companion.commands import dice as dice_cmd
+
+    cfg = tmp_path / "companion.toml"
+    cfg.write_text("[dice]\ndie_px_min = 400\ndie_px_max = 500\n")  # ignored: the geometry gives the size
+    code = dice_cmd.run(argparse.Namespace(images=[args.image], calibration=str(out), tray=None, overlay=None,
+                                           config=str(cfg)))
+    assert code == 0
+    line = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert len(line["dice"]) >= 2 and any(d["value"] == 2 for d in line["dice"])
