@@ -439,5 +439,6 @@ class Registrar:
             return None
         self.status = ""
         self.current = reg
+        self.found = found  # this detection's markers (the board's only): never an older frame's
         self._remember_cells(frame, reg)
         return reg
