@@ -31,6 +31,7 @@ from companion.calibration_dir import SHIPPED_DIR, calibration_path
 from companion.vision.colour import (
     _LUT,
     CLIPPED,
+    LAB_FAST_ERROR,
     OFFSET,
     UNKNOWN,
     ColourCheck,
@@ -39,6 +40,8 @@ from companion.vision.colour import (
     RegionClassifier,
     RegionReading,
     linear_to_lab,
+    lab_exact,
+    lab_fast,
     load_json,
     srgb_to_linear,
     white_of,
@@ -430,8 +433,13 @@ class CarrouselReader:
         rel = np.take(_LUT, lab_px)
         rel /= np.take(table, plan.white_index, axis=0)
         np.clip(rel, 0.0, 1.0, out=rel)
-        lab = cv2.cvtColor(rel.reshape(-1, 1, 3), cv2.COLOR_LBGR2Lab).reshape(-1, 3)
+        # one vectorised conversion (within LAB_FAST_ERROR of the exact one); every test on a
+        # pixel's Lab is then settled exactly: a pixel near a threshold is converted again
+        # exactly (OpenCV's scalar path, as linear_to_lab converts it)
+        lab = lab_fast(rel)
         a, b, c, d = plan.lab_bounds
+        self._settle(lab, rel, a, b, self.colour_check.chroma_bound(), lambda x: np.hypot(x[:, 1], x[:, 2]))
+        self._settle(lab, rel, b, c, 15.0, _white_distance)
 
         def check_lab() -> np.ndarray:  # every pixel of the colour check (rarely needed)
             lin = np.take(_LUT, np.take(flat, plan.check_index, axis=0))
@@ -441,15 +449,27 @@ class CarrouselReader:
         if fault:
             return CarrouselReading(fault, registration=reg, white_level=board_y)
         outline_px = px[plan.n_hist + plan.n_lab:]
-        spaces = self._spaces(plan, lab[:a], lab_px[:a], outline_px, gains, ring_missing, bad_light)
-        cards = self._cards(plan, lab[b:c], lab[c:d], lab_px[c:d], lum[1 + plan.n_spaces:] / board_y)
+        space_cls = self.space_classifier.pixel_classes_near(lab[:a], lambda i: lab_exact(rel[i]))
+        spaces = self._spaces(plan, space_cls, lab_px[:a], outline_px, gains, ring_missing, bad_light)
+        card_cls = self.card_classifier.pixel_classes_near(lab[c:d], lambda i: lab_exact(rel[c + i]))
+        cards = self._cards(plan, lab[b:c], card_cls, lab_px[c:d], lum[1 + plan.n_spaces:] / board_y)
         return CarrouselReading("ok", spaces, cards, reg, board_y)
 
-    def _spaces(self, plan: _Plan, lab: np.ndarray, px: np.ndarray, outline_px: np.ndarray, gains: np.ndarray,
+    @staticmethod
+    def _settle(lab: np.ndarray, rel: np.ndarray, start: int, end: int, bound: float,
+                measure: Any) -> None:
+        """Make ``measure(lab[start:end]) > bound`` exact: the pixels whose measure (a distance
+        in L*a*b*, moved by at most sqrt(3) x LAB_FAST_ERROR) lies near ``bound`` get their
+        exact Lab (:func:`lab_exact`), in place."""
+        part = lab[start:end]
+        near = np.flatnonzero(np.abs(measure(part) - bound) < LAB_FAST_ERROR * 1.7321 + 0.01)
+        if len(near):
+            part[near] = lab_exact(rel[start + near])
+
+    def _spaces(self, plan: _Plan, cls: np.ndarray, px: np.ndarray, outline_px: np.ndarray, gains: np.ndarray,
                 ring_missing: np.ndarray, bad_light: np.ndarray) -> tuple[RegionReading, ...]:
         n = plan.n_spaces
         classifier = self.space_classifier
-        cls = classifier.pixel_classes(lab)
         cls[_clipped(px)] = -1
         width = len(classifier.references.names) + OFFSET
         counts = np.bincount(plan.disc_seg * width + cls + OFFSET, minlength=n * width).reshape(n, width)
@@ -488,18 +508,17 @@ class CarrouselReader:
         :meth:`_outline_seen`)."""
         return float(self._outline_seen(frame.reshape(-1, 3), _Plan(self, reg, frame.shape))[k])
 
-    def _cards(self, plan: _Plan, lab_patch: np.ndarray, lab: np.ndarray, px: np.ndarray,
+    def _cards(self, plan: _Plan, lab_patch: np.ndarray, cls: np.ndarray, px: np.ndarray,
                ratio: np.ndarray) -> dict[str, CardReading]:
         g = self.geometry
         if not g.cards:
             return {}
         # the card's white must be even: every patch pixel within Delta E 15 of the card's white
-        dev = np.sqrt((lab_patch[:, 0] - 100.0) ** 2 + lab_patch[:, 1] ** 2 + lab_patch[:, 2] ** 2) > 15.0
+        dev = _white_distance(lab_patch) > 15.0
         m = len(g.cards)
         uneven = (np.bincount(plan.card_white_seg, weights=dev, minlength=m)
                   / np.maximum(np.bincount(plan.card_white_seg, minlength=m), 1)).tolist()
         classifier = self.card_classifier
-        cls = classifier.pixel_classes(lab)
         cls[_clipped(px)] = -1
         width = len(classifier.references.names) + OFFSET
         counts = np.bincount(plan.card_disc_seg * width + cls + OFFSET, minlength=3 * m * width).reshape(3 * m, width)
@@ -635,6 +654,11 @@ def _clipped(px: np.ndarray) -> np.ndarray:
     """``N x 3 uint8`` pixels clipped in every channel (``>= CLIPPED``), ``N bool``; channel by
     channel (a reduction over a last axis of 3 is row by row in numpy)."""
     return (px[:, 0] >= CLIPPED) & (px[:, 1] >= CLIPPED) & (px[:, 2] >= CLIPPED)
+
+
+def _white_distance(lab: np.ndarray) -> np.ndarray:
+    """CIE76 Delta E of ``N x 3`` L*a*b* from the white (100, 0, 0), as the card rule computes it."""
+    return np.sqrt((lab[:, 0] - 100.0) ** 2 + lab[:, 1] ** 2 + lab[:, 2] ** 2)
 
 
 def _luminances(linear_bgr: np.ndarray) -> np.ndarray:

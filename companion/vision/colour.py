@@ -36,6 +36,9 @@ __all__ = [
     "OFFSET",
     "srgb_to_linear",
     "linear_to_lab",
+    "lab_fast",
+    "lab_exact",
+    "LAB_FAST_ERROR",
     "white_of",
     "ColourReferences",
     "RegionReading",
@@ -85,6 +88,49 @@ def linear_to_lab(linear_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
     rel = np.clip(np.asarray(linear_bgr, dtype=np.float32).reshape(-1, 3) / w, 0.0, 1.0)
     # OpenCV's linear-BGR conversion (COLOR_LBGR2Lab): no sRGB encoding round trip
     return cv2.cvtColor(rel.reshape(-1, 1, 3), cv2.COLOR_LBGR2Lab).reshape(-1, 3)
+
+
+#: A bound, with a wide margin, on the difference of one component (L*, a* or b*) between
+#: :func:`lab_fast` and :func:`linear_to_lab` on the same pixels. OpenCV converts float pixels
+#: with its vector loop when a row has several pixels (``RGB2Lab_f``: the cube root F from a
+#: cubic spline on a 1024-entry table) and with its scalar loop for a one-pixel row
+#: (``cubeRoot``); the rest of the arithmetic is the same up to float rounding. The two F differ
+#: by at most 3.5e-5 on 5 million grey inputs over 0-1 (a step of 2.5e-7, denser near the knee at
+#: 0.008856), the same on OpenCV 4.11 and 5.0; so |dL*| <= 116 x 3.5e-5 = 0.004,
+#: |da*| <= 500 x 7e-5 = 0.035, |db*| <= 200 x 7e-5 = 0.014 (measured on 4.8 million random
+#: pixels: 0.004, 0.031, 0.012). ``bench/vision_equal.py`` checks the readings.
+LAB_FAST_ERROR = 0.1
+
+
+# The grid of pixel classes (RegionClassifier.pixel_classes_near): 1 unit of L*, a*, b*,
+# covering every value white-relative linear pixels (0-1) convert to (L* 0-100, a* -86 to 98,
+# b* -108 to 94) with room; a value beyond it falls in an edge cell, which is always unsure.
+_GRID_LO = np.array([-2.0, -92.0, -114.0], dtype=np.float32)
+_GRID_HI = np.array([102.0, 104.0, 100.0], dtype=np.float32)
+_GRID_SHAPE = tuple(int(v) for v in (_GRID_HI - _GRID_LO + 1))
+_GRID_SIZE = _GRID_SHAPE[0] * _GRID_SHAPE[1] * _GRID_SHAPE[2]
+_GRID_STRIDE = np.array([_GRID_SHAPE[1] * _GRID_SHAPE[2], _GRID_SHAPE[2], 1], dtype=np.float32)
+_GRID_OFFSET = np.float32(-(_GRID_LO @ _GRID_STRIDE))
+_GRID_NEW, _GRID_UNSURE = -128, 127
+
+
+def lab_fast(rel: np.ndarray) -> np.ndarray:
+    """White-relative linear BGR (``N x 3 float32``, 0-1) to CIE L*a*b* in one vectorised
+    OpenCV call (about a tenth of :func:`linear_to_lab`'s time per pixel), each component
+    within :data:`LAB_FAST_ERROR` of :func:`linear_to_lab`'s; ``N x 3 float32``."""
+    rel = np.ascontiguousarray(rel, dtype=np.float32).reshape(1, -1, 3)
+    if rel.shape[1] == 0:
+        return np.zeros((0, 3), dtype=np.float32)
+    return cv2.cvtColor(rel, cv2.COLOR_LBGR2Lab).reshape(-1, 3)
+
+
+def lab_exact(rel: np.ndarray) -> np.ndarray:
+    """White-relative linear BGR (``N x 3 float32``, 0-1) to CIE L*a*b* exactly as
+    :func:`linear_to_lab` converts it (OpenCV's one-pixel-a-row conversion); ``N x 3 float32``."""
+    rel = np.ascontiguousarray(rel, dtype=np.float32).reshape(-1, 1, 3)
+    if rel.shape[0] == 0:
+        return np.zeros((0, 3), dtype=np.float32)
+    return cv2.cvtColor(rel, cv2.COLOR_LBGR2Lab).reshape(-1, 3)
 
 
 def white_of(bgr: np.ndarray) -> np.ndarray | None:
@@ -253,6 +299,134 @@ class RegionClassifier:
         cls[background] = -1
         np.copyto(cls, best, where=is_colour, casting="unsafe")
         return cls
+
+    def pixel_classes_unsure(self, lab: np.ndarray, error: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`pixel_classes` of Lab values known only to within ``error`` per component,
+        and which pixels that error could move to another class.
+
+        Args:
+            lab: ``N x 3 float32`` L*a*b*, each component within ``error`` of the values the
+                classes are wanted for (e.g. :func:`lab_fast` against :func:`linear_to_lab`).
+            error: the largest error of one component (L*, a* or b*), > 0.
+
+        Returns:
+            (``N int16`` classes, exactly :meth:`pixel_classes` of ``lab``; ``N bool`` unsure:
+            a pixel whose class could change within ``error``, because a test its class rests
+            on (a distance to a reference at ``near`` or at ``ratio`` times the second's, two
+            references equally near, the achromatic bounds, L* at ``background_min_l`` or
+            ``tint_min_l``, chroma at ``background_chroma``, |a*| or |b*| at the tint bounds)
+            is within the error of its bound). Every pixel not unsure has the class of the true
+            values; an unsure one must be classified again from them.
+        """
+        lab = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
+        w2t, w2rt, r2, achromatic_ref = self._distance_terms()
+        # the same distances as pixel_classes (the same products, the same rounding)
+        d = (lab * lab) @ w2t - 2.0 * (lab @ w2rt) + r2
+        dt = np.ascontiguousarray(d.T)
+        np.maximum(dt, 0.0, out=dt)
+        # nearest (the first on ties) and second nearest, one reference at a time: the same
+        # minima as pixel_classes' reductions (a minimum is exact in any order)
+        d1 = dt[0].copy()
+        best = np.zeros(len(d1), dtype=np.int16)
+        d2 = np.full(len(d1), np.inf, dtype=dt.dtype)
+        for k in range(1, len(dt)):
+            x = dt[k]
+            nearer = x < d1
+            np.minimum(d2, np.where(nearer, d1, x), out=d2)
+            np.minimum(d1, x, out=d1)
+            best[nearer] = k
+        a, b, light = lab[:, 1], lab[:, 2], lab[:, 0]
+        chroma = np.hypot(a, b)
+        lit = light >= self.background_min_l
+        background = (chroma < self.background_chroma) & lit
+        abs_a, abs_b = np.abs(a), np.abs(b)
+        background |= (abs_a < self.tint_a) & (abs_b < self.tint_b) & (light >= self.tint_min_l)
+        is_colour = (d1 < self.near ** 2) & (d1 < self.ratio ** 2 * d2)
+        ach = achromatic_ref[best]
+        is_colour &= ~ach | ((d1 < self.near_achromatic ** 2) & (chroma < self.achromatic_chroma))
+        cls = np.where(lit, np.int16(-2), np.int16(-3))
+        cls[background] = -1
+        np.copyto(cls, best, where=is_colour, casting="unsafe")
+        # Which pixels the error could move to another class: each test of the rule is surely
+        # true (T), surely false (F) or neither, and the class is sure when the tests it rests
+        # on are. A weighted distance (weights <= 1) moves by at most |error vector| =
+        # error * sqrt(3), chroma by error * sqrt(2), L*, |a*|, |b*| by error; a little more
+        # for float32 rounding.
+        m = np.float32(error * 1.7321 + 0.05)
+        s1, s2 = np.sqrt(d1), np.sqrt(d2)
+
+        def below(x: np.ndarray, bound: float, margin: float = m) -> tuple[np.ndarray, np.ndarray]:
+            return x < bound - margin, x >= bound + margin
+
+        best_stable = s2 - s1 >= 2.0 * m
+        near_t, near_f = below(s1, self.near)
+        ratio_t, ratio_f = below(s1 - self.ratio * s2, 0.0, m * (1.0 + self.ratio))
+        nach_t, nach_f = below(s1, self.near_achromatic)
+        achc_t, achc_f = below(chroma, self.achromatic_chroma)
+        ach3_t = best_stable & (~ach | (nach_t & achc_t))
+        ach3_f = best_stable & ach & (nach_f | achc_f)
+        colour_t = near_t & ratio_t & ach3_t & best_stable
+        colour_f = near_f | ratio_f | ach3_f
+        lit_t, lit_f = light >= self.background_min_l + m, light < self.background_min_l - m
+        chroma_t, chroma_f = below(chroma, self.background_chroma)
+        ta_t, ta_f = below(abs_a, self.tint_a)
+        tb_t, tb_f = below(abs_b, self.tint_b)
+        tl_t, tl_f = light >= self.tint_min_l + m, light < self.tint_min_l - m
+        back_t = (chroma_t & lit_t) | (ta_t & tb_t & tl_t)
+        back_f = (chroma_f | lit_f) & (ta_f | tb_f | tl_f)
+        sure = colour_t | (colour_f & (back_t | (back_f & (lit_t | lit_f))))
+        unsure = ~sure
+        return cls, unsure
+
+    def pixel_classes_near(self, lab: np.ndarray, exact: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """:meth:`pixel_classes` of pixels whose Lab is known to within :data:`LAB_FAST_ERROR`
+        (from :func:`lab_fast`), the same classes as :meth:`pixel_classes` of the exact values.
+
+        Each pixel's class is looked up on a grid of 1 L*a*b* unit, filled as cells are met
+        (:meth:`pixel_classes_unsure` at the cell's centre, with the half cell plus
+        :data:`LAB_FAST_ERROR` as the error); a pixel in a cell that lies across a boundary
+        of the pixel rule (or on the grid's edge) is classified from its exact Lab.
+
+        Args:
+            lab: ``N x 3 float32`` approximate L*a*b*, each component within
+                :data:`LAB_FAST_ERROR` of the exact value.
+            exact: given ``M`` indices into ``lab``, their exact ``M x 3`` L*a*b* (what
+                :meth:`pixel_classes` would be given).
+
+        Returns:
+            ``N int16`` classes (see :meth:`pixel_classes`).
+        """
+        grid = self.__dict__.get("_grid")
+        if grid is None:
+            grid = np.full(_GRID_SIZE, _GRID_NEW, dtype=np.int8)
+            object.__setattr__(self, "_grid", grid)
+        q = np.rint(lab)
+        for j in range(3):  # column by column: numpy broadcasts over a last axis of 3 slowly
+            np.clip(q[:, j], _GRID_LO[j], _GRID_HI[j], out=q[:, j])
+        cell = (q @ _GRID_STRIDE + _GRID_OFFSET).astype(np.intp)  # exact: integers below 2**24
+        cls = np.take(grid, cell)
+        new = cls == _GRID_NEW
+        if new.any():
+            cells = np.unique(cell[new])
+            self._fill(grid, cells)
+            cls[new] = np.take(grid, cell[new])
+        unsure = np.flatnonzero(cls == _GRID_UNSURE)
+        out = cls.astype(np.int16)
+        if len(unsure):
+            out[unsure] = self.pixel_classes(exact(unsure))
+        return out
+
+    def _fill(self, grid: np.ndarray, cells: np.ndarray) -> None:
+        """Classify the grid ``cells`` (flat indices) at their centres; a cell whose every
+        point (plus :data:`LAB_FAST_ERROR`) might not share the centre's class, or on the
+        grid's edge, is marked unsure."""
+        rest, b = np.divmod(cells, _GRID_SHAPE[2])
+        l, a = np.divmod(rest, _GRID_SHAPE[1])
+        centre = np.stack([l, a, b], axis=1).astype(np.float32) + _GRID_LO
+        cls, unsure = self.pixel_classes_unsure(centre, 0.5 + LAB_FAST_ERROR)
+        edge = ((l == 0) | (l == _GRID_SHAPE[0] - 1) | (a == 0) | (a == _GRID_SHAPE[1] - 1)
+                | (b == 0) | (b == _GRID_SHAPE[2] - 1))
+        grid[cells] = np.where(unsure | edge, np.int16(_GRID_UNSURE), cls).astype(np.int8)
 
     def _distance_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The references' constant terms of :meth:`pixel_classes`' distances (computed once):
@@ -440,6 +614,11 @@ class ColourCheck:
     @staticmethod
     def _linear(v: float) -> float:
         return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    def chroma_bound(self) -> float:
+        """The chroma (C*ab) a sampled pixel must exceed to count, in :meth:`problem`'s
+        quick test, as clearly above the bound (``chroma_share`` x :attr:`least_chroma`)."""
+        return self.chroma_share * self.least_chroma * (1.0 + 1e-5) + 1e-6
 
     def _surely_enough(self, lab: np.ndarray, n: int, need: float) -> bool:
         """Is the ``percentile``-th percentile chroma of ``n`` pixels, of which ``lab`` are
