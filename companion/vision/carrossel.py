@@ -69,8 +69,8 @@ from companion.vision.frames import check_bgr_frame
 from companion.vision.registration import (
     Registrar,
     Registration,
-    _detector,
-    detect_markers,
+    dictionary,
+    distort,
 )
 
 __all__ = [
@@ -325,6 +325,27 @@ class TableView:
         """Points (``N x 2`` mm) at height ``z_mm`` -> image pixels (``N x 2 float64``)."""
         return self.registration.to_image(self.ground(points_mm, z_mm))
 
+    def matrix(self, z_mm: float) -> np.ndarray:
+        """The ``3 x 3`` homography from points at height ``z_mm`` (mm, homogeneous) to the
+        image's (undistorted) pixels: the registration's homography after the parallax's
+        scaling about the camera's foot, ``G = C + (P - C) k``."""
+        h = float(z_mm) - self.base_z_mm
+        k = self.camera_height_mm / max(self.camera_height_mm - h, 1.0)
+        cx, cy = self.camera_xy_mm
+        a = np.array([[k, 0.0, (1.0 - k) * cx], [0.0, k, (1.0 - k) * cy], [0.0, 0.0, 1.0]])
+        return self.registration.board_to_image @ a
+
+    def project_many(self, matrices: np.ndarray, points_h: np.ndarray) -> np.ndarray:
+        """Homogeneous points ``3 x M`` through ``n x 3 x 3`` matrices (from :meth:`matrix`,
+        times a rotation) -> ``n x M x 2`` image pixels, the lens's distortion applied when the
+        registration has one."""
+        q = np.matmul(matrices, points_h)
+        px = np.stack([q[:, 0] / q[:, 2], q[:, 1] / q[:, 2]], axis=-1)
+        lens = self.registration.lens
+        if lens is not None:
+            px = distort(px.reshape(-1, 2), *lens).reshape(px.shape)
+        return px
+
 
 @dataclasses.dataclass(frozen=True)
 class LetterTemplates:
@@ -486,6 +507,13 @@ class CarrosselReader:
     CENTRE_SIZE_TOLERANCE = 0.15
     #: how far (deg) the cells' edges may move the centre marker's angle
     REFINE_RANGE_DEG = 3.0
+    #: the rectified patch around the axis where the centre marker is matched: its sample
+    #: step and half extent (mm; the 38 mm paper plus any parallax of its 4 mm height)
+    PATCH_STEP_MM = 0.5
+    PATCH_HALF_MM = 30.0
+    #: the centre marker's match: its least score, and its lead over the next right angle
+    CENTRE_MATCH_MIN = 0.8
+    CENTRE_MATCH_MARGIN = 0.1
 
     def __init__(self, geometry: CarrosselGeometry | None = None, letters: LetterTemplates | None = None,
                  registrar: Registrar | None = None, colour_classifier: RegionClassifier | None = None,
@@ -500,7 +528,23 @@ class CarrosselReader:
             background_chroma=18.0, shadow_like=())
         self.colour_check = ColourCheck(self.references)
         self.frozen = FrozenFrames(frozen_s)
-        self._window = _detector(g.dictionary, window=True)
+        # the centre marker's print (black 14/255 bits on its paper, README) on the rectified
+        # patch's grid, its top edge up (+y), and the patch's geometry
+        step = self.PATCH_STEP_MM
+        self._patch_n = n_patch = int(round(2 * self.PATCH_HALF_MM / step))
+        self._patch_to_board = np.array([[step, 0.0, -self.PATCH_HALF_MM + step / 2],
+                                         [0.0, -step, self.PATCH_HALF_MM - step / 2], [0.0, 0.0, 1.0]])
+        jj, ii = np.meshgrid(np.arange(n_patch), np.arange(n_patch))
+        pxy = np.stack([-self.PATCH_HALF_MM + step / 2 + jj * step, self.PATCH_HALF_MM - step / 2 - ii * step], -1)
+        self._patch_points = pxy.reshape(-1, 2)
+        self._patch_disc = (np.hypot(pxy[..., 0], pxy[..., 1]) < 16.0).astype(np.float32)
+        side = int(round(g.centre_marker_size_mm / step))
+        self._tpl_n = int(round(g.centre_marker_paper_mm / step))
+        bits = cv2.aruco.generateImageMarker(dictionary(g.dictionary), g.centre_marker_id, side)
+        tpl = np.full((self._tpl_n, self._tpl_n), g.paper_white, np.float32)
+        o = (self._tpl_n - side) // 2
+        tpl[o:o + side, o:o + side] = np.where(bits > 127, g.paper_white, 14.0)
+        self._tpl = tpl
         grid = _tile_grid()
         self._grid = grid
         r = np.hypot(grid[:, 0], grid[:, 1])
@@ -530,40 +574,112 @@ class CarrosselReader:
                 pts.append(c + sq[:, :1] * right + sq[:, 1:] * up)
             outlines.append((np.concatenate(pts), z))
         self._outlines = outlines
+        self._outlines_h = [(np.vstack([pts.T, np.ones(len(pts))]), z) for pts, z in outlines]
+        t = np.radians(np.arange(0.0, 360.0, 10.0))
+        self._rim = (g.radius_mm + 2.0) * np.stack([np.cos(t), np.sin(t)], axis=1)
+        # every cell's tile-frame sample points on the board at angle 0, homogeneous (3 x 48 N N)
+        c0 = g.cell_centres_board_mm
+        up0 = g.cell_ups(0.0)
+        right0 = np.stack([up0[:, 1], -up0[:, 0]], axis=1)
+        tp = (c0[:, None, :] + grid[None, :, 0, None] * right0[:, None, :]
+              + grid[None, :, 1, None] * up0[:, None, :]).reshape(-1, 2)
+        self._tile_points_h = np.vstack([tp.T, np.ones(len(tp))])
         n, w = _grid_n(), self.LETTER_HALF
         c = n // 2
         lw = self.letters.images[:, c - w:c + w + 1, c - w:c + w + 1].reshape(len(self.letters.animals), -1)
         lw = lw - lw.mean(axis=1, keepdims=True)
         self._letter_windows = (lw / np.maximum(np.linalg.norm(lw, axis=1, keepdims=True), 1e-6)).astype(np.float32)
+        lut = srgb_to_linear(np.arange(256, dtype=np.uint8))
+        self._lum_b, self._lum_g, self._lum_r = (lut * np.float32(k) for k in (0.0722, 0.7152, 0.2126))
         self._booth_roofs = {n: _disc_points(c, 9.0, 2.0) for n, (c, _a) in g.booths.items()}
 
     # ------------------------------------------------------------------ geometry of a frame
-    def centre_marker(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, str]:
-        """Detect the centre marker in a window around the axis.
+    def centre_marker_match(self, frame: np.ndarray, reg: Registration) -> tuple[float, np.ndarray, float] | str:
+        """Find the centre marker by its known pattern around the axis.
+
+        The base board around the axis (+-:attr:`PATCH_HALF_MM`) is rectified through the
+        registration at :attr:`PATCH_STEP_MM` a pixel (the marker, 4 mm up, then differs from a
+        rotated copy of its print only by a shift: the parallax). The marker's edges give its
+        angle modulo 90 degrees (the gradients' 4-fold orientation, weighted by magnitude, within
+        16 mm of the axis); its printed bits (``DICT_4X4_50`` id 14 on its 38 mm paper) at the
+        four right angles are matched (normalised cross-correlation, OpenCV ``matchTemplate``)
+        and the best must score :attr:`CENTRE_MATCH_MIN` and beat the second by
+        :attr:`CENTRE_MATCH_MARGIN` (the three wrong right angles of the same print score about
+        0.67: the black square and half the bits agree; another marker scores about the same).
+        This reads markers of 20 px, which ArUco's detector misses in dim photographs.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR or ``H x W`` grey.
+            reg: the fixed markers' registration.
 
         Returns:
-            (its ``4 x 2`` pixel corners or None, why not found).
+            (board angle deg CCW 0-360 (the marker's up vector), where its centre appears on the
+            base board ``2`` mm, the match score), or why it is not seen.
         """
-        g = self.geometry
         grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-        reach = g.centre_marker_paper_mm * 1.3 + 0.05 * g.camera_height_mm
-        c = reg.to_image(np.array([[-reach, -reach], [reach, -reach], [reach, reach], [-reach, reach]]))
+        step, half = self.PATCH_STEP_MM, self.PATCH_HALF_MM
+        n = self._patch_n
+        m = reg.board_to_image @ self._patch_to_board
+        if reg.lens is not None:
+            m = None
+        if m is not None:
+            corners = cv2.perspectiveTransform(np.array([[[0, 0], [n, 0], [n, n], [0, n]]], np.float64), m)[0]
+        else:
+            corners = reg.to_image(np.array([[-half, half], [half, half], [half, -half], [-half, -half]]))
         h, w = grey.shape
-        x0, y0 = np.floor(c.min(axis=0)).astype(int)
-        x1, y1 = np.ceil(c.max(axis=0)).astype(int)
-        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
-        if x1 - x0 < 16 or y1 - y0 < 16:
-            return None, "the board's centre is out of the frame"
-        crop = np.ascontiguousarray(grey[y0:y1, x0:x1])
-        found = detect_markers(crop, detector=self._window)
-        if g.centre_marker_id not in found:  # a dim frame: stretch the window's contrast
-            found = detect_markers(cv2.normalize(crop, None, 0, 255, cv2.NORM_MINMAX), detector=self._window)
-        if g.centre_marker_id not in found:
-            found = detect_markers(grey, g.dictionary)  # a small marker in a large window
-            if g.centre_marker_id not in found:
-                return None, f"marker {g.centre_marker_id} not found (covered, or the board not here)"
-            return found[g.centre_marker_id], ""
-        return found[g.centre_marker_id] + np.array([x0, y0], dtype=np.float32), ""
+        if corners[:, 0].min() < 0 or corners[:, 1].min() < 0 or corners[:, 0].max() > w or corners[:, 1].max() > h:
+            return "the board's centre is out of the frame"
+        if m is not None:
+            patch = cv2.warpPerspective(grey, m, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+        else:
+            pts = self._patch_points
+            px = reg.to_image(pts).astype(np.float32).reshape(n, n, 2)
+            patch = cv2.remap(grey, px[..., 0], px[..., 1], cv2.INTER_LINEAR)
+        patch = patch.astype(np.float32)
+        gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
+        gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
+        wgt = (gx * gx + gy * gy) * self._patch_disc
+        total = float(wgt.sum())
+        if total <= 0:
+            return f"marker {self.geometry.centre_marker_id} not found (nothing at the board's centre)"
+        theta = np.arctan2(-gy, gx)  # the patch's rows run towards -y
+        z = complex(float((wgt * np.cos(4 * theta)).sum()), float((wgt * np.sin(4 * theta)).sum()))
+        phi = math.degrees(math.atan2(z.imag, z.real)) / 4.0
+        scores = []
+        for q in range(4):
+            rot = cv2.getRotationMatrix2D(((self._tpl_n - 1) / 2, (self._tpl_n - 1) / 2), phi + 90.0 * q - 90.0, 1.0)
+            tpl = cv2.warpAffine(self._tpl, rot, (self._tpl_n, self._tpl_n), flags=cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_CONSTANT, borderValue=float(self.geometry.paper_white))
+            res = cv2.matchTemplate(patch, tpl, cv2.TM_CCOEFF_NORMED)
+            _lo, hi, _lo_at, at = cv2.minMaxLoc(res)
+            scores.append((hi, at, res))
+        order = sorted(range(4), key=lambda i: -scores[i][0])
+        best, second = scores[order[0]][0], scores[order[1]][0]
+        mid = self.geometry.centre_marker_id
+        if not best >= self.CENTRE_MATCH_MIN:
+            return f"marker {mid} not found (best match {best:.2f}; covered, or the board not here)"
+        if best - second < self.CENTRE_MATCH_MARGIN:
+            return f"marker {mid}: its turn is unclear (match {best:.2f}, next {second:.2f})"
+        _hi, (x, y), res = scores[order[0]]
+        dx = _peak_offset(res[y, x - 1] if x > 0 else None, res[y, x], res[y, x + 1] if x + 1 < res.shape[1] else None)
+        dy = _peak_offset(res[y - 1, x] if y > 0 else None, res[y, x], res[y + 1, x] if y + 1 < res.shape[0] else None)
+        cpx = x + dx + (self._tpl_n - 1) / 2
+        cpy = y + dy + (self._tpl_n - 1) / 2
+        centre = np.array([-half + step / 2 + cpx * step, half - step / 2 - cpy * step])
+        return (phi + 90.0 * order[0]) % 360.0, centre, float(best)
+
+    def centre_marker(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, str]:
+        """The centre marker's corners in the image, found by :meth:`centre_marker_match`.
+
+        Returns:
+            (its ``4 x 2`` pixel corners TL, TR, BR, BL or None, why not found).
+        """
+        found = self.centre_marker_match(frame, reg)
+        if isinstance(found, str):
+            return None, found
+        angle, centre, _score = found
+        corners = _corners(centre, self.geometry.centre_marker_size_mm, angle)
+        return reg.to_image(corners).astype(np.float32), ""
 
     def board_pose(self, reg: Registration, corners_px: np.ndarray) -> tuple[float, TableView] | str:
         """The board's angle (deg CCW) and the :class:`TableView` from the centre marker's
@@ -576,13 +692,21 @@ class CarrosselReader:
         if np.any(np.abs(sides / g.centre_marker_size_mm - 1.0) > self.CENTRE_SIZE_TOLERANCE):
             return (f"centre marker not seen: marker {g.centre_marker_id} measures "
                     f"{', '.join(f'{s:.0f}' for s in sides)} mm, not {g.centre_marker_size_mm:.0f} mm")
-        shift = q.mean(axis=0)
+        return self.pose_from(reg, angle, q.mean(axis=0))
+
+    def pose_from(self, reg: Registration, angle_deg: float, centre_mm: np.ndarray) -> tuple[float, TableView] | str:
+        """The board's angle and :class:`TableView` from the centre marker's angle (deg CCW) and
+        where its centre appears on the base board (mm): the shift from the axis is the
+        parallax of its height, ``shift = -C h / (Cz - h)`` for the camera's foot ``C``; a
+        shift no camera over this table explains is refused (a string saying so)."""
+        g = self.geometry
+        shift = np.asarray(centre_mm, dtype=np.float64)
         h = g.centre_marker_z_mm - g.marker_z_mm
         cz = g.camera_height_mm
-        if np.hypot(*shift) > 0.25 * cz * h / (cz - h) * 4:  # a parallax no tilt of ours explains
+        if np.hypot(*shift) > cz * h / (cz - h):  # the camera as far off the axis as it is high
             return f"centre marker not seen: marker {g.centre_marker_id} is {np.hypot(*shift):.0f} mm off the axis"
         camera_xy = -shift * (cz - h) / h
-        return angle, TableView(reg, camera_xy, cz, g.marker_z_mm)
+        return angle_deg % 360.0, TableView(reg, camera_xy, cz, g.marker_z_mm)
 
     # ------------------------------------------------------------------ reading
     def read(self, frame: np.ndarray, registration: Registration | None = None,
@@ -618,14 +742,16 @@ class CarrosselReader:
         if white is None:
             return CarrosselReading("board not visible: the markers' white paper is out of the frame",
                                     registration=reg)
-        corners, why = self.centre_marker(frame, reg)
-        if corners is None:
-            return CarrosselReading(f"centre marker not seen: {why}", registration=reg)
-        pose = self.board_pose(reg, corners)
+        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        found = self.centre_marker_match(grey, reg)
+        if isinstance(found, str):
+            return CarrosselReading(f"centre marker not seen: {found}", registration=reg)
+        corners = reg.to_image(_corners(found[1], self.geometry.centre_marker_size_mm, found[0])).astype(np.float32)
+        pose = self.pose_from(reg, found[0], found[1])
         if isinstance(pose, str):
             return CarrosselReading(pose, registration=reg, centre_corners_px=corners)
         angle, view = pose
-        angle = self.refine_angle(frame, view, angle)
+        angle = self.refine_angle(grey, view, angle)
         fault = self._colour_fault(flat, frame.shape, view, white, np.median(paper, axis=0))
         if fault:
             return CarrosselReading(fault, registration=reg, view=view, centre_corners_px=corners)
@@ -636,33 +762,51 @@ class CarrosselReader:
     def refine_angle(self, frame: np.ndarray, view: TableView, angle_deg: float) -> float:
         """Refine the board's angle (deg CCW) on the cells' and tiles' edges.
 
-        The centre marker is small (30 mm): a corner off by one pixel turns it by a degree or
-        two, which puts the rim's cells millimetres off. The 48 cells' outlines (30 mm squares
-        at the board top) and the tiles' edges (28 mm at the tile top) are sampled on the
-        frame's gradient magnitude for angles within :attr:`REFINE_RANGE_DEG` of the marker's,
-        coarse then fine; the angle whose outlines lie on the strongest edges wins.
+        The centre marker is small (30 mm): its angle is off by up to a degree, which puts the
+        rim's cells millimetres off. The 48 cells' outlines (30 mm squares at the board top) and
+        the tiles' edges (28 mm at the tile top) are sampled on the gradient magnitude of the
+        board's part of the frame for angles within :attr:`REFINE_RANGE_DEG` of the marker's,
+        every 0.25 deg then every 0.05 deg, all candidates at once (one ``n x 3 x 3`` matrix
+        product per height); the angle whose outlines lie on the strongest edges wins.
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR or ``H x W uint8`` grey.
+            view: the frame's :class:`TableView`.
+            angle_deg: the centre marker's angle.
 
         Returns:
             The refined angle, degrees CCW in 0-360.
         """
-        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY).astype(np.float32)
-        grey = cv2.GaussianBlur(grey, (0, 0), 1.0)
-        mag = cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3))
-        h, w = mag.shape
-        outline = self._outlines
+        grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        g = self.geometry
+        h, w = grey.shape
+        rim = view.to_image(self._rim, g.tile_top_z_mm)
+        x0, y0 = np.maximum(np.floor(rim.min(axis=0)).astype(int) - 3, 0)
+        x1, y1 = np.minimum(np.ceil(rim.max(axis=0)).astype(int) + 4, (w, h))
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            return angle_deg % 360.0
+        roi = cv2.GaussianBlur(grey[y0:y1, x0:x1], (0, 0), 1.0)
+        mag = cv2.magnitude(cv2.Sobel(roi, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(roi, cv2.CV_32F, 0, 1, ksize=3))
+        rh, rw = mag.shape
+        flat = mag.ravel()
+        mats = [(view.matrix(z), pts) for pts, z in self._outlines_h]
         best = angle_deg
         for span, step in ((self.REFINE_RANGE_DEG, 0.25), (0.25, 0.05)):
             cands = best + np.arange(-span, span + 1e-9, step)
-            scores = []
-            for a in cands:
-                rad = math.radians(a)
-                rot = np.array([[math.cos(rad), -math.sin(rad)], [math.sin(rad), math.cos(rad)]])
-                total = 0.0
-                for pts, z in outline:
-                    p = np.rint(view.to_image(pts @ rot.T, z)).astype(np.int64)
-                    ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
-                    total += float(mag[p[ok, 1], p[ok, 0]].sum())
-                scores.append(total)
+            rad = np.radians(cands)
+            rot = np.zeros((len(cands), 3, 3))
+            rot[:, 0, 0] = rot[:, 1, 1] = np.cos(rad)
+            rot[:, 0, 1] = -np.sin(rad)
+            rot[:, 1, 0] = np.sin(rad)
+            rot[:, 2, 2] = 1.0
+            scores = np.zeros(len(cands))
+            for m, pts in mats:
+                px = view.project_many(m @ rot, pts)
+                u = np.rint(px[..., 0]).astype(np.int64) - x0
+                v = np.rint(px[..., 1]).astype(np.int64) - y0
+                ok = (u >= 0) & (u < rw) & (v >= 0) & (v < rh)
+                vals = np.where(ok, flat[np.where(ok, v * rw + u, 0)], 0.0)
+                scores += vals.sum(axis=1)
             best = float(cands[int(np.argmax(scores))])
         return best % 360.0
 
@@ -676,19 +820,18 @@ class CarrosselReader:
 
     def tile_samples(self, frame: np.ndarray, view: TableView, angle: float, z_mm: float | None = None) -> np.ndarray:
         """Every cell's tile top sampled in the tile frame: ``48 x N x N x 3 uint8`` BGR
-        (bilinear; row 0 towards the board's centre; outside the frame = 0)."""
+        (bilinear; row 0 towards the board's centre; outside the frame = 0), at the tile
+        top's height unless ``z_mm`` is given."""
         g = self.geometry
-        centres = g.cell_centres_mm(angle)
-        up = g.cell_ups(angle)
-        right = np.stack([up[:, 1], -up[:, 0]], axis=1)
-        gx, gy = self._grid[:, 0], self._grid[:, 1]
-        pts = centres[:, None, :] + gx[None, :, None] * right[:, None, :] + gy[None, :, None] * up[:, None, :]
-        px = view.to_image(pts.reshape(-1, 2), g.tile_top_z_mm if z_mm is None else z_mm).astype(np.float32)
+        a = math.radians(angle)
+        rot = np.array([[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0], [0.0, 0.0, 1.0]])
+        m = view.matrix(g.tile_top_z_mm if z_mm is None else z_mm) @ rot
+        px = view.project_many(m[None], self._tile_points_h)[0].astype(np.float32)
         n = _grid_n()
-        maps = px.reshape(len(centres) * n, n, 2)
+        maps = px.reshape(len(g.cell_names) * n, n, 2)
         out = cv2.remap(frame, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                         borderValue=(0, 0, 0))
-        return out.reshape(len(centres), n, n, 3)
+        return out.reshape(len(g.cell_names), n, n, 3)
 
     def footprint(self, view: TableView, centre_mm: np.ndarray, up: np.ndarray) -> np.ndarray:
         """The tile-frame grid points (``N*N`` bool) a standee on this tile would hide: its body
@@ -710,89 +853,93 @@ class CarrosselReader:
         return np.any(d2 <= (radii * (cz - top) / np.maximum(cz - zs, 1.0))[None, :] ** 2, axis=1)
 
     def _read_slots(self, frame: np.ndarray, view: TableView, angle: float, white: np.ndarray) -> dict[str, SlotReading]:
+        """All 48 slots at once: the samples, the corners' colours, the empty cells' middles and
+        the tiles' letters as array operations; one region rule per cell."""
         g = self.geometry
         samples = self.tile_samples(frame, view, angle)
         ncell = len(g.cell_names)
         flat = samples.reshape(ncell, -1, 3)
-        centres = g.cell_centres_mm(angle)
-        ups = g.cell_ups(angle)
-        out: dict[str, SlotReading] = {}
         corner_px = flat[:, self._corner_mask]
         seen = corner_px.max(axis=2) > 0
         clipped = corner_px.min(axis=2) >= CLIPPED
         lab = linear_to_lab(srgb_to_linear(corner_px.reshape(-1, 3)), white)
-        cls = self.classifier.pixel_classes(lab).reshape(ncell, -1)
+        cls = self.classifier.pixel_classes(lab).reshape(ncell, -1).astype(np.int64)
         cls[clipped] = -1
         width = len(self.references.names) + OFFSET
-        lum = (srgb_to_linear(flat) @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32))
+        code = np.arange(ncell)[:, None] * width + cls + OFFSET
+        counts = np.bincount(code[seen], minlength=ncell * width).reshape(ncell, width)
+        outside = (seen.mean(axis=1) < 0.95) | ((flat.max(axis=2) == 0).mean(axis=1) > 0.02)
+        lum = self._lum_b[flat[..., 0]] + self._lum_g[flat[..., 1]] + self._lum_r[flat[..., 2]]
+        # empty cells: the middle as light as the corners (a 5 mm number, no disc or letter)
+        corner_lum = np.median(lum[:, self._corner_mask], axis=1)
+        dark = (lum[:, self._disc_mask] < 0.55 * np.maximum(corner_lum, 1e-4)[:, None]).mean(axis=1)
+        # tiles: the letter against the disc's cream
+        cream = np.percentile(lum[:, self._cream_mask], 75, axis=1)
+        out: dict[str, SlotReading] = {}
+        tiles: list[tuple[int, str, float]] = []
         for i, name in enumerate(g.cell_names):
-            if seen[i].mean() < 0.95 or (flat[i].max(axis=1) == 0).mean() > 0.02:
+            if outside[i]:
                 out[name] = SlotReading(UNKNOWN, reason="out of the frame")
                 continue
-            counts = np.bincount(cls[i][seen[i]] + OFFSET, minlength=width)
-            colour = self.classifier.decide(counts)
+            colour = self.classifier.decide(counts[i])
             if colour.label == UNKNOWN:
                 out[name] = SlotReading(UNKNOWN, reason=f"corners: {colour.reason}")
-                continue
-            if colour.label == EMPTY:
-                out[name] = self._empty(lum[i], colour.confidence)
-                continue
-            out[name] = self._tile(lum[i], colour.label, colour.confidence, view, centres[i], ups[i])
-        return out
-
-    def _empty(self, lum: np.ndarray, confidence: float) -> SlotReading:
-        """An empty cell: its middle is as light as its corners (a slot number, no disc or letter)."""
-        corners = float(np.median(lum[self._corner_mask]))
-        disc = lum[self._disc_mask] / max(corners, 1e-4)
-        dark = float(np.mean(disc < 0.55))
-        if dark > 0.12:  # a printed number is a few per cent of the disc; a letter far more
-            return SlotReading(UNKNOWN, reason=f"white corners but {dark:.0%} of the middle dark")
-        return SlotReading(EMPTY, confidence=confidence)
+            elif colour.label == EMPTY:
+                # a printed number is a few per cent of the disc; a letter far more
+                out[name] = (SlotReading(EMPTY, confidence=colour.confidence) if dark[i] <= 0.12 else
+                             SlotReading(UNKNOWN, reason=f"white corners but {dark[i]:.0%} of the middle dark"))
+            else:
+                tiles.append((i, colour.label, colour.confidence))
+        if tiles:
+            idx = np.array([t[0] for t in tiles])
+            rel = lum[idx] / np.maximum(cream[idx], 1e-4)[:, None]
+            scores, _shift = self.letter_scores(rel)
+            for (i, colour_name, conf), r in zip(tiles, scores):
+                order = np.argsort(-r)
+                best, second = float(r[order[0]]), float(r[order[1]])
+                name = g.cell_names[i]
+                if best < self.LETTER_MIN or best - second < self.LETTER_MARGIN:
+                    out[name] = SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): "
+                                                            "covered, a standee on it, or blurred")
+                else:
+                    out[name] = SlotReading("tile", self.letters.animals[order[0]], colour_name, False, conf * best)
+        return {name: out[name] for name in g.cell_names}
 
     def letter_scores(self, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Match a disc against the five letters, each slid over +-:attr:`LETTER_SHIFT` samples.
+        """Match discs against the five letters, each slid over +-:attr:`LETTER_SHIFT` samples.
 
         Args:
-            rel: ``N x N`` (or ``N*N``) lightness relative to the disc's cream, in the tile frame.
+            rel: ``N x N`` or ``N*N`` (one disc) or ``n x N*N`` (n discs) lightness relative to
+                the disc's cream, in the tile frame.
 
         Returns:
-            (``K`` the best Pearson r of each letter over the shifts, ``K`` its shift's index),
-            the letter window being +-:attr:`LETTER_HALF` samples around the tile's centre.
-            The tile lies within 1.2 mm of its cell's centre (README) and the registration is
-            off by up to a pixel (about 1 mm): the shift search absorbs both.
+            (the best Pearson r of each letter over the shifts, its shift's index): ``K`` each
+            for one disc, ``n x K`` for n. The letter window is +-:attr:`LETTER_HALF` samples
+            around the tile's centre. The tile lies within 1.2 mm of its cell's centre (README)
+            and the registration is off by up to a pixel (about 1 mm): the shift search
+            absorbs both.
         """
         n = _grid_n()
+        rel = np.asarray(rel, dtype=np.float32)
+        one = rel.size == n * n
+        rel = rel.reshape(-1, n, n)
         c, w, s = n // 2, self.LETTER_HALF, self.LETTER_SHIFT
-        region = np.asarray(rel, dtype=np.float32).reshape(n, n)[c - w - s:c + w + s + 1, c - w - s:c + w + s + 1]
-        win = np.lib.stride_tricks.sliding_window_view(region, (2 * w + 1, 2 * w + 1)).reshape(-1, (2 * w + 1) ** 2)
-        win = win - win.mean(axis=1, keepdims=True)
-        win = win / np.maximum(np.linalg.norm(win, axis=1, keepdims=True), 1e-6)
+        region = rel[:, c - w - s:c + w + s + 1, c - w - s:c + w + s + 1]
+        win = np.lib.stride_tricks.sliding_window_view(region, (2 * w + 1, 2 * w + 1), axis=(1, 2))
+        win = win.reshape(len(rel), -1, (2 * w + 1) ** 2)
+        win = win - win.mean(axis=2, keepdims=True)
+        win /= np.maximum(np.linalg.norm(win, axis=2, keepdims=True), 1e-6)
         r = win @ self._letter_windows.T
-        return r.max(axis=0), r.argmax(axis=0)
+        best, at = r.max(axis=1), r.argmax(axis=1)
+        return (best[0], at[0]) if one else (best, at)
 
-    def _tile(self, lum: np.ndarray, colour: str, colour_conf: float, view: TableView, centre: np.ndarray,
-              up: np.ndarray) -> SlotReading:
-        """A tile seen by its colour: its letter read, or unknown with the reason."""
-        cream = float(np.percentile(lum[self._cream_mask], 75))
-        rel = lum / max(cream, 1e-4)
-        full, _shift = self.letter_scores(rel)
-        order = np.argsort(-full)
-        best, second = float(full[order[0]]), float(full[order[1]])
-        if best < self.LETTER_MIN or best - second < self.LETTER_MARGIN:
-            why = "covered, a standee over it, or blurred"
-            if self._standee_seen(rel, view, centre, up):
-                why = "a standee stands on it (its letter hidden)"
-            return SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): {why}")
-        return SlotReading("tile", self.letters.animals[order[0]], colour, False, colour_conf * best)
 
-    def _standee_seen(self, rel: np.ndarray, view: TableView, centre: np.ndarray, up: np.ndarray) -> bool:
-        """Whether the disc, where a standee would be seen (:meth:`footprint`), is mostly
-        neither the cream nor the letter's dark: a body over it."""
-        foot = self.footprint(view, centre, up) & self._disc_mask
-        if not foot.any():
-            return False
-        v = rel[foot]
-        return bool(np.mean((v < 0.8) & (v > 0.12)) > 0.5)
+def _peak_offset(left: float | None, mid: float, right: float | None) -> float:
+    """The sub-sample offset (-0.5..0.5) of a peak from a parabola through three samples."""
+    if left is None or right is None:
+        return 0.0
+    den = float(left) - 2.0 * float(mid) + float(right)
+    return 0.0 if den >= 0 else float(np.clip(0.5 * (float(left) - float(right)) / den, -0.5, 0.5))
 
 
 def _pearson(x: np.ndarray, templates: np.ndarray) -> np.ndarray:
