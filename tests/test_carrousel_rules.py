@@ -380,6 +380,28 @@ def test_correct_order_claim_scores_turns_the_card_and_draws_a_new_one():
     assert len(ana.face_up) == 9 and len(state.draw_pile) == 41
 
 
+def test_at_a_table_whose_deck_order_is_unseen_the_drawn_card_is_never_announced_from_a_guess():
+    """A real table: only the active cards were read (``unseen_order``); after a point the
+    referee does not name the card it guessed would be drawn: ``next_unseen``, and the camera's
+    ``card_seen`` of the card really turned up is what counts."""
+    from companion.games.carrousel import CardCorrected, CardSeen
+
+    ref = CarrouselReferee()
+    guess = ("blue", "green", "red")
+    state, _ = ref.apply(ref.initial_state(), GameStart(
+        t=0.0, players=("Ana", "Ben"), spaces=Position.from_text(".gbykr.").spaces,
+        deck=tuple(make_deck([ANA_CARD], [BEN_CARD], [guess])), unseen_order=True))
+    state, _ = ref.apply(state, board(1.0, ".gbyrk."))
+    state, calls = ref.apply(state, Claim(t=1.5, player="Ana"))
+    assert calls == [Point(t=1.5, player="Ana", card=ANA_CARD, score=1, next_card=None, owner="Ana",
+                           next_unseen=True)]
+    turned_up = ("yellow", "blue", "green")
+    assert turned_up != guess
+    state, calls = ref.apply(state, CardSeen(t=2.0, player="Ana", card=turned_up))
+    assert [c.TYPE for c in calls] == ["card_corrected"] and isinstance(calls[0], CardCorrected)
+    assert state.player("Ana").active == turned_up
+
+
 def test_course_of_the_game_wrong_claim_puts_a_won_card_at_the_bottom_of_the_pile():
     """Course of the Game: a claim whose order does not match costs one won card, which goes
     to the bottom of the draw pile."""

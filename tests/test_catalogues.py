@@ -160,6 +160,15 @@ def test_fields_become_words():
     point = Point(t=1.0, player="Ana", card=("black", "red", "yellow"), score=1, next_card=None, owner="Ana")
     assert Catalogue("en").text(point, "carrousel") == "Ana scores with black-red-yellow: 1 point, no card left to draw."
     assert Catalogue("fr").text(point, "carrousel").startswith("Ana marque avec noir-rouge-jaune : 1 point")
+    drawn = Point(t=1.0, player="Ana", card=("black", "red", "yellow"), score=1, next_card=("red", "blue", "green"),
+                  owner="Ana")
+    assert Catalogue("en").text(drawn, "carrousel").endswith("next card red-blue-green.")
+    unseen = Point(t=1.0, player="Ana", card=("black", "red", "yellow"), score=1, next_card=None, owner="Ana",
+                   next_unseen=True)
+    for lang in LANGS:  # a real table: the card is turned up, not named from a guessed order
+        text = Catalogue(lang).text(unseen, "carrousel")
+        assert "Ana" in text and Catalogue(lang).words("red", "colour") not in text.split(":", 1)[1].split(";")[1], text
+    assert Catalogue("en").text(unseen, "carrousel").endswith("Ana, turn up your next card.")
     pen = Penalty(t=2.0, player="Ben", card=("black", "red", "yellow"), first_three=("red", "black", "yellow"),
                   lost_card=None, score=0)
     assert "no won card to lose, 0 points" in Catalogue("en").text(pen, "carrousel")

@@ -231,6 +231,9 @@ def test_carrousel_plays_from_a_camera_video_and_the_claim_buttons(tmp_path, mon
             press(mock_factory, 5)  # Ana's claim button
             point = tap.next("point", "penalty", timeout=10)
             assert point.TYPE == "point" and point.player == "Ana" and tuple(point.card) == card
+            # The physical deck's order is not known: the card drawn is turned up for the camera,
+            # never named from a guess.
+            assert point.next_card is None and (point.next_unseen or card == ana_cards[-1])
         winner = tap.next("winner", timeout=10)
         assert winner.player == "Ana"
         assert companion.join() == 0

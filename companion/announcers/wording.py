@@ -42,8 +42,17 @@ def _carrousel_penalty(c: Mapping[str, Any]) -> Fields:
     return {"gap": not any(c.get("first_three") or ())}  # judged on a board with a gap
 
 
+def _carrousel_draw(c: Mapping[str, Any]) -> str:
+    """What was drawn after a point: ``card`` (named), ``unseen`` (the camera reads it) or ``none``."""
+    return "card" if c.get("next_card") else ("unseen" if c.get("next_unseen") else "none")
+
+
 def _carrousel_point(c: Mapping[str, Any]) -> Fields:
-    return {"own": not c.get("owner") or c.get("owner") == c.get("player")}
+    return {"own": not c.get("owner") or c.get("owner") == c.get("player"), "draw": _carrousel_draw(c)}
+
+
+def _carrousel_lucky_bird(c: Mapping[str, Any]) -> Fields:
+    return {"draw": _carrousel_draw(c)}
 
 
 def _first_horse(spaces: list[str]) -> str | None:
@@ -146,6 +155,7 @@ def _carnival_wild_moved(c: Mapping[str, Any]) -> Fields:
 
 _DERIVED: dict[tuple[str, str], Callable[[Mapping[str, Any]], Fields]] = {
     ("carrousel", "point"): _carrousel_point,
+    ("carrousel", "lucky_bird"): _carrousel_lucky_bird,
     ("carrousel", "illegal_move"): _carrousel_illegal_move,
     ("carrousel", "penalty"): _carrousel_penalty,
     ("carrousel", "dead_end_not_corrected"): _carrousel_dead_end_not_corrected,
@@ -164,7 +174,9 @@ _DERIVED: dict[tuple[str, str], Callable[[Mapping[str, Any]], Fields]] = {
 def derived_fields(game: str, call: Mapping[str, Any]) -> Fields:
     """Extra fields for the sentence of ``call`` (its JSON form, with ``type``) in ``game``.
 
-    Carrousel ``point``: ``own`` (the scorer's own card); ``illegal_move``: ``moved`` (horses
+    Carrousel ``point``: ``own`` (the scorer's own card), ``draw`` (``card``: the next card
+    named, ``unseen``: turned up for the camera to read, ``none``: no card left; also for
+    ``lucky_bird``); ``illegal_move``: ``moved`` (horses
     whose space changed), ``moved_count``, ``too_many`` (more than two moved), ``gap`` (the
     board after it has a gap between horses); ``penalty``: ``gap`` (judged on a board with a gap);
     ``dead_end_not_corrected``: ``horse`` (the one that should have gone to the front).

@@ -489,6 +489,11 @@ class GameStart(Observation):
             referee's setting (``[carrousel] dead_end_s``).
         countdown_s: the last seconds before the dead end counted down aloud (0 = none,
             at most 10); None: the referee's setting (``[carrousel] countdown_s``).
+        unseen_order: True when only the active cards of ``deck`` were seen (a real table: the
+            camera reads each player's card, the order of the rest of the physical deck is
+            unknown and ``deck`` orders it at random). A drawn card is then never announced
+            from that order: ``point`` and ``lucky_bird`` say ``next_unseen`` and the camera's
+            reading of the new card (``card_seen``) tells the referee which it is.
     """
 
     players: tuple[str, ...]
@@ -498,6 +503,7 @@ class GameStart(Observation):
     advanced: bool | None = None
     dead_end_s: float | None = None
     countdown_s: int | None = None
+    unseen_order: bool = False
 
 
 @event_type("board")
@@ -571,13 +577,17 @@ class IllegalMove(Call):
 @event_type("point")
 @dataclasses.dataclass(frozen=True, slots=True)
 class Point(Call):
-    """A claim was accepted (Correct Order): the card is won, a new card drawn."""
+    """A claim was accepted (Correct Order): the card is won, a new card drawn.
+
+    ``next_card`` is the card drawn, or None: no card was left to draw, or ``next_unseen``
+    (the deck's order is not known at this table: the camera reads the card turned up)."""
 
     player: str = ""
     card: tuple[str, str, str] = ("", "", "")
     score: int = 0
     next_card: tuple[str, str, str] | None = None
     owner: str = ""
+    next_unseen: bool = False
 
 
 @event_type("lucky_bird")
@@ -593,6 +603,7 @@ class LuckyBird(Call):
     score: int = 0
     next_card: tuple[str, str, str] | None = None
     reason: str = ""
+    next_unseen: bool = False
 
 
 @event_type("penalty")
@@ -746,6 +757,8 @@ class CarrouselState(NamedTuple):
         countdown_s: how many of the last seconds before the dead end are counted down
             (0 = none).
         counted_t: session time (s) of the last ``countdown`` called (-1: none yet).
+        unseen_order: the draw pile's order is a guess (``GameStart.unseen_order``): drawn
+            cards are not announced, the camera's ``card_seen`` settles them.
     """
 
     phase: Phase = "waiting"
@@ -762,6 +775,7 @@ class CarrouselState(NamedTuple):
     last_scored: tuple[str, str, Card] | None = None
     countdown_s: int = 0
     counted_t: float = -1.0
+    unseen_order: bool = False
 
     def player(self, name: str) -> PlayerState | None:
         """The player of that name, or None."""
@@ -977,6 +991,7 @@ class CarrouselReferee:
             advanced=advanced,
             dead_end_s=dead_end_s,
             countdown_s=countdown_s,
+            unseen_order=bool(obs.unseen_order),
             # The dead-end clock starts with the game (ruling; docs/vocabulary.md).
             clock_start=obs.t,
             last_t=obs.t,
@@ -1232,8 +1247,9 @@ class CarrouselReferee:
             player=scorer,
             card=card,
             score=scorer_state.score,
-            next_card=scorer_state.active,
+            next_card=None if state.unseen_order else scorer_state.active,
             owner=owner,
+            next_unseen=state.unseen_order and scorer_state.active is not None,
         )
 
     def _after_point(
@@ -1269,6 +1285,7 @@ class CarrouselReferee:
                     score=point.score,
                     next_card=point.next_card,
                     reason=reason,
+                    next_unseen=point.next_unseen,
                 )
                 return self._after_point(new, t, [bird])
         return state, []

@@ -56,7 +56,8 @@ class FirstBoardStarts:
             self.started = True
             t = max(self._board.t, obs.t)
             emit(GameStart(t=t, players=tuple(self.players), spaces=self._board.spaces,
-                           deck=deck_from_cards([self._cards[p] for p in self.players]), **self.options))
+                           deck=deck_from_cards([self._cards[p] for p in self.players]), unseen_order=True,
+                           **self.options))
 
         self.source.start(wrapped, clock)
 
