@@ -68,12 +68,12 @@ def test_the_camera_and_set_up_pages_say_what_they_can_show(tmp_path, monkeypatc
         assert "No camera frame to show" in page.inner_text("#nocamera")  # said plainly, never a fake frame
         page.wait_for_selector("#board .spaces .chip")
         assert page.locator("#board .chip").count() == 7
-        shot(page, "web-camera")
+        shot(page, "web-camera-none")
         page.goto(web.url() + "setup")
         page.wait_for_selector("#files tr[data-ok]")
         rows = page.inner_text("#files")
         assert "camera geometry" in rows and "camera colours" in rows and "encoder calibration" in rows
-        shot(page, "web-setup")
+        shot(page, "web-setup-none")
         page.goto(web.url() + "screen")
         page.wait_for_selector("#local:not([hidden])")  # local only: nothing to scan
     finally:
