@@ -180,9 +180,27 @@ def test_not_running_shows_the_last_finished_game(tmp_path):
     assert lines[2:] == ["scores: Ana 10, Ben 7", "winner Ana"]
 
 
+def test_not_running_names_what_each_game_would_resume(tmp_path):
+    """The last session is a Carnival game left unfinished; an older Carrousel game is
+    unfinished too. `companion run` resumes per game (its latest unfinished session): status
+    names both, and which one the service itself ([service] game, Carrousel by default) resumes."""
+    journal = tmp_path / "journal.db"
+    _journal_demo(journal, finish=False)
+    with Journal(journal, checkpoint_s=None) as j:
+        j.start_session("carnival", {})
+    rc, lines = _status(journal)
+    assert rc == 3
+    assert lines[1].startswith(f"last game in {journal}: session 2, Carnival, started ")
+    assert lines[1].endswith(" UTC, unfinished: it resumes with companion run --game carnival")
+    assert lines[-1].startswith("unfinished Carrousel game: session 1, started ")
+    assert lines[-1].endswith("; it resumes when the service starts")
+
+
 @pytest.mark.parametrize("game, summary, words", [
     ("carrossel", {"phase": "play", "vp": {"Ana": 4, "Ben": 2}}, "victory points: Ana 4, Ben 2"),
     ("carnival", {"phase": "turn", "tickets": {"Ana": 1, "Cleo": 3}}, "tickets: Ana 1, Cleo 3"),
+    ("carnival", {"phase": "turn", "complete_rides": {"Ana": 2, "Cleo": 0}, "tickets": {"Ana": 1, "Cleo": 3}},
+     "complete rides: Ana 2, Cleo 0; tickets: Ana 1, Cleo 3"),
     ("monsieur-carrousel", {"phase": "roll", "seated": 3, "raindrops": 2, "raindrops_max": 8, "sunbeams": 1},
      "kids seated 3, raindrops 2 of 8, sunbeams 1"),
     ("carrousel", {"phase": "waiting", "scores": {}}, ""),

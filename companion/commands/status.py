@@ -47,12 +47,15 @@ def _pairs(d: Mapping[str, Any]) -> str:
 
 def scores_in_words(game: str, summary: Mapping[str, Any]) -> str:
     """The scores of a referee's summary as a line: ``"scores: Ana 3, Ben 5"`` (Carrousel),
-    victory points (Carrossel), tickets (Carnival), kids, raindrops and sunbeams (Monsieur
+    victory points (Carrossel), complete rides and tickets (Carnival), kids, raindrops and sunbeams (Monsieur
     Carrousel, played together); ``""`` when the summary has none."""
     if isinstance(summary.get("scores"), dict) and summary["scores"]:
         return "scores: " + _pairs(summary["scores"])
     if isinstance(summary.get("vp"), dict) and summary["vp"]:
         return "victory points: " + _pairs(summary["vp"])
+    if isinstance(summary.get("complete_rides"), dict) and summary["complete_rides"]:
+        return "complete rides: " + _pairs(summary["complete_rides"]) + (
+            f"; tickets: {_pairs(summary['tickets'])}" if summary.get("tickets") else "")
     if isinstance(summary.get("tickets"), dict) and summary["tickets"]:
         return "tickets: " + _pairs(summary["tickets"])
     if game == "monsieur-carrousel" and "raindrops" in summary:
@@ -97,8 +100,10 @@ def _print_status(status: Mapping[str, Any], out: Callable[[str], None]) -> None
             out(f"  {name}: {part.get('state', '?')}{detail}")
 
 
-def _last_session(journal_path: Path, out: Callable[[str], None]) -> None:
-    """The journal's last game and its scores (read-only)."""
+def _last_session(journal_path: Path, out: Callable[[str], None], service_game: str = "") -> None:
+    """The journal's last game and its scores, and for every game the unfinished session
+    ``companion run --game GAME`` would resume (its latest unfinished one; read-only).
+    ``service_game``: ``[service] game``, the game the service starts with."""
     from companion.journal import Journal, JournalError
 
     if not journal_path.exists():
@@ -115,10 +120,14 @@ def _last_session(journal_path: Path, out: Callable[[str], None]) -> None:
             note = ""
             if not last.finished:
                 summary, note = _replayed_summary(journal, last)
+            resumable: dict[str, Any] = {}
+            for s in sessions:  # the latest unfinished session of each game is the one run resumes
+                if not s.finished:
+                    resumable[s.game] = s
     except JournalError as exc:
         out(f"the journal cannot be read: {exc}")
         return
-    state = "finished" if last.finished else "unfinished: it resumes when the service starts"
+    state = "finished" if last.finished else f"unfinished: {_resumes_when(last.game, service_game)}"
     out(f"last game in {journal_path}: session {last.id}, {_game_name(last.game)}, "
         f"started {last.started_at.replace('T', ' ').replace('+00:00', ' UTC')}, {state}")
     if summary:
@@ -127,6 +136,16 @@ def _last_session(journal_path: Path, out: Callable[[str], None]) -> None:
                 out(line)
     if note:
         out(note)
+    for game, s in resumable.items():
+        if s.id != last.id:
+            out(f"unfinished {_game_name(game)} game: session {s.id}, started "
+                f"{s.started_at.replace('T', ' ').replace('+00:00', ' UTC')}; {_resumes_when(game, service_game)}")
+
+
+def _resumes_when(game: str, service_game: str) -> str:
+    if game == service_game:
+        return "it resumes when the service starts"
+    return f"it resumes with companion run --game {game}"
 
 
 def _replayed_summary(journal: Any, session: Any) -> tuple[Mapping[str, Any] | None, str]:
@@ -159,7 +178,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
         reply = request(sock, {"control": "status"}, timeout_s=args.timeout)
     except ConnectionError as exc:
         out(f"carousel-companion: not running ({exc})")
-        _last_session(journal, out)
+        _last_session(journal, out, str(config["service"]["game"]))
         return NOT_RUNNING
     except PermissionError:
         out(f"carousel-companion: {sock} belongs to the service's user: run status as that user "
