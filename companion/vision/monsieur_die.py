@@ -17,7 +17,10 @@ one blob whose rotated bounding rectangle has both sides within ``size_tolerance
 side and that fills it (``min_fill``). The die reads that colour when exactly one such blob is
 found and its pixels clearly vote for it; else ``"unknown"`` with a status: no top found (the
 die under a hand, off the board, or on its edge: then no face is horizontal), several, or
-unclear. The carousel (disc, tokens, roof) and the figure, seen from the camera, are masked
+unclear. The board's printed suns are orange and about the size of a die's top: at this
+resolution a sun's disc (its rays cut off by an opening) can pass as a square, so a frame with
+two candidates reads ``"unknown"`` (the status names them); a lone sun with the die hidden is
+the case this reader cannot yet tell (see docs/vision.md). The carousel (disc, tokens, roof) and the figure, seen from the camera, are masked
 out.
 
 Sources: the table, ``shared/data/monsieur-table/README.md`` (Die: 16 mm cube lying flat, face
@@ -61,12 +64,14 @@ class DieReader:
         geometry: the table.
         references: the print colours in Lab against the paper white (the Monsieur reader's).
         px_per_mm: resolution of the warped board plane (pixels per mm).
-        hue_tolerance_deg: a pixel's a*b* hue within this of a print colour's hue counts for it.
-        print_share: and its chroma at least this share of the print's chroma for its lightness.
+        hue_tolerance_deg: a pixel's a*b* hue within this of a print colour's hue counts for it
+            (the nearest prints, red and orange, are 24 degrees apart).
+        min_chroma: and its chroma (C*ab) at least this: a die's glossy top under a lamp's
+            highlight keeps its hue but loses chroma, down to about a quarter of the print's.
         size_tolerance: the blob's sides within this fraction of the die's side (blur, the
             face's printed edge, the warp's resolution).
         min_fill: the blob fills at least this fraction (0-1) of its rotated rectangle (a
-            square fills it all, a round print 0.79).
+            square fills it all, a round print 0.79; a die's rounded corners about 0.8).
         min_vote: the blob's pixels of its colour at least this share of its inside (its
             border pixels aside).
 
@@ -74,12 +79,12 @@ class DieReader:
     """
 
     def __init__(self, geometry: MonsieurGeometry, references: ColourReferences, px_per_mm: float = 1.0,
-                 hue_tolerance_deg: float = 20.0, print_share: float = 0.55, size_tolerance: float = 0.3,
-                 min_fill: float = 0.85, min_vote: float = 0.8):
+                 hue_tolerance_deg: float = 12.0, min_chroma: float = 15.0, size_tolerance: float = 0.3,
+                 min_fill: float = 0.7, min_vote: float = 0.8):
         self.geometry = g = geometry
         self.px_per_mm = float(px_per_mm)
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
-        self.print_share = float(print_share)
+        self.min_chroma = float(min_chroma)
         self.size_tolerance = float(size_tolerance)
         self.min_fill = float(min_fill)
         self.min_vote = float(min_vote)
@@ -89,6 +94,8 @@ class DieReader:
         self.colours = tuple(g.die_colours)
         self._unit = (lab[:, 1:] / chroma[:, None]).astype(np.float32)  # K x 2
         self._cl = (chroma / lab[:, 0]).astype(np.float32)
+        kernel = max(int(round(g.die_size_mm * self.px_per_mm / 3.0)), 1)
+        self._kernel = np.ones((kernel, kernel), np.uint8)
         x0, y0, x1, y1 = g.die_area_mm
         self._origin = (x0, y1)  # the warped image's top-left: board (x0, y1), y down
         self._size = (int(round((x1 - x0) * self.px_per_mm)), int(round((y1 - y0) * self.px_per_mm)))
@@ -123,6 +130,11 @@ class DieReader:
         hide(g.axis_mm, g.disc_radius_mm + 2.0, np.linspace(z, max(top, z), 4))
         hide(g.axis_mm, g.roof_radius_mm + 1.0, np.linspace(g.roof_bottom_z_mm, g.roof_top_z_mm, 3))
         hide(g.figure_mm, g.figure_radius_mm + 2.0, np.linspace(z, g.figure_top_z_mm, 6))
+        if g.arm_mm is not None:  # the arm and finger, 6 mm thick with the hand
+            a, b = np.asarray(g.arm_mm[0]), np.asarray(g.arm_mm[1])
+            for u in np.linspace(0.0, 1.0, 8):
+                q = a + u * (b - a)
+                hide((float(q[0]), float(q[1])), 6.0, np.array([max(float(q[2]) - 4.0, z), float(q[2]) + 4.0]))
         return mask
 
     def read(self, frame: np.ndarray, cam: TableCamera, angle_deg: float, white: np.ndarray) -> DieReading:
@@ -148,20 +160,25 @@ class DieReader:
             warped = cv2.warpPerspective(frame, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0))
         mask = self._mask(cam, z)
         flat = warped.reshape(-1, 3)
-        # candidates first on 8-bit levels (cheap): a print colour is far from grey
-        spread = flat.max(axis=1).astype(np.int16) - flat.min(axis=1)
-        cand = np.flatnonzero((spread >= 40) & (mask.reshape(-1) > 0) & (flat.min(axis=1) < CLIPPED))
+        cand = np.flatnonzero((mask.reshape(-1) > 0) & (flat.min(axis=1) < CLIPPED) & (flat.max(axis=1) > 8))
         if len(cand) == 0:
             return DieReading(UNKNOWN, "no die top found (under a hand, off the board or on its edge)")
         lab = linear_to_lab(_LUT[flat[cand]], white)
         chroma = np.hypot(lab[:, 1], lab[:, 2])
-        along = lab[:, 1:] @ self._unit.T  # N x K
-        ok = (along >= self.cos_hue * chroma[:, None]) & (chroma[:, None] >= self.print_share * self._cl[None, :] * lab[:, :1])
-        ok &= chroma[:, None] >= 15.0
+        along = lab[:, 1:] @ self._unit.T  # N x K: chroma along each print colour's hue
+        ok = (along >= self.cos_hue * chroma[:, None]) & (chroma[:, None] >= self.min_chroma)
         label = np.full(len(cand), -1, np.int64)
         best = np.argmax(np.where(ok, along, -np.inf), axis=1)
         has = ok.any(axis=1)
         label[has] = best[has]
+        # a colour that covers much more of the board than a die top is the board's own print
+        # (the sun half's pale yellow): a die top of that hue must stand out above it
+        area = (z * self.px_per_mm) ** 2
+        for k in range(len(self.colours)):
+            sel = label == k
+            if sel.sum() > 8 * area:
+                floor = float(np.percentile(chroma[sel], 90)) + self.min_chroma
+                label[sel & (chroma < floor)] = -1
         side = z * self.px_per_mm
         lo, hi = side * (1.0 - self.size_tolerance), side * (1.0 + self.size_tolerance)
         tops: list[tuple[int, np.ndarray, float]] = []
@@ -169,7 +186,9 @@ class DieReader:
         labels_img[cand] = label
         labels_img = labels_img.reshape(h, w)
         for k in range(len(self.colours)):
-            binary = (labels_img == k).astype(np.uint8)
+            # an opening by a third of the side cuts off what touches the top (an edge of a side
+            # face of a near hue, a blurred border) and keeps the square whole
+            binary = cv2.morphologyEx((labels_img == k).astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
             if int(binary.sum()) < lo * lo * self.min_fill:
                 continue
             n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=4)
@@ -188,7 +207,9 @@ class DieReader:
         if not tops:
             return DieReading(UNKNOWN, "no die top found (under a hand, off the board or on its edge)")
         if len(tops) > 1:
-            return DieReading(UNKNOWN, f"{len(tops)} die-sized squares of print colour: not sure which is the die")
+            s, (x0, y1) = self.px_per_mm, self._origin
+            where = ", ".join(f"{self.colours[k]} at ({x0 + c[0] / s:.0f}, {y1 - c[1] / s:.0f}) mm" for k, c, _a in tops)
+            return DieReading(UNKNOWN, f"{len(tops)} die-sized squares of print colour ({where}): not sure which is the die")
         k, centre, _area = tops[0]
         # its inside (a third of the side from the centre) must vote for the colour
         r = max(int(side / 3.0), 1)

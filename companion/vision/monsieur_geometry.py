@@ -64,7 +64,7 @@ class MonsieurGeometry:
     ``seat_first_deg``, ``seat_pitch_deg``, ``seat_colours`` (one per seat), ``glyph_mm``,
     ``print_srgb`` (colour -> sRGB), ``kid_base_radius_mm``, ``kid_height_mm``,
     ``kid_max_offset_mm``, ``kid_srgb`` (token colour -> sRGB), ``figure_mm``,
-    ``figure_radius_mm``, ``figure_top_z_mm``, ``finger_deg``, ``sun_from_deg``,
+    ``figure_radius_mm``, ``figure_top_z_mm``, ``arm_mm`` (shoulder and finger tip), ``finger_deg``, ``sun_from_deg``,
     ``sun_to_deg``, ``die_size_mm``, ``die_colours``, ``die_area_mm`` (x0, y0, x1, y1),
     ``paper_srgb``, ``dictionary``.
     """
@@ -108,6 +108,8 @@ class MonsieurGeometry:
     die_size_mm: float
     die_colours: tuple[str, ...]
     die_area_mm: tuple[float, float, float, float]
+    #: Monsieur Carrousel's arm: from the shoulder to the finger's tip, two (x, y, z) mm points
+    arm_mm: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
 
     @classmethod
     def load(cls, path: str | Path | None = None, config: Any = None) -> MonsieurGeometry:
@@ -170,6 +172,12 @@ class MonsieurGeometry:
         area = get("board", "die_area_mm")
         axis = get("carousel", "axis_mm")
         fig = get("figure", "position_mm")
+        arm = []
+        for key in ("arm_from_mm", "fingertip_mm"):
+            v = get("figure", key)
+            if not (isinstance(v, list) and len(v) == 3 and all(isinstance(c, (int, float)) for c in v)):
+                raise ValueError(f"{p}: figure.{key} must be [x, y, z] in mm, got {v!r}")
+            arm.append((float(v[0]), float(v[1]), float(v[2])))
         roof_id = int(num("carousel", "roof_marker_id"))
         if roof_id in markers:
             raise ValueError(f"{p}: the roof marker id {roof_id} is also a fixed marker")
@@ -194,6 +202,7 @@ class MonsieurGeometry:
             sun_from_deg=num("zones", "sun_from_deg"), sun_to_deg=num("zones", "sun_to_deg"),
             die_size_mm=num("die", "size_mm"), die_colours=die_colours,
             die_area_mm=(float(area[0]), float(area[1]), float(area[2]), float(area[3])),
+            arm_mm=(arm[0], arm[1]),
         )
 
     def seat_disc_angle(self, k: int) -> float:
