@@ -147,13 +147,37 @@ def test_rendered_unit_passes_systemd_analyze_verify(tmp_path):
 
 # -- install / uninstall -----------------------------------------------------------------------
 
+@pytest.fixture
+def visible_tmp(monkeypatch):
+    """pytest's tmp_path (and maybe this clone) lie under /tmp, which the unit's PrivateTmp hides:
+    for the tests of the plan's other steps, nothing is hidden."""
+    monkeypatch.setattr(svc, "PRIVATE_TMP", ())
+
+
+def test_a_program_or_journal_under_tmp_is_refused_in_one_line(tmp_path, monkeypatch):
+    """PrivateTmp=yes gives the service its own empty /tmp: a clone under /tmp would make a unit
+    that cannot start, a journal there would vanish at every stop. Refused before anything."""
+    from companion.cli import UsageError
+
+    monkeypatch.setattr(svc, "_existing_groups", lambda names: [])
+    home = Path("/home/ana")
+    acct = svc._Account("ana", 1000, 1000, "ana", home, ())
+    with pytest.raises(UsageError, match=r"the program /tmp/clone/\.venv/bin/companion lies under /tmp.*PrivateTmp"):
+        svc.install_plan(acct, Path("/tmp/clone/.venv/bin/companion"), None, unit_dir=tmp_path, workdir=home)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[service]\njournal = "/var/tmp/table/journal.db"\n')
+    monkeypatch.setattr(svc, "PRIVATE_TMP", (Path("/var/tmp"),))
+    with pytest.raises(UsageError, match=r"the journal /var/tmp/table/journal.db lies under /var/tmp"):
+        svc.install_plan(acct, Path("/opt/venv/bin/companion"), cfg, unit_dir=tmp_path, workdir=home)
+
+
 def _account(tmp_path: Path, groups=("video",)) -> svc._Account:
     home = tmp_path / "home" / "ana"
     home.mkdir(parents=True)
     return svc._Account("ana", os.getuid() or 1000, os.getgid() or 1000, "ana", home, tuple(groups))
 
 
-def test_install_plan_uses_the_users_paths_and_groups(tmp_path, monkeypatch):
+def test_install_plan_uses_the_users_paths_and_groups(tmp_path, monkeypatch, visible_tmp):
     monkeypatch.setattr(svc, "_existing_groups", lambda names: ["video", "audio", "dialout"])
     acct = _account(tmp_path)
     steps = svc.install_plan(acct, Path("/opt/venv/bin/companion"), None, unit_dir=tmp_path / "units",
@@ -173,7 +197,7 @@ def test_install_plan_uses_the_users_paths_and_groups(tmp_path, monkeypatch):
     assert f"-{acct.home}/.local/share/carousel-companion" in unit  # ~ is the user's home, not root's
 
 
-def test_install_plan_reads_the_journal_folder_from_the_config(tmp_path, monkeypatch):
+def test_install_plan_reads_the_journal_folder_from_the_config(tmp_path, monkeypatch, visible_tmp):
     monkeypatch.setattr(svc, "_existing_groups", lambda names: [])
     acct = _account(tmp_path)
     cfg = tmp_path / "config.toml"
@@ -183,7 +207,7 @@ def test_install_plan_reads_the_journal_folder_from_the_config(tmp_path, monkeyp
     assert Path("/srv/table") in [s.mkdir[0] for s in steps if s.mkdir]
 
 
-def test_execute_writes_creates_and_runs_in_order(tmp_path, monkeypatch):
+def test_execute_writes_creates_and_runs_in_order(tmp_path, monkeypatch, visible_tmp):
     monkeypatch.setattr(svc, "_existing_groups", lambda names: ["audio"])
     acct = _account(tmp_path, groups=())
     steps = svc.install_plan(acct, Path("/opt/venv/bin/companion"), None, unit_dir=tmp_path / "units")
@@ -232,7 +256,7 @@ def _never(*a, **k):
     raise AssertionError("a dry run must change nothing")
 
 
-def test_cli_dry_run_prints_the_unit_and_changes_nothing(capsys, monkeypatch):
+def test_cli_dry_run_prints_the_unit_and_changes_nothing(capsys, monkeypatch, visible_tmp):
     import pwd
 
     monkeypatch.setattr(svc, "execute", _never)

@@ -25,7 +25,7 @@ import dataclasses
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -228,6 +228,24 @@ def _user_config(account: _Account, explicit: str | None) -> Path | None:
     return None
 
 
+#: Folders the unit's ``PrivateTmp=yes`` replaces with the service's own empty ones.
+PRIVATE_TMP = (Path("/tmp"), Path("/var/tmp"))
+
+
+def _check_visible(paths: Mapping[str, Path]) -> None:
+    """Refuse a unit whose program, working folder, journal, cache or configuration lies
+    in a folder the service cannot see (systemd.exec(5), PrivateTmp=)."""
+    from companion.cli import UsageError
+
+    for what, path in paths.items():
+        for hidden in PRIVATE_TMP:
+            if path == hidden or hidden in path.parents:
+                raise UsageError(
+                    f"{what} {path} lies under {hidden}, which the service does not see (its unit has "
+                    f"PrivateTmp=yes): put the clone and its .venv, the journal and the configuration "
+                    f"elsewhere, e.g. /opt/carousel-companion or the user's home")
+
+
 def install_plan(account: _Account, companion: Path, config_file: Path | None,
                  unit_dir: Path = UNIT_DIR, workdir: Path | None = None) -> list[Step]:
     """Every step of ``service install``, in order (``workdir``: the service's working
@@ -235,14 +253,19 @@ def install_plan(account: _Account, companion: Path, config_file: Path | None,
 
     Raises:
         companion.config.ConfigError: the configuration file is wrong (named).
+        companion.cli.UsageError: the program, the working folder, the journal, the speech
+            cache or the configuration lies under /tmp or /var/tmp (hidden from the service).
     """
     from companion import config as config_mod
 
     cfg = config_mod.load(config_file) if config_file is not None else config_mod.validate({}, "<defaults>")
     journal = _expand(cfg["service"]["journal"], account.home)
     cache = _expand(cfg["speech"]["cache_dir"], account.home)
+    workdir = workdir or Path.cwd().absolute()
+    _check_visible({"the program": companion, "the working folder": workdir, "the journal": journal,
+                    "the speech cache": cache, **({"the configuration": config_file} if config_file else {})})
     groups = _existing_groups(DEVICE_GROUPS)
-    unit = render_unit(companion, account.name, account.group, workdir or Path.cwd().absolute(), groups,
+    unit = render_unit(companion, account.name, account.group, workdir, groups,
                        [journal.parent, cache], config_file)
     steps = [Step(f"write {unit_dir / UNIT_NAME}", write=(unit_dir / UNIT_NAME, unit))]
     missing = [g for g in groups if g not in account.groups]
