@@ -268,7 +268,12 @@ class Journal:
             return
         try:
             if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                folder = Path(self.path).parent
+                blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+                if blocker is not None and not blocker.is_dir():
+                    raise JournalError(f"{self.path}: {blocker} is a file, not a folder "
+                                       "(expected the folder the journal lives in)")
+                folder.mkdir(parents=True, exist_ok=True)
             if lock:
                 self._take_lock()
             self._db = self._connect(self.path)

@@ -186,3 +186,19 @@ def test_lines_buffered_after_an_incompatible_hello_are_dropped():
     finally:
         reader.stop()
         fake.close()
+
+
+def test_a_journal_path_through_a_regular_file_is_one_line_naming_it(tmp_path, capsys):
+    """[service] journal = a path whose folder is a file: one line naming that file as not a
+    folder, exit 2, the file untouched (not "File exists")."""
+    from companion.cli import main
+
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("keep me\n")
+    config = tmp_path / "companion.toml"
+    config.write_text("[web]\nenabled = false\n")
+    rc = main(["--config", str(config), "run", "--journal", str(blocker / "games" / "j.db"), "--speed", "100"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1
+    assert f"{blocker} is a file, not a folder" in err[0] and "File exists" not in err[0]
+    assert blocker.read_text() == "keep me\n"
