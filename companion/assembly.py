@@ -47,6 +47,8 @@ class Rig:
             of their own (the prompts that must come at once, such as Monsieur Carrousel's weather).
         camera: the table's camera source the web page shows (it keeps ``latest``); None = the
             first source that keeps ``latest`` (:func:`companion.web.camera.camera_of`).
+        observers: told ``applied(observation, calls)`` after each observation is journaled
+            (a camera that follows the referee's state: Carrossel's plays read from the board).
     """
 
     sources: list[Any] = dataclasses.field(default_factory=list)
@@ -57,6 +59,7 @@ class Rig:
     lines: list[str] = dataclasses.field(default_factory=list)
     prompts: list[Any] = dataclasses.field(default_factory=list)
     camera: Any = None
+    observers: list[Any] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -235,7 +238,7 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
     # Speech before the lights: on close it finishes its prompts while the buzzer still works.
     announcers = [by_name[n] for n in ANNOUNCERS if n in names and by_name[n] is not None]
     sources = list(rig.sources)
-    observers: list[Any] = []
+    observers: list[Any] = list(rig.observers)
     if entries is not None:
         entry_source = entries.source(game, referee.vocabulary)
         sources.append(entry_source)

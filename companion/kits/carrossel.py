@@ -26,11 +26,50 @@ def _options(config: Any) -> dict[str, Any]:
 
 
 def simulated(t: Table) -> Rig:
-    """A seeded stream of a whole game: plays, choices, turns of the board."""
+    """A seeded stream of a whole game: plays, choices, turns of the board. With
+    ``options["camera"] = "sim[:SEED]"`` the game is laid out on the simulated camera's table and
+    the referee learns the board's turns and the plays without an ability from rendered frames
+    alone (:class:`~companion.sim.carrossel_camera.CameraCarrosselTable`)."""
     from companion.sim.carrossel import SimulatedCarrosselTable
 
-    sim = SimulatedCarrosselTable(seed=t.seed, players=t.players, referee=t.referee)
-    return Rig(sources=[sim], scheduled=[sim], resume=sim.resume)
+    camera = t.options.get("camera")
+    if camera is None:
+        sim = SimulatedCarrosselTable(seed=t.seed, players=t.players, referee=t.referee)
+        return Rig(sources=[sim], scheduled=[sim], resume=sim.resume)
+    return _simulated_camera(t, camera)
+
+
+def _simulated_camera(t: Table, spec: str) -> Rig:
+    from companion.sim.carrossel_camera import CameraCarrosselTable
+    from companion.sources.carrossel_camera import (
+        CarrosselWatch,
+        ScheduledCarrosselCamera,
+        carrossel_camera_from_config,
+    )
+    from companion.vision.sim_carrossel import SimulatedCarrosselCamera
+
+    if spec != "sim" and not (spec.startswith("sim:") and spec[4:].isdigit()):
+        raise ValueError(f"--camera {spec}: the simulated table's camera is sim or sim:SEED (a whole number)")
+    seed = int(spec[4:]) if spec.startswith("sim:") else t.seed
+    frames = SimulatedCarrosselCamera(seed=seed, clock=t.clock.now)
+    watch = CarrosselWatch(t.referee, t.opened.state, tell=lambda call: _tell(t, call))
+    source = carrossel_camera_from_config(t.config, frames, watch=watch,
+                                          on_status=lambda text: log.info("camera: %s", text))
+    period = t.config["camera"]["frame_period_s"] or 0.1
+    table = CameraCarrosselTable(frames, seed=t.seed, players=t.players, referee=t.referee,
+                                 play_time_s=t.config["sim"]["move_time_s"], start_t=t.clock.now())
+    camera = ScheduledCarrosselCamera(source, period_s=period, start_t=t.clock.now())
+    t.parts.set("camera", "simulated", spec)
+    return Rig(sources=[table, camera], scheduled=[table, camera], announcers=[table], observers=[watch],
+               camera=source, resume=table.resume)
+
+
+def _tell(t: Table, call: Any) -> None:
+    """Tell the table a call of the service (a disagreement of the camera and the referee)."""
+    if t.parts.tell is not None:
+        t.parts.tell(call)
+    else:
+        log.warning("camera: %s", call.to_json())
 
 
 class BoardAngle:

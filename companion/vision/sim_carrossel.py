@@ -783,6 +783,8 @@ class SimulatedCarrosselCamera:
         self.tiles: dict[str, tuple[str, str, bool]] = {}
         self.blur_px = 0.0
         self._index = 0
+        self._key: Any = None
+        self._still: tuple[np.ndarray, CarrosselTruth] | None = None
 
     def set_table(self, board_angle_deg: float | None = None, tiles: Mapping[str, tuple[str, str, bool]] | None = None,
                   hands: Sequence[str] | None = None, moving: bool | None = None) -> None:
@@ -810,7 +812,17 @@ class SimulatedCarrosselCamera:
         cond = self.conditions
         if self.blur_px > cond.blur_px:
             cond = dataclasses.replace(cond, blur_px=self.blur_px)
-        image, truth = self.renderer.render(self.board_angle_deg, self.tiles, cond, self.rng, self._layout_seed)
+        key = (self.board_angle_deg, tuple(sorted(self.tiles.items())), cond)
+        if self.jitter or key != self._key or self._still is None:
+            self._still = self.renderer.render(self.board_angle_deg, self.tiles, cond, self.rng, self._layout_seed)
+            self._key = key
+            image, truth = self._still
+        else:
+            # the same scene: only the sensor's noise is new (rendering it again would give the
+            # same picture under other noise, at 30 times the cost)
+            still, truth = self._still
+            noise = self.rng.normal(0.0, 1.0, still.shape)
+            image = np.clip(still + noise, 0, 255).astype(np.uint8)
         frame = Frame(image, self.clock(), self._index, name=self.name, truth=truth)
         self._index += 1
         return frame
