@@ -238,7 +238,8 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         return {"game": service.referee.name, "session": service.session, "table": table,
                 "t": round(service.clock.now(), 3), "over": service.referee.is_over(service.state),
                 "summary": _jsonable(service.referee.summary(service.state)), "players": service.players,
-                "parts": service.parts.snapshot(), "paused": service.paused_at is not None}
+                "parts": service.parts.snapshot(), "paused": service.paused_at is not None,
+                "waiting_for_next_game": nxt.waiting}
 
     entries = EntryServer(socket_path_for(journal.path), stdin=sys.stdin if args.entries == "-" else None,
                           status=status, on_new_game=nxt.request)

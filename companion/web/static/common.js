@@ -33,7 +33,7 @@ const Companion = (() => {
   function nav() {
     const n = el("nav");
     for (const [href, name] of PAGES) n.append(el("a", {href, text: name, class: location.pathname === href ? "here" : ""}));
-    n.append(el("span", {class: "paused", id: "paused", text: "⏸ paused", hidden: ""}));
+    n.append(el("span", {class: "paused", id: "paused", text: "PAUSED", hidden: ""}));
     n.append(el("span", {class: "conn off", id: "conn", text: "connecting…"}));
     document.body.prepend(n);
   }
