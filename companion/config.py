@@ -501,6 +501,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "float", 1.0, "seconds from 0 to 30", "picamera2: automatic exposure time before exposure and white balance are locked",
             lambda v: 0.0 <= v <= 30.0,
         ),
+        "slip_tolerance_deg": Key(
+            "float", 5.0, "degrees from 0.5 to 90",
+            "a turning part read by the camera and the encoder: the two angles at rest may differ by this much; "
+            "more is a slip (called, and the encoder re-zeroed on the camera)",
+            lambda v: 0.5 <= v <= 90.0,
+        ),
     },
     "calibration": {
         "dir": Key(

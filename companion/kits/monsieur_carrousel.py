@@ -1,6 +1,12 @@
 """Monsieur Carrousel's kit: the simulated table (simulated children, the simulated shaft's
-spins) and the real one (the shaft encoder through the rotation tracker, the electronic die
-button, the kids' YES/NO buttons; every step spoken)."""
+spins, or with ``--camera sim[:SEED]`` the simulated camera alone) and the real one (the shaft
+encoder through the rotation tracker and/or the camera, the electronic die button, the kids'
+YES/NO buttons; every step spoken).
+
+With a camera (``--camera`` or ``[camera] source`` other than ``auto``) the seats, the die, the
+weather and the finger come from the camera (:mod:`companion.sources.monsieur_camera`); the
+spins from the encoder when one is there (the camera giving it its zero and catching a slip,
+:mod:`companion.rotation.camera_zero`), else from the camera."""
 
 from __future__ import annotations
 
@@ -43,10 +49,67 @@ def _weather_prompts(t: Table) -> list[Any]:
             for p in t.players]
 
 
+def _kid_colours(t: Table, geometry: Any) -> Any:
+    """Each kid's token colour (the kids in the table's order, the geometry's token colours in turn)."""
+    colours = list(geometry.kid_srgb)
+    kids = list(t.referee.table.kids)
+    return lambda kid: colours[kids.index(kid) % len(colours)] if kid in kids else colours[0]
+
+
+def _tell(t: Table) -> Any:
+    """``tell(call)``: a service call to the table (the service's, once it is built)."""
+    return lambda call: t.parts.tell(call) if t.parts.tell is not None else log.info("%s", call.to_json())
+
+
+def _simulated_camera(t: Table, spec: str) -> Rig:
+    """The simulated table seen only through the simulated camera: the referee learns the die,
+    the seats and the spins from rendered frames (:mod:`companion.sim.monsieur_camera`)."""
+    from companion.sim.monsieur_camera import CameraTable
+    from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, settings_from_config
+    from companion.sources.carrousel_camera import ScheduledCamera
+    from companion.sources.monsieur_camera import check_same_table, geometry_for_layout, monsieur_camera_from_config
+    from companion.vision.monsieur_geometry import MonsieurGeometry
+    from companion.vision.sim_monsieur import MonsieurRenderer, MonsieurScene, SimulatedMonsieurCamera, die_place
+
+    settings = dataclasses.replace(settings_from_config(t.config), seed=t.seed, players=tuple(t.players),
+                                   seat_by="camera")
+    table = MonsieurCarrouselTable(settings, t.referee.table)
+    seed_text = spec.partition(":")[2]
+    if seed_text and not seed_text.lstrip("-").isdigit():
+        raise ValueError(f"camera {spec!r}: expected sim or sim:SEED (an integer)")
+    seed = int(seed_text) if seed_text else t.seed
+    geometry = MonsieurGeometry.load(config=t.config)
+    check_same_table(geometry, t.referee.table)
+    geometry = geometry_for_layout(geometry, t.referee.table.layouts[settings.layout])
+    renderer = MonsieurRenderer(geometry)
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    scene = MonsieurScene(angle_deg=table.angle_deg, die=str(rng.choice(geometry.die_colours)),
+                          die_xy_mm=die_place(rng, geometry))
+    camera = SimulatedMonsieurCamera(seed, kind="normal", clock=t.clock.now, renderer=renderer, scene=scene)
+    source = monsieur_camera_from_config(t.config, t.referee.table, settings.layout, frames=camera,
+                                         on_status=lambda text: log.info("camera: %s", text), ask=_tell(t))
+    seen = CameraTable(camera, source, _kid_colours(t, geometry), settings.spin_s_per_rev, seed)
+    table.shaft = seen
+    cam = t.config["camera"]
+    period = cam["frame_period_s"] or 0.1
+    frames = ScheduledCamera(source, period_s=period, start_t=t.clock.now())  # type: ignore[arg-type]
+    t.parts.set("camera", "simulated", spec)
+    t.parts.set("encoder", "simulated", "none: the camera reads the spins")
+    return Rig(sources=[_buttons(t), table, seen, frames], scheduled=[table, seen, frames],
+               announcers=[table, source, seen], delay_s=cam["settle_s"] + 2 * period,
+               resume=lambda state, now: table.resume(state, now) if state.phase != "setup" else None)
+
+
 def simulated(t: Table) -> Rig:
     """Simulated children roll the die, seat the kids, spin the carousel (the simulated shaft's
     physics through the rotation tracker, when ``[encoder] backend`` is sim or auto without a
-    Pico) and press YES or NO when asked."""
+    Pico) and press YES or NO when asked; with ``options["camera"] = "sim[:SEED]"`` the
+    referee learns the table from the simulated camera's frames alone."""
+    camera = t.options.get("camera")
+    if camera is not None:
+        return _simulated_camera(t, camera if camera.startswith("sim") else "sim")
     from companion.rotation import reader_from_config, tracker_from_config
     from companion.rotation.simulated import SimulatedShaft
     from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, settings_from_config

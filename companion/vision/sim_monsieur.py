@@ -933,7 +933,7 @@ class SimulatedMonsieurCamera:
         a_mid = self.angle_at(now)
         a0, a1 = self.angle_at(now - exp / 2), self.angle_at(now + exp / 2)
         speed = abs(a1 - a0) / max(exp, 1e-9)
-        n = int(min(8, max(1, math.ceil(abs(a1 - a0) / 0.75))))
+        n = int(min(4, max(1, math.ceil(abs(a1 - a0) / 1.5))))
         angles = [a0 + (a1 - a0) * (i + 0.5) / n for i in range(n)] if n > 1 else [a_mid]
         if self._spin is not None and now >= self._spin[3] + 0.3:
             self.scene = dataclasses.replace(self.scene, angle_deg=self.angle_at(now) % 360.0)

@@ -1,0 +1,410 @@
+"""The camera as a source of Monsieur Carrousel observations.
+
+Frames (any :mod:`companion.vision.frames` source) go through the
+:class:`~companion.vision.monsieur.MonsieurReader`; what it reads passes a settle time before it
+becomes an observation of the game's vocabulary (``companion.games.monsieur_carrousel``):
+
+* ``die_rolled``: after a roll was asked (``turn``, ``roll_again``, ``twins_help``), the die
+  must leave the camera's sight (picked up, rolling, under a hand), then show one top colour
+  for ``settle_s``; a die still without a colour ``die_unread_s`` after it left (cocked on an
+  edge, out of the board) is ``die_rolled`` ``unknown`` (the referee asks for another roll).
+* ``kid_seated``: a seat the game has no kid on reads ``kid`` for ``settle_s`` while a seat
+  was asked for (``seat_kid``), the carousel at rest.
+* ``seats_seen``: once every seat has been read ``kid`` or ``empty`` (a seat hidden now keeps
+  its last reading), each change of the set of occupied seats.
+* ``spin_started`` / ``spin_stopped`` (with ``spins=True``: no encoder): the roof marker moving
+  or lost then still for the settle time (:class:`~companion.rotation.camera_spin.CameraSpinTracker`);
+  the full-turn rule is judged on the turns counted when the camera followed the marker;
+  when it could not, the kids are asked (:class:`FullTurnAsked`, "did the carousel turn all the
+  way round?", answered with YES / NO through :meth:`MonsieurCameraSource.take_answer`), or,
+  with nobody to ask, the stop is ``uncertain`` (the referee asks for the spin again).
+* with an encoder (``spins=False``) the camera's rests go to ``on_rest(t, angle_deg)``
+  (:class:`~companion.rotation.camera_zero.CameraZero`: the encoder's zero and the slip check).
+
+The source listens to the referee's calls (``announce``) to know what is asked, as the kids do.
+It keeps ``latest = (t_s, frame, reading)`` of the last frame read (the web page's camera view
+draws it with :func:`companion.vision.monsieur.draw_overlay`). Problems are reported through
+``on_status(text)`` once per change (``"camera lost: ..."``, ``"board not visible: ..."``,
+``"camera: end of frames"``, ``"board visible"``); nothing here raises once started.
+
+Angles: the reader's carousel angle is the disc zero mark's board angle, the convention of the
+referee's ``spin_stopped.angle_deg``; :func:`check_same_table` refuses a geometry file and a
+layouts file that put the finger or the zones in different places.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from companion.clock import Clock
+from companion.events import Call, Observation, event_type
+from companion.games.monsieur_carrousel import Answer, DieRolled, KidSeated, SeatsSeen, SpinStarted, SpinStopped
+from companion.rotation.camera_spin import CameraSpinTracker
+from companion.sources import Emit
+from companion.sources.reading_thread import ReadingThread
+from companion.vision.colour import UNKNOWN, Stabiliser
+from companion.vision.frames import CameraLost, FrameSource, FrameSourceError, open_frame_source
+
+__all__ = ["FullTurnAsked", "MonsieurCameraSource", "check_same_table", "geometry_for_layout",
+           "monsieur_camera_from_config"]
+
+log = logging.getLogger(__name__)
+
+
+@event_type("full_turn_asked")
+@dataclasses.dataclass(frozen=True, slots=True)
+class FullTurnAsked(Call):
+    """A call of the service: the camera lost the roof marker during the spin, so it cannot
+    count the turns; the kids are asked whether the carousel turned all the way round (YES/NO).
+
+    Attributes:
+        part: the turning part in the players' words (``"carousel"``).
+    """
+
+    part: str = "carousel"
+
+
+def geometry_for_layout(geometry: Any, layout: Any) -> Any:
+    """The table's geometry with the seat colours of the disc side in play (``layout``: a
+    :class:`~companion.games.monsieur_carrousel.Layout`): the seats' print is the disc's."""
+    return dataclasses.replace(geometry, seat_colours=tuple(s.colour for s in layout.seats))
+
+
+def check_same_table(geometry: Any, table: Any) -> None:
+    """The camera's geometry and the referee's table must describe one board.
+
+    Args:
+        geometry: the :class:`~companion.vision.monsieur_geometry.MonsieurGeometry`.
+        table: the referee's :class:`~companion.games.monsieur_carrousel.TableData`.
+
+    Raises:
+        ValueError: the finger or the sun zone differ by more than half a degree, or a seat's
+            disc angle differs (the message names both files and the fields).
+    """
+    def differ(a: float, b: float) -> bool:
+        return abs((a - b + 180.0) % 360.0 - 180.0) > 0.5
+
+    board = table.board
+    src = getattr(table, "source", "monsieur_carrousel.toml")
+    for what, a, b in (("finger_deg", geometry.finger_deg, board.finger_deg),
+                       ("sun_from_deg", geometry.sun_from_deg, board.sun_from_deg),
+                       ("sun_to_deg", geometry.sun_to_deg, board.sun_to_deg)):
+        if differ(a, b):
+            raise ValueError(f"monsieur-board.toml has {what} = {a:g} but {src} [board] has {b:g}: the camera and "
+                             f"the referee must see one board; make the two files agree")
+    for layout in table.layouts.values():
+        for s in layout.seats:
+            if differ(s.angle_deg, geometry.seat_disc_angle(s.index)):
+                raise ValueError(f"{src} layout {layout.name} seat {s.index} is at {s.angle_deg:g} deg on the disc but "
+                                 f"monsieur-board.toml puts it at {geometry.seat_disc_angle(s.index):g}: make them agree")
+
+
+class MonsieurCameraSource(ReadingThread):
+    """A :class:`companion.sources.Source` (and an announcer of the referee's calls) that
+    watches the Monsieur Carrousel table.
+
+    Args:
+        frames: a frame source, or its spec (see :func:`~companion.vision.frames.open_frame_source`).
+        reader: the :class:`~companion.vision.monsieur.MonsieurReader`.
+        settle_s: seconds a reading must stay the same before it is reported.
+        frame_period_s: at most one frame per this many seconds on the reading thread (0 = as
+            fast as frames come).
+        on_status: called with a short text when the camera's state changes.
+        spins: report spins from the camera (no encoder); False: only ``on_rest``.
+        ask: ``ask(call)`` tells the table a :class:`FullTurnAsked` question (``Service.tell``);
+            None: a spin the camera could not follow stops ``uncertain``.
+        on_rest: ``on_rest(t_s, angle_deg)``: the carousel seen at rest (the first time and
+            after every spin).
+        on_frame: ``on_frame(t_s)`` after every frame read (the camera-zero's timeout).
+        die_unread_s: seconds after the die left the camera's sight without a colour read before
+            ``die_rolled unknown``.
+        spin_tracker: the :class:`CameraSpinTracker` (default: ``settle_s``, 2 degrees still).
+
+    Raises:
+        ValueError: a bad spec. FrameSourceError: the camera cannot be opened.
+    """
+
+    LABEL = "monsieur camera"
+
+    def __init__(self, frames: FrameSource | str, reader: Any, settle_s: float = 0.5, frame_period_s: float = 0.0,
+                 on_status: Callable[[str], None] | None = None, spins: bool = True,
+                 ask: Callable[[Call], None] | None = None,
+                 on_rest: Callable[[float, float], Any] | None = None,
+                 on_frame: Callable[[float], Any] | None = None, die_unread_s: float = 4.0,
+                 spin_tracker: CameraSpinTracker | None = None):
+        self.frames = open_frame_source(frames) if isinstance(frames, str) else frames
+        self.reader = reader
+        self.settle_s = float(settle_s)
+        self.frame_period_s = float(frame_period_s)
+        self.on_status = on_status
+        self.spins = spins
+        self.ask = ask
+        self.on_rest = on_rest
+        self.on_frame = on_frame
+        self.die_unread_s = float(die_unread_s)
+        self.spin_tracker = spin_tracker or CameraSpinTracker(settle_s=settle_s)
+        n = reader.geometry.n_seats
+        self._seat_stab = [Stabiliser[str](settle_s) for _ in range(n)]
+        self._die_stab = Stabiliser[str](settle_s)
+        self.seats_known: list[str] = [UNKNOWN] * n  # the last kid / empty read of each seat
+        self.game_seats: set[int] = set()  # seats the referee has a kid on
+        self._reported: set[int] = set()  # seats reported kid_seated, not yet confirmed
+        self._seat_asked: tuple[int, ...] | None = None
+        self._roll_asked = False
+        self._die_left = False
+        self._die_unread_since: float | None = None
+        self._seen_emitted: tuple[int, ...] | None = None
+        self._pending_turn: Any = None  # the stop awaiting the kids' answer
+        self._rested = False
+        self._lock = threading.Lock()
+        self.status = ""
+        self.frames_read = 0
+        #: ``(t_s, frame H x W x 3 uint8 BGR, MonsieurReading)`` of the last frame read, or None
+        #: (the web page's camera view draws it when a page asks; the frame as read, no copy).
+        self.latest: tuple[float, Any, Any] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ the referee's calls
+    def announce(self, call: Call, summary: Any = None) -> None:
+        """Hear a call (Announcer protocol): what the game asks for next."""
+        kind = call.type
+        with self._lock:
+            if kind == "game_started":
+                self.game_seats = set()
+                self._reported = set()
+            elif kind in ("turn", "roll_again", "twins_help"):
+                self._roll_asked = True
+                self._die_left = False
+                self._die_unread_since = None
+            elif kind == "seat_kid":
+                self._seat_asked = tuple(call.seats)  # type: ignore[attr-defined]
+            elif kind == "kid_seated":
+                self.game_seats.add(int(call.seat))  # type: ignore[attr-defined]
+                self._reported.discard(int(call.seat))  # type: ignore[attr-defined]
+                self._seat_asked = None
+            elif kind == "wrong_seat":
+                self._reported.discard(int(call.seat))  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        """Nothing to release as an announcer (the frames are closed by :meth:`stop`)."""
+
+    # ------------------------------------------------------------------ one frame
+    def _set_status(self, text: str) -> None:
+        if text != self.status:
+            self.status = text
+            log.info("camera: %s", text)
+            if self.on_status is not None:
+                self.on_status(text)
+
+    def step(self, t: float) -> list[Observation] | None:
+        """Read one frame at session time ``t`` (s); return the observations it completes, or
+        None when the frames have ended or the camera is lost."""
+        try:
+            frame = self.frames.read()
+        except (CameraLost, FrameSourceError) as exc:
+            self._set_status(str(exc) if str(exc).startswith("camera lost") else f"camera lost: {exc}")
+            return None
+        if frame is None:
+            self._set_status("camera: end of frames")
+            return None
+        self.frames_read += 1
+        reading = self.reader.read(frame.image, stream=True)
+        self.latest = (t, frame.image, reading)
+        if reading.status.startswith("board not visible"):
+            self._set_status(reading.status)
+        elif self.status.startswith("board not visible") or not self.status:
+            self._set_status("board visible")
+        with self._lock:
+            out = self._observe(t, reading)
+        if self.on_frame is not None:
+            self.on_frame(t)
+        return out
+
+    def _observe(self, t: float, reading: Any) -> list[Observation]:
+        out: list[Observation] = []
+        out += self._spin(t, reading.carousel_angle_deg)
+        ok = reading.status == "ok"
+        if ok and reading.carousel_angle_deg is not None and not self.spin_tracker.moving:
+            out += self._seats(t, reading.seats)
+        out += self._die(t, reading.die if ok else UNKNOWN)
+        return out
+
+    def _spin(self, t: float, angle: float | None) -> list[Observation]:
+        tracker = self.spin_tracker
+        was_rested = tracker.rest_deg is not None
+        events = tracker.feed(t, angle)
+        out: list[Observation] = []
+        if not was_rested and not events and tracker.rest_deg is not None and not self._rested:
+            self._rested = True
+            self._rest(t, tracker.rest_deg)  # the first rest: the encoder's zero
+        for ev in events:
+            if ev.kind == "started":
+                if self.spins:
+                    out.append(SpinStarted(t=ev.t, angle_deg=round(ev.angle_deg, 3), direction=ev.direction))
+                continue
+            self._rested = True
+            self._rest(ev.t, ev.angle_deg)
+            if not self.spins:
+                continue
+            if ev.followed:
+                out.append(SpinStopped(t=ev.t, angle_deg=round(ev.angle_deg, 3), revolutions=round(abs(ev.turns), 4),
+                                       direction=ev.direction))
+            elif self.ask is not None:
+                self._pending_turn = ev
+                self.ask(FullTurnAsked(t=ev.t, part="carousel"))
+            else:
+                out.append(SpinStopped(t=ev.t, angle_deg=round(ev.angle_deg, 3), revolutions=0.0,
+                                       direction=ev.direction, uncertain=True,
+                                       reason="the camera lost the roof marker during the spin: turns not counted"))
+        return out
+
+    def _rest(self, t: float, angle: float) -> None:
+        if self.on_rest is not None:
+            self.on_rest(t, angle)
+
+    def take_answer(self, answer: Any) -> list[Observation]:
+        """The kids' YES/NO: with a full-turn question pending, the answer (journaled, nothing
+        for the referee in a spin) and the spin's stop it decides (YES: one full turn at least;
+        NO: a short spin); ``both``: asked again. Otherwise the answer alone."""
+        with self._lock:
+            pending = self._pending_turn
+            if pending is None or getattr(answer, "TYPE", "") != "answer":
+                return [answer]
+            if answer.value == "both":
+                if self.ask is not None:
+                    self.ask(FullTurnAsked(t=answer.t, part="carousel"))
+                return [answer]
+            self._pending_turn = None
+        yes = answer.value == "yes"
+        stop = SpinStopped(t=answer.t, angle_deg=round(pending.angle_deg, 3), revolutions=1.0 if yes else 0.0,
+                           direction=pending.direction,
+                           reason="turns told by the kids (YES)" if yes else "turns told by the kids (NO)")
+        return [answer, stop]
+
+    @property
+    def asking(self) -> bool:
+        """True while a full-turn question waits for the kids' answer."""
+        return self._pending_turn is not None
+
+    def _seats(self, t: float, seats: tuple[str, ...]) -> list[Observation]:
+        out: list[Observation] = []
+        for k, state in enumerate(seats):
+            settled = self._seat_stab[k].update(t, state)
+            if settled is None or settled == UNKNOWN:
+                continue
+            self.seats_known[k] = settled
+            if settled == "kid" and k not in self.game_seats and k not in self._reported and self._seat_asked is not None:
+                self._reported.add(k)
+                out.append(KidSeated(t=t, seat=k))
+        if UNKNOWN not in self.seats_known:
+            seen = tuple(k for k, s in enumerate(self.seats_known) if s == "kid")
+            if seen != self._seen_emitted:
+                self._seen_emitted = seen
+                out.append(SeatsSeen(t=t, occupied=seen))
+        return out
+
+    def _die(self, t: float, die: str) -> list[Observation]:
+        if not self._roll_asked:
+            self._die_stab.update(t, die)
+            return []
+        colour = die != UNKNOWN
+        if not colour and not self._die_left:
+            self._die_left = True  # picked up, rolling, under a hand
+            self._die_stab.reset()
+        if not self._die_left:
+            return []
+        if colour:
+            self._die_unread_since = None
+        elif self._die_unread_since is None:
+            self._die_unread_since = t
+        settled = self._die_stab.update(t, die)
+        if settled is not None and settled != UNKNOWN:
+            self._roll_asked = False
+            return [DieRolled(t=t, colour=settled)]
+        if self._die_unread_since is not None and t - self._die_unread_since >= self.die_unread_s:
+            self._roll_asked = False
+            return [DieRolled(t=t, colour=UNKNOWN)]
+        return []
+
+    # ------------------------------------------------------------------ Source protocol
+    def start(self, emit: Emit, clock: Clock) -> None:
+        """Read frames on a thread and ``emit`` observations (times from ``clock``)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            next_t = clock.now()
+            while not self._stop.is_set():
+                if self.frame_period_s > 0:
+                    if clock.wait(self._stop, next_t):
+                        break
+                    next_t = max(next_t + self.frame_period_s, clock.now())
+                try:
+                    observations = self.step(clock.now())
+                except Exception as exc:  # a reader bug must not kill the service
+                    log.exception("camera reader failed")
+                    self._set_status(f"camera lost: reader error: {exc}")
+                    break
+                if observations is None:
+                    break
+                for obs in observations:
+                    emit(obs)
+
+        self._thread = threading.Thread(target=loop, name="monsieur-camera", daemon=True)
+        self._thread.start()
+
+
+def monsieur_camera_from_config(config: Any, table: Any, layout: str, spec: str | None = None,
+                                clock: Callable[[], float] | None = None, frames: FrameSource | None = None,
+                                **kwargs: Any) -> MonsieurCameraSource:
+    """Build the Monsieur Carrousel camera source from the configuration.
+
+    Args:
+        config: the loaded configuration (``[camera]``; the geometry ``monsieur-board.toml``
+            and the lens ``camera.json`` of the calibration folder).
+        table: the referee's :class:`~companion.games.monsieur_carrousel.TableData` (the
+            margins, the disc side's seat colours).
+        layout: the disc side in play (``"1A"``-``"6B"``).
+        spec: overrides ``[camera] source`` (``picamera2``, ``opencv:...``, ``folder:...``).
+        clock: timestamps of the frames (default ``time.monotonic``).
+        frames: a frame source to use instead of opening ``spec`` (the simulated camera).
+        **kwargs: passed to :class:`MonsieurCameraSource` (``on_status``, ``spins``, ``ask``,
+            ``on_rest``, ``on_frame``).
+
+    Raises:
+        ValueError: a bad geometry or lens file, or geometry and layouts that disagree.
+        FrameSourceError: the camera cannot be opened.
+    """
+    import time
+
+    from companion.calibration_dir import optional_calibration
+    from companion.vision.calibration import load_lens
+    from companion.vision.monsieur import MonsieurReader
+    from companion.vision.monsieur_geometry import MonsieurGeometry
+    from companion.vision.registration import Registrar
+
+    cam = config["camera"]
+    geometry = MonsieurGeometry.load(config=config)
+    check_same_table(geometry, table)
+    geometry = geometry_for_layout(geometry, table.layouts[layout])
+    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config)
+    lens = load_lens(intrinsics) if intrinsics is not None else None
+    reader = MonsieurReader(geometry, table.board.seat_margin_deg, table.board.zone_margin_deg,
+                            Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"], lens=lens))
+    if frames is None:
+        spec = spec or cam["source"]
+        if spec == "auto":
+            spec = "picamera2"
+        options: dict[str, Any] = {"clock": clock or time.monotonic}
+        if spec == "picamera2":
+            options.update(size=(cam["width"], cam["height"]), warmup_s=cam["warmup_s"])
+        elif spec.startswith("opencv:") and spec[7:].isdigit():
+            options.update(size=(cam["width"], cam["height"]))
+        frames = open_frame_source(spec, **options)
+    return MonsieurCameraSource(frames, reader, settle_s=cam["settle_s"], frame_period_s=cam["frame_period_s"], **kwargs)
