@@ -551,11 +551,30 @@ class CarrosselReader:
         half_tile = g.tile_size_mm / 2
         cheb = np.max(np.abs(grid), axis=1)
         disc_r = g.disc_diameter_mm / 2
-        #: tile corners: inside the tile (1 mm in), outside the disc (1.5 mm out)
-        self._corner_mask = (cheb <= half_tile - 1.0) & (r >= disc_r + 1.5)
+        #: tile corners: inside the tile (1 mm in), outside the disc (1.5 mm out), every second
+        #: sample each way (1.5 mm: the colour needs no finer grid)
+        n_grid = _grid_n()
+        every_other = np.zeros((n_grid, n_grid), bool)
+        every_other[::2, ::2] = True
+        self._corner_mask = (cheb <= half_tile - 1.0) & (r >= disc_r + 1.5) & every_other.ravel()
         #: the disc, less its rim (1 mm)
         self._disc_mask = r <= disc_r - 1.0
         self._cream_mask = (r >= disc_r - 3.0) & (r <= disc_r - 1.0)
+        # the points a slot's reading samples: the letter's region (row-major, the shift search's
+        # reach around the letter window) first, then the rest of the corners, disc and cream
+        c, reach = n_grid // 2, self.LETTER_HALF + self.LETTER_SHIFT
+        ii, jj = np.meshgrid(np.arange(c - reach, c + reach + 1), np.arange(c - reach, c + reach + 1), indexing="ij")
+        region = (ii * n_grid + jj).ravel()
+        in_region = np.zeros(n_grid * n_grid, bool)
+        in_region[region] = True
+        rest = np.flatnonzero((self._corner_mask | self._disc_mask | self._cream_mask) & ~in_region)
+        sel = np.concatenate([region, rest])
+        where = np.full(n_grid * n_grid, -1)
+        where[sel] = np.arange(len(sel))
+        self._n_region = len(region)
+        self._sel_corner, self._sel_disc, self._sel_cream = (where[np.flatnonzero(mask)] for mask in
+                                                             (self._corner_mask, self._disc_mask, self._cream_mask))
+        self._sel_grid = sel
         # the white references: the fixed markers' paper band, and the centre marker's
         band = []
         for m in g.markers.values():
@@ -583,7 +602,10 @@ class CarrosselReader:
         right0 = np.stack([up0[:, 1], -up0[:, 0]], axis=1)
         tp = (c0[:, None, :] + grid[None, :, 0, None] * right0[:, None, :]
               + grid[None, :, 1, None] * up0[:, None, :]).reshape(-1, 2)
-        self._tile_points_h = np.vstack([tp.T, np.ones(len(tp))])
+        self._tile_points = np.ascontiguousarray(tp.reshape(-1, 1, 2), dtype=np.float32)
+        ngrid = len(grid)
+        self._slot_points = np.ascontiguousarray(
+            tp.reshape(len(c0), ngrid, 2)[:, self._sel_grid].reshape(-1, 1, 2), dtype=np.float32)
         n, w = _grid_n(), self.LETTER_HALF
         c = n // 2
         lw = self.letters.images[:, c - w:c + w + 1, c - w:c + w + 1].reshape(len(self.letters.animals), -1)
@@ -616,7 +638,6 @@ class CarrosselReader:
             (board angle deg CCW 0-360 (the marker's up vector), where its centre appears on the
             base board ``2`` mm, the match score), or why it is not seen.
         """
-        grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
         step, half = self.PATCH_STEP_MM, self.PATCH_HALF_MM
         n = self._patch_n
         m = reg.board_to_image @ self._patch_to_board
@@ -626,15 +647,16 @@ class CarrosselReader:
             corners = cv2.perspectiveTransform(np.array([[[0, 0], [n, 0], [n, n], [0, n]]], np.float64), m)[0]
         else:
             corners = reg.to_image(np.array([[-half, half], [half, half], [half, -half], [-half, -half]]))
-        h, w = grey.shape
+        h, w = frame.shape[:2]
         if corners[:, 0].min() < 0 or corners[:, 1].min() < 0 or corners[:, 0].max() > w or corners[:, 1].max() > h:
             return "the board's centre is out of the frame"
         if m is not None:
-            patch = cv2.warpPerspective(grey, m, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+            patch = cv2.warpPerspective(frame, m, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
         else:
-            pts = self._patch_points
-            px = reg.to_image(pts).astype(np.float32).reshape(n, n, 2)
-            patch = cv2.remap(grey, px[..., 0], px[..., 1], cv2.INTER_LINEAR)
+            px = reg.to_image(self._patch_points).astype(np.float32).reshape(n, n, 2)
+            patch = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR)
+        if patch.ndim == 3:
+            patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
         patch = patch.astype(np.float32)
         gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
         gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
@@ -742,8 +764,7 @@ class CarrosselReader:
         if white is None:
             return CarrosselReading("board not visible: the markers' white paper is out of the frame",
                                     registration=reg)
-        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-        found = self.centre_marker_match(grey, reg)
+        found = self.centre_marker_match(frame, reg)
         if isinstance(found, str):
             return CarrosselReading(f"centre marker not seen: {found}", registration=reg)
         corners = reg.to_image(_corners(found[1], self.geometry.centre_marker_size_mm, found[0])).astype(np.float32)
@@ -751,7 +772,6 @@ class CarrosselReader:
         if isinstance(pose, str):
             return CarrosselReading(pose, registration=reg, centre_corners_px=corners)
         angle, view = pose
-        angle = self.refine_angle(grey, view, angle)
         fault = self._colour_fault(flat, frame.shape, view, white, np.median(paper, axis=0))
         if fault:
             return CarrosselReading(fault, registration=reg, view=view, centre_corners_px=corners)
@@ -826,7 +846,9 @@ class CarrosselReader:
         a = math.radians(angle)
         rot = np.array([[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0], [0.0, 0.0, 1.0]])
         m = view.matrix(g.tile_top_z_mm if z_mm is None else z_mm) @ rot
-        px = view.project_many(m[None], self._tile_points_h)[0].astype(np.float32)
+        px = cv2.perspectiveTransform(self._tile_points, m)
+        if view.registration.lens is not None:
+            px = distort(px.reshape(-1, 2), *view.registration.lens).astype(np.float32)
         n = _grid_n()
         maps = px.reshape(len(g.cell_names) * n, n, 2)
         out = cv2.remap(frame, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
@@ -856,25 +878,39 @@ class CarrosselReader:
         """All 48 slots at once: the samples, the corners' colours, the empty cells' middles and
         the tiles' letters as array operations; one region rule per cell."""
         g = self.geometry
-        samples = self.tile_samples(frame, view, angle)
         ncell = len(g.cell_names)
-        flat = samples.reshape(ncell, -1, 3)
-        corner_px = flat[:, self._corner_mask]
-        seen = corner_px.max(axis=2) > 0
-        clipped = corner_px.min(axis=2) >= CLIPPED
+        a = math.radians(angle)
+        rot = np.array([[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0], [0.0, 0.0, 1.0]])
+        px = cv2.perspectiveTransform(self._slot_points, view.matrix(g.tile_top_z_mm) @ rot)
+        if view.registration.lens is not None:
+            px = distort(px.reshape(-1, 2), *view.registration.lens).astype(np.float32)
+        px = px.reshape(ncell, -1, 2)
+        flat = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                         borderValue=(0, 0, 0))
+        h, w = frame.shape[:2]
+        lo, hi = px.reshape(-1, 2).min(axis=0), px.reshape(-1, 2).max(axis=0)
+        corner_px = flat[:, self._sel_corner]
+        # numpy reduces a short last axis slowly: the three channels compared one by one
+        cb, cg, cr = corner_px[..., 0], corner_px[..., 1], corner_px[..., 2]
+        if lo.min() >= 0 and hi[0] <= w - 1 and hi[1] <= h - 1:  # the whole board in the frame
+            black = np.zeros(flat.shape[:2], bool)
+        else:
+            black = (flat[..., 0] == 0) & (flat[..., 1] == 0) & (flat[..., 2] == 0)  # outside the frame
+        seen = ~black[:, self._sel_corner]
+        clipped = (cb >= CLIPPED) & (cg >= CLIPPED) & (cr >= CLIPPED)
         lab = linear_to_lab(srgb_to_linear(corner_px.reshape(-1, 3)), white)
         cls = self.classifier.pixel_classes(lab).reshape(ncell, -1).astype(np.int64)
         cls[clipped] = -1
         width = len(self.references.names) + OFFSET
         code = np.arange(ncell)[:, None] * width + cls + OFFSET
         counts = np.bincount(code[seen], minlength=ncell * width).reshape(ncell, width)
-        outside = (seen.mean(axis=1) < 0.95) | ((flat.max(axis=2) == 0).mean(axis=1) > 0.02)
+        outside = (seen.mean(axis=1) < 0.95) | (black.mean(axis=1) > 0.02)
         lum = self._lum_b[flat[..., 0]] + self._lum_g[flat[..., 1]] + self._lum_r[flat[..., 2]]
         # empty cells: the middle as light as the corners (a 5 mm number, no disc or letter)
-        corner_lum = np.median(lum[:, self._corner_mask], axis=1)
-        dark = (lum[:, self._disc_mask] < 0.55 * np.maximum(corner_lum, 1e-4)[:, None]).mean(axis=1)
+        corner_lum = np.median(lum[:, self._sel_corner], axis=1)
+        dark = (lum[:, self._sel_disc] < 0.55 * np.maximum(corner_lum, 1e-4)[:, None]).mean(axis=1)
         # tiles: the letter against the disc's cream
-        cream = np.percentile(lum[:, self._cream_mask], 75, axis=1)
+        cream = np.percentile(lum[:, self._sel_cream], 75, axis=1)
         out: dict[str, SlotReading] = {}
         tiles: list[tuple[int, str, float]] = []
         for i, name in enumerate(g.cell_names):
@@ -892,8 +928,9 @@ class CarrosselReader:
                 tiles.append((i, colour.label, colour.confidence))
         if tiles:
             idx = np.array([t[0] for t in tiles])
-            rel = lum[idx] / np.maximum(cream[idx], 1e-4)[:, None]
-            scores, _shift = self.letter_scores(rel)
+            side = 2 * (self.LETTER_HALF + self.LETTER_SHIFT) + 1
+            region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
+            scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
             for (i, colour_name, conf), r in zip(tiles, scores):
                 order = np.argsort(-r)
                 best, second = float(r[order[0]]), float(r[order[1]])
@@ -924,14 +961,27 @@ class CarrosselReader:
         one = rel.size == n * n
         rel = rel.reshape(-1, n, n)
         c, w, s = n // 2, self.LETTER_HALF, self.LETTER_SHIFT
-        region = rel[:, c - w - s:c + w + s + 1, c - w - s:c + w + s + 1]
-        win = np.lib.stride_tricks.sliding_window_view(region, (2 * w + 1, 2 * w + 1), axis=(1, 2))
-        win = win.reshape(len(rel), -1, (2 * w + 1) ** 2)
-        win = win - win.mean(axis=2, keepdims=True)
-        win /= np.maximum(np.linalg.norm(win, axis=2, keepdims=True), 1e-6)
-        r = win @ self._letter_windows.T
-        best, at = r.max(axis=1), r.argmax(axis=1)
+        best, at = self._letter_region_scores(rel[:, c - w - s:c + w + s + 1, c - w - s:c + w + s + 1])
         return (best[0], at[0]) if one else (best, at)
+
+    def _letter_region_scores(self, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`letter_scores` on ``n x S x S`` letter regions (``S = 2 (LETTER_HALF +
+        LETTER_SHIFT) + 1``): ``n x K`` best r and shift index."""
+        w, s = self.LETTER_HALF, self.LETTER_SHIFT
+        region = np.asarray(region, dtype=np.float32)
+        q, k, m = 2 * w + 1, 2 * s + 1, len(region)
+        win = np.lib.stride_tricks.sliding_window_view(region, (q, q), axis=(1, 2)).reshape(m, -1, q * q)
+        # the templates have zero mean and unit norm: the numerator needs no window mean; each
+        # window's sum and sum of squares come from integral images
+        num = win @ self._letter_windows.T
+        sums = np.zeros((2, m, 2 * (w + s) + 2, 2 * (w + s) + 2), np.float32)
+        sums[0, :, 1:, 1:] = region.cumsum(axis=1).cumsum(axis=2)
+        sums[1, :, 1:, 1:] = (region * region).cumsum(axis=1).cumsum(axis=2)
+        box = sums[:, :, q:q + k, q:q + k] - sums[:, :, :k, q:q + k] - sums[:, :, q:q + k, :k] + sums[:, :, :k, :k]
+        sx, sxx = box[0].reshape(m, -1), box[1].reshape(m, -1)
+        den = np.sqrt(np.maximum(sxx - sx * sx / (q * q), 1e-9))
+        r = num / den[:, :, None]
+        return r.max(axis=1), r.argmax(axis=1)
 
 
 def _peak_offset(left: float | None, mid: float, right: float | None) -> float:
