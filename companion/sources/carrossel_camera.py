@@ -179,7 +179,7 @@ class CarrosselWatch:
                     self._say(PlayDisagrees(t=obs.t, player=obs.player,  # type: ignore[attr-defined]
                                             entered=_play_text(obs.slot, obs.animals, obs.ability),  # type: ignore[attr-defined]
                                             read=_play_text(read.slot, read.animals),
-                                            kept="read" if any(c.TYPE == "invalid_observation" for c in calls) else "entered"))
+                                            kept="entered" if any(c.TYPE in ("play_received", "revealed") for c in calls) else "read"))
 
     def _say(self, call: Call) -> None:
         self.disagreements.append(call)
