@@ -194,28 +194,39 @@ class _SeatPlan:
     def __init__(self, reader: MonsieurReader, cam: TableCamera, angle: float, shape: tuple[int, ...]):
         g = reader.geometry
         h, w = shape[:2]
+        n = g.n_seats
         z = g.disc_top_z_mm
         top = z + g.kid_height_mm
         head_z = top - 3.0
         reach = g.kid_base_radius_mm + g.kid_max_offset_mm + 1.0  # a token, anywhere it may stand, + 1 mm
-        centres = np.array([g.seat_centre(k, angle) for k in range(g.n_seats)])
-        idx, seg, colour = [], [], []
-        self.planned = np.zeros((3, g.n_seats))
-        for k in range(g.n_seats):
-            c = centres[k]
-            for part, (pts, zz) in enumerate(((c + reader._ring, z), (c + reader._core, z), (c + reader._head, head_z))):
-                px = np.rint(cam.to_image(pts, zz)).astype(np.int64)
-                ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
-                ok &= ~reader._hidden(cam, pts, zz)
-                others = centres if part == 0 else np.delete(centres, k, axis=0)
-                ok &= ~_behind_tokens(cam, pts, zz, top, others, reach)
-                self.planned[part, k] = len(pts)
-                idx.append(px[ok, 1] * w + px[ok, 0])
-                seg.append(np.full(int(ok.sum()), 3 * k + part, np.int64))
-                colour.append(np.full(int(ok.sum()), k, np.int64))
-        self.idx = np.concatenate(idx)
-        self.seg = np.concatenate(seg)
-        seat = np.concatenate(colour)
+        centres = np.array([g.seat_centre(k, angle) for k in range(n)])
+        offsets = (reader._ring, reader._core, reader._head)
+        self.planned = np.array([[len(o)] * n for o in offsets], dtype=np.float64)
+        # every sample of every seat at once: seat, part, board point, height
+        seat = np.concatenate([np.repeat(np.arange(n), len(o)) for o in offsets])
+        part = np.concatenate([np.full(n * len(o), j) for j, o in enumerate(offsets)])
+        pts = np.concatenate([(centres[:, None, :] + o[None, :, :]).reshape(-1, 2) for o in offsets])
+        zs = np.where(part == 2, head_z, z)
+        px = np.empty_like(pts)
+        for zz in (z, head_z):
+            sel = zs == zz
+            px[sel] = cam.to_image(pts[sel], zz)
+        px = np.rint(px).astype(np.int64)
+        ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
+        c = cam.centre_mm
+        # the roof (skirt and cone inside its cylinder) and the figure hide what lies behind them
+        ok &= ~_ray_passes(c, pts, zs, g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray([g.axis_mm]), g.roof_radius_mm + 1.0)
+        ok &= ~_ray_passes(c, pts, zs, z, g.figure_top_z_mm, np.asarray([g.figure_mm]), g.figure_radius_mm + 1.0)
+        # a token on its own seat may hide a ring; a middle or a head only another seat's
+        # token; only the two neighbours' can (the next ones are 85 mm away, beyond a token's
+        # height times any tilt)
+        ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat - 1) % n][:, None, :], reach, each=True)[:, 0]
+        ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat + 1) % n][:, None, :], reach, each=True)[:, 0]
+        ring = part == 0
+        ok[ring] &= ~_ray_passes(c, pts[ring], zs[ring], z, top, centres[seat[ring]][:, None, :], reach, each=True)[:, 0]
+        self.idx = px[ok, 1] * w + px[ok, 0]
+        self.seg = (3 * seat + part)[ok]
+        seat = seat[ok]
         self.unit = reader._print_unit[seat]
         self.print_cl = reader._print_cl[seat]
         self.print_l = reader._print_l[seat]
@@ -224,18 +235,30 @@ class _SeatPlan:
         self.shape = tuple(shape[:2])
 
 
-def _behind_tokens(cam: TableCamera, pts: np.ndarray, z: float, top: float, centres: np.ndarray,
-                   reach: float) -> np.ndarray:
-    """Points (``N x 2`` at height ``z``) whose ray to the camera passes within ``reach`` mm of
-    one of ``centres`` (``M x 2``) below height ``top``: a token standing there could hide them."""
-    hidden = np.zeros(len(pts), dtype=bool)
-    if len(centres) == 0:
-        return hidden
-    for zz in np.linspace(z, top, 7):
-        q = cam.ray_at(pts, z, zz)
-        d2 = ((q[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
-        hidden |= (d2 <= reach * reach).any(axis=1)
-    return hidden
+def _ray_passes(camera_mm: np.ndarray, pts: np.ndarray, z: np.ndarray, z_lo: float, z_hi: float,
+                centres: np.ndarray, radius: float, each: bool = False) -> np.ndarray:
+    """Do the rays from points (``N x 2`` mm at heights ``z``, ``N``) to the camera's centre
+    (``3`` mm) pass within ``radius`` mm of a vertical axis through one of ``centres``
+    (``M x 2``, or ``N x M x 2``: each point its own) between heights ``z_lo`` and ``z_hi``?
+    ``N`` bool, or ``N x M`` with ``each``.
+
+    The ray's part between the two heights is a segment in plan view; its nearest point to each
+    centre decides (exact for a vertical cylinder)."""
+    zc = camera_mm[2]
+    zz = np.asarray(z, dtype=np.float64)
+    lo = np.clip((np.maximum(z_lo, zz) - zz) / np.maximum(zc - zz, 1e-6), 0.0, 1.0)
+    hi = np.clip((z_hi - zz) / np.maximum(zc - zz, 1e-6), 0.0, 1.0)
+    toward = camera_mm[:2] - pts
+    a = pts + lo[:, None] * toward
+    ab = (hi - lo)[:, None] * toward
+    cen = centres if centres.ndim == 3 else centres[None, :, :]  # M x 2 for all, or N x M x 2 per point
+    rel = cen - a[:, None, :]  # N x M x 2
+    norm = np.maximum((ab * ab).sum(axis=1), 1e-12)
+    t = np.clip((rel * ab[:, None, :]).sum(axis=2) / norm[:, None], 0.0, 1.0)
+    d = rel - t[:, :, None] * ab[:, None, :]
+    hit = (d * d).sum(axis=2) <= radius * radius
+    hit &= (hi > lo)[:, None]
+    return hit if each else hit.any(axis=1)
 
 
 class MonsieurReader:
@@ -448,18 +471,6 @@ class MonsieurReader:
             self._paper_plan = (reg, frame.shape[:2], idx)
         pix = np.take(frame.reshape(-1, 3), idx, axis=0)
         return white_of(pix), (np.median(pix, axis=0) if len(pix) else np.zeros(3))
-
-    def _hidden(self, cam: TableCamera, pts: np.ndarray, z: float) -> np.ndarray:
-        """Points (``N x 2`` at height ``z``) whose ray to the camera passes through the roof
-        or the figure (cylinders; the roof's cone is inside its skirt's cylinder)."""
-        g = self.geometry
-        ax = np.asarray(g.axis_mm)
-        hidden = np.zeros(len(pts), dtype=bool)
-        for zz in np.linspace(g.roof_bottom_z_mm, g.roof_top_z_mm, 4):
-            hidden |= np.hypot(*(cam.ray_at(pts, z, zz) - ax).T) <= g.roof_radius_mm + 1.0
-        for zz in np.linspace(z, g.figure_top_z_mm, 6):
-            hidden |= np.hypot(*(cam.ray_at(pts, z, zz) - np.asarray(g.figure_mm)).T) <= g.figure_radius_mm + 1.0
-        return hidden
 
     def _seats(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray) -> tuple[str, ...]:
         """Each seat's state from its planned samples (see the module notes)."""

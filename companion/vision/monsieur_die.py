@@ -72,6 +72,7 @@ class DieReader:
             face's printed edge, the warp's resolution).
         min_fill: the blob fills at least this fraction (0-1) of its rotated rectangle (a
             square fills it all, a round print 0.79; a die's rounded corners about 0.8).
+        coarse_px_per_mm: resolution of the first pass that finds the blobs to look at.
         min_vote: the blob's pixels of its colour at least this share of its inside (its
             border pixels aside).
 
@@ -80,7 +81,7 @@ class DieReader:
 
     def __init__(self, geometry: MonsieurGeometry, references: ColourReferences, px_per_mm: float = 1.0,
                  hue_tolerance_deg: float = 12.0, min_chroma: float = 15.0, size_tolerance: float = 0.3,
-                 min_fill: float = 0.7, min_vote: float = 0.8):
+                 min_fill: float = 0.7, min_vote: float = 0.8, coarse_px_per_mm: float = 0.5):
         self.geometry = g = geometry
         self.px_per_mm = float(px_per_mm)
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
@@ -96,35 +97,26 @@ class DieReader:
         self._cl = (chroma / lab[:, 0]).astype(np.float32)
         kernel = max(int(round(g.die_size_mm * self.px_per_mm / 3.0)), 1)
         self._kernel = np.ones((kernel, kernel), np.uint8)
-        x0, y0, x1, y1 = g.die_area_mm
-        self._origin = (x0, y1)  # the warped image's top-left: board (x0, y1), y down
-        self._size = (int(round((x1 - x0) * self.px_per_mm)), int(round((y1 - y0) * self.px_per_mm)))
+        self.coarse_px_per_mm = float(coarse_px_per_mm)
 
-    def _board_to_warp(self) -> np.ndarray:
-        s = self.px_per_mm
-        x0, y1 = self._origin
-        return np.array([[s, 0.0, -s * x0], [0.0, -s, s * y1], [0.0, 0.0, 1.0]])
+    def _warp_matrix(self, scale: float, origin: tuple[float, float]) -> np.ndarray:
+        """Board mm to warped pixels: ``scale`` px/mm, board ``origin`` (x, y) at the top-left, y down."""
+        x0, y1 = origin
+        return np.array([[scale, 0.0, -scale * x0], [0.0, -scale, scale * y1], [0.0, 0.0, 1.0]])
 
-    def _mask(self, cam: TableCamera, z: float) -> np.ndarray:
-        """Warped pixels where the die's top can be seen (255): the carousel's disc with its
-        tokens, the roof and the figure as the camera sees them against the plane at ``z``
-        are masked out (0)."""
+    def _hidden_circles(self, cam: TableCamera, z: float) -> list[tuple[float, float, float]]:
+        """Circles (x, y, radius; board mm) of the plane at ``z`` that the carousel's disc with
+        its tokens, the roof, the figure and its arm hide from the camera."""
         g = self.geometry
-        w, h = self._size
-        mask = np.full((h, w), 255, np.uint8)
-        m = self._board_to_warp()
         c = cam.centre_mm
+        out: list[tuple[float, float, float]] = []
 
         def hide(centre_mm: tuple[float, float], radius: float, heights: np.ndarray) -> None:
             for zz in heights:
-                s = (zz - z) / max(c[2] - z, 1e-6)
-                if s < 0:
-                    s = 0.0
+                s = max((zz - z) / max(c[2] - z, 1e-6), 0.0)
                 # the plane's points whose ray passes height zz within radius of centre
                 q = (np.asarray(centre_mm) - s * c[:2]) / (1.0 - s)
-                p = m @ np.array([q[0], q[1], 1.0])
-                cv2.circle(mask, (int(round(p[0])), int(round(p[1]))),
-                           int(np.ceil(radius / (1.0 - s) * self.px_per_mm)) + 2, 0, -1)
+                out.append((float(q[0]), float(q[1]), radius / (1.0 - s)))
 
         top = g.disc_top_z_mm + g.kid_height_mm
         hide(g.axis_mm, g.disc_radius_mm + 2.0, np.linspace(z, max(top, z), 4))
@@ -135,10 +127,62 @@ class DieReader:
             for u in np.linspace(0.0, 1.0, 8):
                 q = a + u * (b - a)
                 hide((float(q[0]), float(q[1])), 6.0, np.array([max(float(q[2]) - 4.0, z), float(q[2]) + 4.0]))
+        return out
+
+    def _mask(self, circles: list[tuple[float, float, float]], scale: float, origin: tuple[float, float],
+              size: tuple[int, int]) -> np.ndarray:
+        """Warped pixels where the die's top can be seen (255), the ``circles`` masked out (0)."""
+        w, h = size
+        mask = np.full((h, w), 255, np.uint8)
+        x0, y1 = origin
+        for x, y, r in circles:
+            cv2.circle(mask, (int(round((x - x0) * scale)), int(round((y1 - y) * scale))),
+                       int(np.ceil(r * scale)) + 2, 0, -1)
         return mask
+
+    def _labels(self, frame: np.ndarray, cam: TableCamera, white: np.ndarray, scale: float,
+                origin: tuple[float, float], size: tuple[int, int], circles: list[tuple[float, float, float]],
+                floors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The warped plane's pixel labels (``h x w int64``: die colour index, -1 none) and the
+        per-colour chroma floors (``K``; given, or measured here: a colour that covers much more
+        of the board than a die top is the board's own print, the sun half's pale yellow, and a
+        die top of that hue must stand out above it)."""
+        z = self.geometry.die_size_mm
+        w, h = size
+        m = self._warp_matrix(scale, origin) @ np.linalg.inv(cam.plane_homography(z))
+        src = frame if cam.registration.lens is None else cv2.undistort(frame, *cam.registration.lens)
+        warped = cv2.warpPerspective(src, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0))
+        mask = self._mask(circles, scale, origin, size)
+        flat = warped.reshape(-1, 3)
+        labels = np.full(h * w, -1, np.int64)
+        cand = np.flatnonzero((mask.reshape(-1) > 0) & (flat.min(axis=1) < CLIPPED) & (flat.max(axis=1) > 8))
+        if floors is None:
+            floors = np.full(len(self.colours), self.min_chroma)
+            measure = True
+        else:
+            measure = False
+        if len(cand):
+            lab = linear_to_lab(_LUT[flat[cand]], white)
+            chroma = np.hypot(lab[:, 1], lab[:, 2])
+            along = lab[:, 1:] @ self._unit.T  # N x K: chroma along each print colour's hue
+            ok = (along >= self.cos_hue * chroma[:, None]) & (chroma[:, None] >= self.min_chroma)
+            label = np.where(ok.any(axis=1), np.argmax(np.where(ok, along, -np.inf), axis=1), -1)
+            if measure:
+                area = (z * scale) ** 2
+                for k in range(len(self.colours)):
+                    sel = label == k
+                    if sel.sum() > 8 * area:
+                        floors[k] = float(np.percentile(chroma[sel], 90)) + self.min_chroma
+            label[(label >= 0) & (chroma < floors[np.maximum(label, 0)])] = -1
+            labels[cand] = label
+        return labels.reshape(h, w), floors
 
     def read(self, frame: np.ndarray, cam: TableCamera, angle_deg: float, white: np.ndarray) -> DieReading:
         """Read the die's top colour.
+
+        A coarse pass (``coarse_px_per_mm``) over the whole die area finds the colour blobs of
+        about a die top's size; each is then looked at again at ``px_per_mm`` in a window
+        around it.
 
         Args:
             frame: ``H x W x 3 uint8`` BGR.
@@ -151,72 +195,63 @@ class DieReader:
         """
         g = self.geometry
         z = g.die_size_mm
-        m = self._board_to_warp() @ np.linalg.inv(cam.plane_homography(z))
-        w, h = self._size
-        if cam.registration.lens is not None:
-            und = cv2.undistort(frame, *cam.registration.lens)
-            warped = cv2.warpPerspective(und, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0))
-        else:
-            warped = cv2.warpPerspective(frame, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0))
-        mask = self._mask(cam, z)
-        flat = warped.reshape(-1, 3)
-        cand = np.flatnonzero((mask.reshape(-1) > 0) & (flat.min(axis=1) < CLIPPED) & (flat.max(axis=1) > 8))
-        if len(cand) == 0:
-            return DieReading(UNKNOWN, "no die top found (under a hand, off the board or on its edge)")
-        lab = linear_to_lab(_LUT[flat[cand]], white)
-        chroma = np.hypot(lab[:, 1], lab[:, 2])
-        along = lab[:, 1:] @ self._unit.T  # N x K: chroma along each print colour's hue
-        ok = (along >= self.cos_hue * chroma[:, None]) & (chroma[:, None] >= self.min_chroma)
-        label = np.full(len(cand), -1, np.int64)
-        best = np.argmax(np.where(ok, along, -np.inf), axis=1)
-        has = ok.any(axis=1)
-        label[has] = best[has]
-        # a colour that covers much more of the board than a die top is the board's own print
-        # (the sun half's pale yellow): a die top of that hue must stand out above it
-        area = (z * self.px_per_mm) ** 2
+        x0, y0, x1, y1 = g.die_area_mm
+        cs = self.coarse_px_per_mm
+        circles = self._hidden_circles(cam, z)
+        coarse, floors = self._labels(frame, cam, white, cs, (x0, y1),
+                                      (int(round((x1 - x0) * cs)), int(round((y1 - y0) * cs))), circles)
+        side_c = z * cs
+        windows = []
         for k in range(len(self.colours)):
-            sel = label == k
-            if sel.sum() > 8 * area:
-                floor = float(np.percentile(chroma[sel], 90)) + self.min_chroma
-                label[sel & (chroma < floor)] = -1
-        side = z * self.px_per_mm
+            n, _comp, stats, _ = cv2.connectedComponentsWithStats((coarse == k).astype(np.uint8), connectivity=8)
+            areas = stats[:, cv2.CC_STAT_AREA]
+            for j in np.flatnonzero((areas >= 0.3 * side_c * side_c) & (areas <= 4.0 * side_c * side_c)):
+                if j == 0:
+                    continue
+                bx, by, bw, bh = stats[j, :4]
+                if max(bw, bh) > 2.5 * side_c:
+                    continue
+                cx, cy = x0 + (bx + bw / 2.0) / cs, y1 - (by + bh / 2.0) / cs
+                windows.append((cx, cy))
+        s = self.px_per_mm
+        side = z * s
         lo, hi = side * (1.0 - self.size_tolerance), side * (1.0 + self.size_tolerance)
-        tops: list[tuple[int, np.ndarray, float]] = []
-        labels_img = np.full(h * w, -1, np.int64)
-        labels_img[cand] = label
-        labels_img = labels_img.reshape(h, w)
-        for k in range(len(self.colours)):
-            # an opening by a third of the side cuts off what touches the top (an edge of a side
-            # face of a near hue, a blurred border) and keeps the square whole
-            binary = cv2.morphologyEx((labels_img == k).astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
-            if int(binary.sum()) < lo * lo * self.min_fill:
-                continue
-            n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=4)
-            for j in range(1, n):
-                area = stats[j, cv2.CC_STAT_AREA]
-                if not lo * lo * self.min_fill <= area <= hi * hi:
+        half = z * 1.5  # mm around the coarse blob's centre
+        tops: list[tuple[int, np.ndarray]] = []
+        for cx, cy in windows:
+            origin = (cx - half, cy + half)
+            size = (int(round(2 * half * s)), int(round(2 * half * s)))
+            labels, _ = self._labels(frame, cam, white, s, origin, size, circles, floors)
+            for k in range(len(self.colours)):
+                # an opening by a third of the side cuts off what touches the top (an edge of a
+                # side face of a near hue, a blurred border) and keeps the square whole
+                binary = cv2.morphologyEx((labels == k).astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
+                if int(binary.sum()) < lo * lo * self.min_fill:
                     continue
-                x, y, bw, bh = stats[j, :4]
-                ys, xs = np.nonzero(comp[y:y + bh, x:x + bw] == j)
-                pts = np.stack([xs + x, ys + y], axis=1).astype(np.float32)
-                (cx, cy), (rw, rh), _a = cv2.minAreaRect(pts)
-                rw, rh = rw + 1.0, rh + 1.0  # pixel extents, not centre to centre
-                if not (lo <= rw <= hi and lo <= rh <= hi) or area / (rw * rh) < self.min_fill:
-                    continue
-                tops.append((k, np.array([cx, cy]), float(area)))
+                n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=4)
+                areas = stats[:, cv2.CC_STAT_AREA]
+                for j in np.flatnonzero((areas >= lo * lo * self.min_fill) & (areas <= hi * hi)):
+                    if j == 0:
+                        continue
+                    ys, xs = np.nonzero(comp == j)
+                    pts = np.stack([xs, ys], axis=1).astype(np.float32)
+                    (px, py), (rw, rh), _a = cv2.minAreaRect(pts)
+                    rw, rh = rw + 1.0, rh + 1.0  # pixel extents, not centre to centre
+                    if not (lo <= rw <= hi and lo <= rh <= hi) or areas[j] / (rw * rh) < self.min_fill:
+                        continue
+                    # its inside (a third of the side from the centre) must vote for the colour
+                    r = max(int(side / 3.0), 1)
+                    ix, iy = int(round(px)), int(round(py))
+                    inside = labels[max(iy - r, 0):iy + r + 1, max(ix - r, 0):ix + r + 1]
+                    if inside.size == 0 or float(np.mean(inside == k)) < self.min_vote:
+                        continue
+                    centre = np.array([origin[0] + px / s, origin[1] - py / s])
+                    if all(np.linalg.norm(centre - c) > z / 2.0 or kk != k for kk, c in tops):
+                        tops.append((k, centre))
         if not tops:
             return DieReading(UNKNOWN, "no die top found (under a hand, off the board or on its edge)")
         if len(tops) > 1:
-            s, (x0, y1) = self.px_per_mm, self._origin
-            where = ", ".join(f"{self.colours[k]} at ({x0 + c[0] / s:.0f}, {y1 - c[1] / s:.0f}) mm" for k, c, _a in tops)
+            where = ", ".join(f"{self.colours[k]} at ({c[0]:.0f}, {c[1]:.0f}) mm" for k, c in tops)
             return DieReading(UNKNOWN, f"{len(tops)} die-sized squares of print colour ({where}): not sure which is the die")
-        k, centre, _area = tops[0]
-        # its inside (a third of the side from the centre) must vote for the colour
-        r = max(int(side / 3.0), 1)
-        cx, cy = int(round(centre[0])), int(round(centre[1]))
-        inside = labels_img[max(cy - r, 0):cy + r + 1, max(cx - r, 0):cx + r + 1]
-        if inside.size == 0 or float(np.mean(inside == k)) < self.min_vote:
-            return DieReading(UNKNOWN, "the die's top is not one clear colour")
-        s = self.px_per_mm
-        x0, y1 = self._origin
-        return DieReading(self.colours[k], "", (float(x0 + centre[0] / s), float(y1 - centre[1] / s)))
+        k, centre = tops[0]
+        return DieReading(self.colours[k], "", (float(centre[0]), float(centre[1])))
