@@ -68,3 +68,43 @@ def test_the_camera_page_shows_the_simulated_frame_with_the_readers_overlay(tmp_
     finally:
         page.close()
         stop(tap, thread, rc)
+
+
+def test_a_real_tables_camera_a_video_file_is_shown_with_the_overlay(tmp_path, monkeypatch, mock_factory):
+    """`--table hardware` with a video file as the camera (as tests/test_real_tables.py plays it):
+    the page's frame is the video's latest frame read, with the reader's overlay."""
+    import urllib.request
+
+    from companion.vision.sim import Conditions, SimulatedCamera
+    from tests.real_table import Companion
+
+    video = tmp_path / "table.avi"
+    camera = SimulatedCamera(seed=11, conditions=Conditions(height_mm=600, tilt_deg=8, azimuth_deg=30, roll_deg=5,
+                                                            light=1.0, kelvin=5000, gradient=0.05, vignetting=0.2,
+                                                            noise_sigma=1.5, blur_px=0.0, jpeg_quality=0, hands=()))
+    camera.set_table(spaces=("empty", "green", "blue", "yellow", "red", "black", "empty"),
+                     cards={"south": ("green", "blue", "yellow"), "north": ("blue", "red", "black")})
+    image = camera.read().image
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 30, (640, 480))
+    for _ in range(200):  # 10 s of the same table at 50 ms a frame: longer than the test
+        writer.write(image)
+    writer.release()
+    config = web_config(tmp_path, players={"names": ["Ana", "Ben"]}, calibration={"dir": str(tmp_path / "cal")},
+                        camera={"source": f"opencv:{video}", "frame_period_s": 0.05, "settle_s": 0.12})
+    tap, web = CallTap(monkeypatch), WebTap(monkeypatch)
+    companion = Companion(tap, config, "carrousel")
+    try:
+        url = web.url(timeout=20)
+        tap.next("game_started", timeout=20)  # the game starts from the cards the camera sees
+        view = web.pages[-1].hub.camera
+        assert view is not None and view.source.frames_read > 0
+        with urllib.request.urlopen(url + "api/camera.jpg", timeout=5) as reply:
+            shown = cv2.imdecode(np.frombuffer(reply.read(), np.uint8), cv2.IMREAD_COLOR)
+        assert shown.shape == (480, 640, 3)
+        assert shown[2:16].mean() < 40 < image[2:16].mean()  # draw_overlay's status bar
+        # Away from the overlay's drawings the page shows the video's own pixels.
+        assert np.abs(shown[300:340, 10:40].astype(int) - image[300:340, 10:40].astype(int)).mean() < 8
+        info = view()[1]
+        assert info["status"] == "ok" and info["regions"][1]["label"] == "green"
+    finally:
+        companion.stop()
