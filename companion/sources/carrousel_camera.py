@@ -25,6 +25,7 @@ Seats: player 1 sits at the first seat of ``seats``, player 2 at the second, and
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -111,6 +112,7 @@ class CarrouselCameraSource(ReadingThread):
         self.latest: tuple[float, Any, Any] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._capture_thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ one frame
     def _set_status(self, text: str) -> None:
@@ -123,17 +125,30 @@ class CarrouselCameraSource(ReadingThread):
     def step(self, t: float) -> list[Observation] | None:
         """Read one frame at session time ``t`` (seconds) and return the observations it
         completes; None when the frames have ended or the camera is lost."""
+        frame = self._capture(None)
+        if frame is None:
+            return None
+        return self.process(t, frame.image)
+
+    def _capture(self, into: Any) -> Any:
+        """The next frame (read into the ``H x W x 3 uint8`` array ``into`` when the frame
+        source can, see ``read_into``), or None after telling why there is none."""
         try:
-            frame = self.frames.read()
+            read_into = getattr(self.frames, "read_into", None)
+            frame = read_into(into) if into is not None and read_into is not None else self.frames.read()
         except (CameraLost, FrameSourceError) as exc:
             self._set_status(str(exc) if str(exc).startswith("camera lost") else f"camera lost: {exc}")
             return None
         if frame is None:
             self._set_status("camera: end of frames")
-            return None
+        return frame
+
+    def process(self, t: float, image: Any) -> list[Observation]:
+        """Read one frame's image (``H x W x 3 uint8`` BGR) taken at session time ``t`` (s) and
+        return the observations it completes."""
         self.frames_read += 1
-        reading = self.reader.read(frame.image, stream=True, t=t)  # t: a frozen camera is told
-        self.latest = (t, frame.image, reading)  # one tuple, so a page never sees a mixed pair
+        reading = self.reader.read(image, stream=True, t=t)  # t: a frozen camera is told
+        self.latest = (t, image, reading)  # one tuple, so a page never sees a mixed pair
         out: list[Observation] = []
         if reading.status != "ok":
             self._set_status(reading.status)
@@ -183,31 +198,104 @@ class CarrouselCameraSource(ReadingThread):
 
     # ------------------------------------------------------------------ Source protocol
     def start(self, emit: Emit, clock: Clock) -> None:
-        """Read frames on a thread and ``emit`` observations (times from ``clock``)."""
+        """Capture frames on one thread and read them on another, and ``emit`` observations
+        (times from ``clock``: the moment each frame was captured).
+
+        Capture never waits for the reader: the newest frame wins (a frame the reader had no
+        time for is dropped, never queued). Frames are read into at most five arrays reused
+        in turn when the frame source can (``read_into``: a video file or an OpenCV device),
+        so nothing of a frame's size is allocated per frame; a buffer is written again only
+        after the reader has moved on from it, a newer frame is :attr:`latest` and one more
+        buffer has been freed since (a web page copying the frame it was shown has a frame's
+        time to do so).
+        """
         if self._thread is not None:
             return
         self._stop.clear()
+        newest = _NewestFrame()
+        free: collections.deque[Any] = collections.deque()
+        reusable = getattr(self.frames, "read_into", None) is not None
 
-        def loop() -> None:
+        def capture() -> None:
             next_t = clock.now()
-            while not self._stop.is_set():
-                if self.frame_period_s > 0:
-                    if clock.wait(self._stop, next_t):
+            try:
+                while not self._stop.is_set():
+                    if self.frame_period_s > 0:
+                        if clock.wait(self._stop, next_t):
+                            break
+                        next_t = max(next_t + self.frame_period_s, clock.now())
+                    # the buffer freed longest ago, leaving the one freed last alone for a frame
+                    into = (free.popleft() if len(free) >= 2 else _NEW) if reusable else None
+                    frame = self._capture(None if into is _NEW else into)
+                    if frame is None:
                         break
-                    next_t = max(next_t + self.frame_period_s, clock.now())
+                    dropped = newest.put((clock.now(), frame.image))
+                    if dropped is not None and reusable:
+                        free.append(dropped[1])
+            finally:
+                newest.close()
+
+        def read() -> None:
+            shown: Any = None  # the image of the last frame read (latest), kept until the next
+            while True:
+                item = newest.take()
+                if item is None or self._stop.is_set():
+                    break
+                t, image = item
                 try:
-                    observations = self.step(clock.now())
+                    observations = self.process(t, image)
                 except Exception as exc:  # a reader bug must not kill the service
                     log.exception("camera reader failed")
                     self._set_status(f"camera lost: reader error: {exc}")
+                    self._stop.set()
                     break
-                if observations is None:
-                    break
+                if shown is not None and reusable:
+                    free.append(shown)  # a newer frame is latest now
+                shown = image
                 for obs in observations:
                     emit(obs)
 
-        self._thread = threading.Thread(target=loop, name="carrousel-camera", daemon=True)
+        self._capture_thread = threading.Thread(target=capture, name="carrousel-capture", daemon=True)
+        self._thread = threading.Thread(target=read, name="carrousel-camera", daemon=True)
+        self._capture_thread.start()
         self._thread.start()
+
+
+_NEW = object()  # no free buffer yet: let the frame source allocate one (the first few frames)
+
+
+class _NewestFrame:
+    """A slot holding the newest captured frame for the reader (one item, never a queue).
+
+    ``put(item)`` replaces the waiting item and returns it (None if there was none); ``take()``
+    waits for an item and returns it, or None once :meth:`close` was called and none waits.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._item: Any = None
+        self._closed = False
+
+    def put(self, item: Any) -> Any:
+        """Offer the newest item; returns the one it replaced (never read), or None."""
+        with self._cond:
+            old, self._item = self._item, item
+            self._cond.notify()
+            return old
+
+    def take(self) -> Any:
+        """The newest item (waits for one); None when closed and empty."""
+        with self._cond:
+            while self._item is None and not self._closed:
+                self._cond.wait()
+            item, self._item = self._item, None
+            return item
+
+    def close(self) -> None:
+        """No more items: a waiting :meth:`take` returns what is left, then None."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
 
 
 class ScheduledCamera:

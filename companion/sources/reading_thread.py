@@ -29,11 +29,15 @@ class ReadingThread:
     frames: Any
 
     def stop(self) -> None:
-        """Stop reading and release the camera; safe to call twice (waits up to 5 s)."""
+        """Stop reading and release the camera; safe to call twice (waits up to 5 s for each
+        thread: the reading thread and, when the source has one, its capture thread
+        ``self._capture_thread``)."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
-        self._thread = None
+        for name in ("_capture_thread", "_thread"):
+            thread = getattr(self, name, None)
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout=5)
+            setattr(self, name, None)
         try:
             self.frames.close()
         except Exception as exc:  # a camera that fails to close must not stop the service
@@ -42,5 +46,6 @@ class ReadingThread:
     def join(self, timeout: float | None = None) -> None:
         """Wait (``timeout`` seconds, None = as long as it takes) for the reading thread to end:
         the end of the frames, the camera lost, or :meth:`stop`."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)

@@ -300,10 +300,16 @@ class OpenCVSource:
         self._index = 0
 
     def read(self) -> Frame | None:
-        """The next frame, None at the end of a file; raises :class:`CameraLost`."""
+        """The next frame (a new array), None at the end of a file; raises :class:`CameraLost`."""
+        return self.read_into(None)
+
+    def read_into(self, image: np.ndarray | None) -> Frame | None:
+        """The next frame decoded into ``image`` (an ``H x W x 3 uint8`` array of the frame's
+        size, reused: no allocation; another size or None: a new array), None at the end of a
+        file; raises :class:`CameraLost`."""
         failures = 0
         while True:
-            ok, image = self.cap.read()
+            ok, image = self.cap.read(image) if image is not None else self.cap.read()
             if ok and image is not None:
                 if image.ndim == 2:
                     import cv2
