@@ -81,7 +81,7 @@ class DieReader:
 
     def __init__(self, geometry: MonsieurGeometry, references: ColourReferences, px_per_mm: float = 1.0,
                  hue_tolerance_deg: float = 12.0, min_chroma: float = 15.0, size_tolerance: float = 0.3,
-                 min_fill: float = 0.7, min_vote: float = 0.8, coarse_px_per_mm: float = 0.5):
+                 min_fill: float = 0.7, min_vote: float = 0.8, coarse_px_per_mm: float = 0.4):
         self.geometry = g = geometry
         self.px_per_mm = float(px_per_mm)
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
@@ -155,7 +155,9 @@ class DieReader:
         mask = self._mask(circles, scale, origin, size)
         flat = warped.reshape(-1, 3)
         labels = np.full(h * w, -1, np.int64)
-        cand = np.flatnonzero((mask.reshape(-1) > 0) & (flat.min(axis=1) < CLIPPED) & (flat.max(axis=1) > 8))
+        b, g_, r = flat[:, 0], flat[:, 1], flat[:, 2]  # pairwise: numpy reduces a short axis slowly
+        cand = np.flatnonzero((mask.reshape(-1) > 0) & (np.minimum(np.minimum(b, g_), r) < CLIPPED)
+                              & (np.maximum(np.maximum(b, g_), r) > 8))
         if floors is None:
             floors = np.full(len(self.colours), self.min_chroma)
             measure = True
@@ -212,17 +214,17 @@ class DieReader:
                 if max(bw, bh) > 2.5 * side_c:
                     continue
                 cx, cy = x0 + (bx + bw / 2.0) / cs, y1 - (by + bh / 2.0) / cs
-                windows.append((cx, cy))
+                windows.append((k, cx, cy))
         s = self.px_per_mm
         side = z * s
         lo, hi = side * (1.0 - self.size_tolerance), side * (1.0 + self.size_tolerance)
         half = z * 1.5  # mm around the coarse blob's centre
         tops: list[tuple[int, np.ndarray]] = []
-        for cx, cy in windows:
+        for k_blob, cx, cy in windows:
             origin = (cx - half, cy + half)
             size = (int(round(2 * half * s)), int(round(2 * half * s)))
             labels, _ = self._labels(frame, cam, white, s, origin, size, circles, floors)
-            for k in range(len(self.colours)):
+            for k in (k_blob,):
                 # an opening by a third of the side cuts off what touches the top (an edge of a
                 # side face of a near hue, a blurred border) and keeps the square whole
                 binary = cv2.morphologyEx((labels == k).astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
