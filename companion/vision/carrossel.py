@@ -510,7 +510,7 @@ class CarrosselReader:
     #: the rectified patch around the axis where the centre marker is matched: its sample
     #: step and half extent (mm; the 38 mm paper plus any parallax of its 4 mm height)
     PATCH_STEP_MM = 0.5
-    PATCH_HALF_MM = 30.0
+    PATCH_HALF_MM = 25.0
     #: the centre marker's match: its least score, and its lead over the next right angle
     CENTRE_MATCH_MIN = 0.8
     CENTRE_MATCH_MARGIN = 0.1
@@ -888,11 +888,11 @@ class CarrosselReader:
         flat = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                          borderValue=(0, 0, 0))
         h, w = frame.shape[:2]
-        lo, hi = px.reshape(-1, 2).min(axis=0), px.reshape(-1, 2).max(axis=0)
+        u, v = px[..., 0], px[..., 1]
         corner_px = flat[:, self._sel_corner]
         # numpy reduces a short last axis slowly: the three channels compared one by one
         cb, cg, cr = corner_px[..., 0], corner_px[..., 1], corner_px[..., 2]
-        if lo.min() >= 0 and hi[0] <= w - 1 and hi[1] <= h - 1:  # the whole board in the frame
+        if u.min() >= 0 and v.min() >= 0 and u.max() <= w - 1 and v.max() <= h - 1:  # all of them in the frame
             black = np.zeros(flat.shape[:2], bool)
         else:
             black = (flat[..., 0] == 0) & (flat[..., 1] == 0) & (flat[..., 2] == 0)  # outside the frame
@@ -913,17 +913,18 @@ class CarrosselReader:
         cream = np.percentile(lum[:, self._sel_cream], 75, axis=1)
         out: dict[str, SlotReading] = {}
         tiles: list[tuple[int, str, float]] = []
+        outside_l, dark_l, counts_l = outside.tolist(), dark.tolist(), counts.tolist()
         for i, name in enumerate(g.cell_names):
-            if outside[i]:
+            if outside_l[i]:
                 out[name] = SlotReading(UNKNOWN, reason="out of the frame")
                 continue
-            colour = self.classifier.decide(counts[i])
+            colour = self.classifier.decide(counts_l[i])
             if colour.label == UNKNOWN:
                 out[name] = SlotReading(UNKNOWN, reason=f"corners: {colour.reason}")
             elif colour.label == EMPTY:
                 # a printed number is a few per cent of the disc; a letter far more
-                out[name] = (SlotReading(EMPTY, confidence=colour.confidence) if dark[i] <= 0.12 else
-                             SlotReading(UNKNOWN, reason=f"white corners but {dark[i]:.0%} of the middle dark"))
+                out[name] = (SlotReading(EMPTY, confidence=colour.confidence) if dark_l[i] <= 0.12 else
+                             SlotReading(UNKNOWN, reason=f"white corners but {dark_l[i]:.0%} of the middle dark"))
             else:
                 tiles.append((i, colour.label, colour.confidence))
         if tiles:
@@ -931,9 +932,9 @@ class CarrosselReader:
             side = 2 * (self.LETTER_HALF + self.LETTER_SHIFT) + 1
             region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
             scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
-            for (i, colour_name, conf), r in zip(tiles, scores):
-                order = np.argsort(-r)
-                best, second = float(r[order[0]]), float(r[order[1]])
+            for (i, colour_name, conf), r in zip(tiles, scores.tolist()):
+                order = sorted(range(len(r)), key=lambda k: -r[k])
+                best, second = r[order[0]], r[order[1]]
                 name = g.cell_names[i]
                 if best < self.LETTER_MIN or best - second < self.LETTER_MARGIN:
                     out[name] = SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): "
