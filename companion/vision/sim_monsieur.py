@@ -320,7 +320,7 @@ class MonsieurRenderer:
                                                cv2.BORDER_CONSTANT, value=self.paper)
         self._roof_marker_pad = pad / side
         self._field_key: tuple[Any, ...] | None = None
-        self._still: tuple[Any, np.ndarray] | None = None
+        self._still: tuple[Any, np.ndarray, MonsieurTruth] | None = None
         self._field_map = np.ones((1, 1), np.float32)
 
     # ---------------------------------------------------------------- the flat prints
@@ -488,17 +488,17 @@ class MonsieurRenderer:
         cam_c = -rot.T @ t
         lamp = np.array([-cond.lamp_xy[0], -cond.lamp_xy[1], 1.0])
         lamp /= np.linalg.norm(lamp)
-        H0 = self.plane(rot, t, 0.0)
-        s = self._board_s
-        A = np.array([[1 / s, 0, -200.0], [0, -1 / s, 150.0], [0, 0, 1]])
-        base = cv2.warpPerspective(self._board, H0 @ A, (w, h), flags=cv2.INTER_LINEAR, borderValue=TABLE_BGR)
-        base = _TO_LIN[base]
         angles = list(angles) if angles else [scene.angle_deg]
-        hand_mask = np.zeros((h, w), np.uint8)
-        key = (scene, tuple(angles), dataclasses.replace(cond, hands=(), noise_sigma=0.0, jpeg_quality=0))
+        mid = float(np.mean(angles))
+        key = (scene, tuple(angles), dataclasses.replace(cond, noise_sigma=0.0, jpeg_quality=0))
         if self._still is not None and self._still[0] == key:
-            img = self._still[1].copy()  # the same table under the same camera: only noise differs
+            exposed, truth = self._still[1], self._still[2]  # the same table, the same camera: only noise differs
         else:
+            s = self._board_s
+            A = np.array([[1 / s, 0, -200.0], [0, -1 / s, 150.0], [0, 0, 1]])
+            board = cv2.warpPerspective(self._board, self.plane(rot, t, 0.0) @ A, (w, h), flags=cv2.INTER_LINEAR,
+                                        borderValue=TABLE_BGR)
+            base = _TO_LIN[board]
             acc = np.zeros((h, w, 3), np.float32)
             for a in angles:
                 img = base.copy()
@@ -506,12 +506,13 @@ class MonsieurRenderer:
                 self._carousel(img, rot, t, cam_c, scene, a, lamp)
                 acc += img
             img = acc / len(angles)
-            self._still = (key, img.copy())
-        mid = float(np.mean(angles))
-        if cond.hands:
-            self._hands(img, hand_mask, rot, t, cond.hands, scene, mid, rng)
-        out = self._camera(img, cond, rng, rot, t)
-        return out, self._truth(scene, cond, rot, t, hand_mask, mid, speed_dps)
+            hand_mask = np.zeros((h, w), np.uint8)
+            if cond.hands:
+                self._hands(img, hand_mask, rot, t, cond.hands, scene, mid, rng)
+            exposed = self._expose(img, cond, rot, t)
+            truth = self._truth(scene, cond, rot, t, hand_mask, mid, speed_dps)
+            self._still = (key, exposed, truth)
+        return self._sensor(exposed, cond, rng), dataclasses.replace(truth, speed_dps=float(speed_dps))
 
     # solids ----------------------------------------------------------------------------
     def _shade(self, normal: np.ndarray, lamp: np.ndarray) -> float:
@@ -789,9 +790,9 @@ class MonsieurRenderer:
             self._field_key = key
         return self._field_map
 
-    def _camera(self, lin: np.ndarray, cond: MonsieurConditions, rng: np.random.Generator, rot, t) -> np.ndarray:
-        """Light level and colour, fall-off, glare, camera shake, sensor noise and JPEG, from
-        the linear image to the 8-bit sRGB frame."""
+    def _expose(self, lin: np.ndarray, cond: MonsieurConditions, rot, t) -> np.ndarray:
+        """Light level and colour, fall-off, glare and camera shake: the linear image to sRGB
+        levels (``H x W x 3 float32``, 0-255) before the sensor's noise."""
         h, w = lin.shape[:2]
         gains = (kelvin_to_bgr(cond.kelvin) * cond.light * 0.95).astype(np.float32)
         lin = lin * self._field(cond, (h, w))[..., None]
@@ -803,14 +804,20 @@ class MonsieurRenderer:
             lin += spot[..., None] * (gains / max(float(gains.max()), 1e-6))
         idx = (np.clip(lin, 0, 1) * 4095.0).astype(np.uint16)
         out = _TO_SRGB[idx]
-        if cond.blur_px >= 1:
+        if cond.blur_px >= 1:  # camera shake along the gradient's direction
             n = int(round(cond.blur_px)) | 1
             k = np.zeros((n, n), np.float32)
             k[n // 2, :] = 1.0 / n
-            k = cv2.warpAffine(k, cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), float(rng.uniform(0, 180)), 1.0), (n, n))
+            k = cv2.warpAffine(k, cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), cond.gradient_deg % 180.0, 1.0), (n, n))
             out = cv2.filter2D(out, -1, k / max(float(k.sum()), 1e-6))
+        return out
+
+    @staticmethod
+    def _sensor(exposed: np.ndarray, cond: MonsieurConditions, rng: np.random.Generator) -> np.ndarray:
+        """Sensor noise (a window of one Gaussian bank at a random place) and JPEG: the 8-bit frame."""
+        h, w = exposed.shape[:2]
         oy, ox = int(rng.integers(0, 64)), int(rng.integers(0, 64))
-        out += _NOISE[oy:oy + h, ox:ox + w] * np.float32(cond.noise_sigma)
+        out = exposed + _NOISE[oy:oy + h, ox:ox + w] * np.float32(cond.noise_sigma)
         out8 = np.clip(out, 0, 255).astype(np.uint8)
         if cond.jpeg_quality:
             ok, buf = cv2.imencode(".jpg", out8, [cv2.IMWRITE_JPEG_QUALITY, int(cond.jpeg_quality)])
