@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             for r, k in zip(readings, owner):
                 if k is None:
                     print(f"  phantom {[round(v) for v in r.box]} {r.value} {r.reason}")
-    med, p95 = statistics.median(times) * 1e3, percentile(times, 95) * 1e3
+    med, p95 = (statistics.median(times) * 1e3, percentile(times, 95) * 1e3) if times else (float("nan"), float("nan"))
     readable_n = max(1, tally["readable"])
     summary = {
         "machine": machine(),

@@ -30,8 +30,12 @@ def test_the_three_catalogues_are_there():
     assert languages() == sorted(LANGS)
 
 
+#: Calls of a game's sources, told through the service (companion/sources/dice_camera.py).
+SOURCE_CALLS = {"carnival": ("dice_cocked", "dice_count")}
+
+
 def call_types(game):
-    return set(referee_for(game).vocabulary.calls)
+    return set(referee_for(game).vocabulary.calls) | set(SOURCE_CALLS.get(game, ()))
 
 
 def service_calls():

@@ -7,7 +7,11 @@ from the socket; nothing of companion/sim runs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
+import numpy as np
+import pytest
 
 from companion.events import InvalidObservation
 from companion.readers.dice import DiceReader
@@ -204,3 +208,91 @@ def test_carnival_scripted_game_refereed_from_the_tray_video_and_the_entry_socke
     journaled = [tuple(e.body["dice"]) for e in entries if e.kind == "observation" and e.type == "roll"]
     assert journaled == rolls
     assert tap.services[-1].sources[0].rolls == len(rolls)
+
+
+# ------------------------------------------------------------------ a cocked die, four dice
+
+TRAY_PHOTOS = Path(__file__).resolve().parents[2] / "shared" / "data" / "dice-tray"
+
+
+def _tray_photo(name: str, remove: list[int]):
+    """A dice-tray photograph (path-traced, exact truth) with the dice ``remove`` (indices of its
+    truth record) painted out of it (OpenCV's inpainting over their label-mask pixels)."""
+    image = cv2.imread(str(TRAY_PHOTOS / "images" / name))
+    labels = cv2.imread(str(TRAY_PHOTOS / "masks" / name.replace(".jpg", ".png")), cv2.IMREAD_UNCHANGED)
+    hole = np.isin(labels, [10 + k for k in remove]).astype(np.uint8)
+    hole = cv2.dilate(hole, np.ones((7, 7), np.uint8))
+    return cv2.inpaint(image, hole, 9, cv2.INPAINT_TELEA) if hole.any() else image
+
+
+@pytest.mark.skipif(not (TRAY_PHOTOS / "truth.json").is_file(), reason="dice-tray photographs not present")
+def test_a_cocked_die_and_four_dice_are_called_and_are_no_roll(tmp_path, monkeypatch, mock_factory):
+    """`companion run --game carnival --table hardware`, the dice camera a video of a real tray
+    calibrated by its geometry (dice_036 of the dice-tray photographs: four flat dice and one
+    cocked against the wall): four dice in the tray are "I see 4 dice", three with one cocked are
+    "a die is cocked: roll it again", neither is a roll; three flat dice then are Ana's roll."""
+    import json
+
+    from companion.readers.dice_tray import TrayGeometry
+
+    im = next(i for i in json.loads((TRAY_PHOTOS / "truth.json").read_text())["images"]
+              if i["image"] == "dice_036.jpg")
+    cam = im["camera"]
+    geometry = TrayGeometry.from_camera(cam["K"], cam["R_world_to_cam"], cam["t_world_to_cam_mm"], (640, 480),
+                                        np.array(im["tray"]["inner_polygon_mm"])[:, :2])
+    cal = tmp_path / "cal"
+    cal.mkdir()
+    (cal / "dice-tray.toml").write_text(geometry.to_toml("dice_036.jpg"))
+    # dice 0-3 flat (6, 2, 5, 5), die 4 cocked; die 3 lies where the reader does not find it
+    empty = _tray_photo("dice_036.jpg", [0, 1, 2, 3, 4])
+    four = _tray_photo("dice_036.jpg", [3])  # cocked, 5, 6, 2: four dice
+    cocked = _tray_photo("dice_036.jpg", [2, 3])  # cocked, 6, 2
+    flat = _tray_photo("dice_036.jpg", [3, 4])  # 5, 6, 2 (the 5 not read: unknown)
+    rng = np.random.default_rng(3)
+    path = tmp_path / "tray.avi"
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10, (640, 480))
+    assert writer.isOpened()
+
+    def still(image, frames):
+        for _ in range(frames):
+            writer.write(image)
+
+    def tumble(frames=5):
+        for _ in range(frames):  # a hand over the tray, somewhere else each frame
+            frame = empty.copy()
+            x, y = int(rng.integers(150, 450)), int(rng.integers(120, 330))
+            cv2.rectangle(frame, (x, y), (x + 90, y + 60), (90, 120, 170), -1)
+            writer.write(frame)
+
+    still(empty, 15)
+    for rest in (four, cocked, flat):
+        tumble()
+        still(rest, 12)
+        tumble(3)
+        still(empty, 6)
+    still(empty, 40)
+    writer.release()
+    config = write_config(tmp_path, players={"names": list(PLAYERS)},
+                          camera={"source": f"opencv:{path}", "frame_period_s": FRAME_PERIOD_S},
+                          dice={"settle_s": SETTLE_S}, calibration={"dir": str(cal)},
+                          service={"announcers": ["console", "lights"]})
+    tap = CallTap(monkeypatch)
+    companion = Companion(tap, config, "carnival")
+    try:
+        companion.wait_bound()
+        reply = companion.enter(SCRIPT[0])
+        assert reply["ok"], reply
+        count = tap.next("dice_count", "dice_cocked", "rolled", "dice_unreadable", timeout=60)
+        assert count.TYPE == "dice_count" and (count.seen, count.needed, count.player) == (4, 3, "Ana"), count
+        call = tap.next("dice_count", "dice_cocked", "rolled", "dice_unreadable", timeout=60)
+        assert call.TYPE == "dice_cocked" and (call.count, call.player) == (1, "Ana"), call
+        roll = tap.next("dice_count", "dice_cocked", "rolled", "dice_unreadable", timeout=60)
+        assert roll.TYPE in ("rolled", "dice_unreadable") and roll.player == "Ana", roll
+        assert set(roll.dice) - {"unknown"} <= {5, 6, 2}
+    finally:
+        companion.stop()
+    source = tap.services[-1].sources[0]
+    assert source.rolls == 1  # four dice and a cocked die were no roll
+    from companion.announcers.speech import Catalogue
+
+    assert Catalogue("en").text(call, "carnival") == "Ana, a die is cocked: roll it again."

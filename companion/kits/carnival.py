@@ -50,11 +50,22 @@ def real(t: Table) -> Rig:
         if console is not None and hasattr(console, "note"):
             console.note(t.clock.now(), text)
 
+    def on_call(call) -> None:
+        # the dice camera's own calls ("a die is cocked", "I see four dice"): told like a part's
+        tell = t.parts.tell
+        if tell is not None:
+            tell(call)
+
     try:
         dice = dice_source_from_config(t.config, spec=spec, clock=t.clock.now, on_status=on_status,
-                                       on_part=on_part, on_end=t.on_end)
+                                       on_part=on_part, on_end=t.on_end, on_call=on_call)
     except FrameSourceError as exc:
         raise PartMissing("camera", str(exc), CAMERA_FIX) from None
+    except ValueError as exc:
+        if "too small to read" not in str(exc):
+            raise
+        raise PartMissing("camera", str(exc), "lower the camera or give it more pixels, then calibrate the tray "
+                                              "again (companion calibrate tray)") from None
     t.parts.set("camera", "ok", spec)
     lines = [] if t.resumed else [
         "Carnival: deal the cards, then tell the companion the face-up discard cards: "

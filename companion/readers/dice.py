@@ -101,6 +101,12 @@ SMALL_SIZE_RATIO = 0.75
 #: to this multiple of its largest whole die (the calibration's error, a die's rounded edges).
 GEOMETRY_MARGIN_LO = 0.8
 GEOMETRY_MARGIN_HI = 1.15
+#: The pips' grid: each pip place this share of the die's edge from the face's centre along
+#: each axis (4.3 mm on a 16 mm die: the dice-tray photographs' README; standard dice 0.25-0.3).
+PIP_GRID_SHARE = 4.3 / 16
+#: With a tray geometry, pips further than this share from a flat face's layout (:meth:`DiceReader.flatness`)
+#: are a die that does not lie flat: ``cocked``.
+FLAT_TOLERANCE = 0.12
 #: An empty pip place of the fitted face must show less than this share of the pips' evidence.
 EMPTY_PLACE_RATIO = 0.4
 
@@ -139,13 +145,13 @@ class DieReading:
 
     Attributes:
         box: ``(x0, y0, x1, y1)`` in frame pixels (floats), the die's bounding box.
-        value: 1-6, or ``"unknown"``.
-        reason: for ``unknown``, why (``"no face fits"``, ``"readings disagree"``,
+        value: 1-6, ``"cocked"`` (the die does not lie flat), or ``"unknown"``.
+        reason: for ``unknown`` and ``cocked``, why (``"no face fits"``, ``"readings disagree"``,
             ``"dice touching"`` ...); empty otherwise.
     """
 
     box: tuple[float, float, float, float]
-    value: int | Literal["unknown"]
+    value: int | Literal["unknown", "cocked"]
     reason: str = ""
 
     @property
@@ -325,6 +331,22 @@ def read_patch(patch: np.ndarray) -> tuple[int | None, str]:
     Returns:
         ``(value, reason)``: value 1-6, or None with the reason it is not sure.
     """
+    value, reason, _ = read_patch_pips(patch)
+    return value, reason
+
+
+def read_patch_pips(patch: np.ndarray) -> tuple[int | None, str, np.ndarray]:
+    """:func:`read_patch` and the centres of the pips it read: ``(value, reason, n x 2 float64
+    patch px)`` (``0 x 2`` without a value).
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, the die's bounding box resampled about
+            :data:`PATCH_PX` px wide.
+
+    Returns:
+        ``(value, reason, pips)``: value 1-6, or None with the reason it is not sure.
+    """
+    none = np.zeros((0, 2))
     width = patch.shape[1]
     evidence = pip_map(patch)
     cands = _pip_candidates(evidence)
@@ -334,9 +356,9 @@ def read_patch(patch: np.ndarray) -> tuple[int | None, str]:
         if all(np.hypot(*(xy - c[0])) > 0.5 * max(d, c[1]) for c in cands):
             cands.append((xy, d))
     if not cands:
-        return None, "no pip seen"
+        return None, "no pip seen", none
     if len(cands) > MAX_CANDIDATES:
-        return None, "too many spots (texture or clutter)"
+        return None, "too many spots (texture or clutter)", none
     found: list[tuple[int, tuple[int, ...]]] = []
     for n in range(min(6, len(cands)), 0, -1):
         for subset in itertools.combinations(range(len(cands)), n):
@@ -345,12 +367,12 @@ def read_patch(patch: np.ndarray) -> tuple[int | None, str]:
             if _fits_face(pts, sizes, width) and _consistent(evidence, cands, subset, width):
                 found.append((n, subset))
     if not found:
-        return None, "no face fits the pips"
+        return None, "no face fits the pips", none
     n, best = found[0]
     for m, subset in found[1:]:
         if (m < n and not set(subset) <= set(best)) or (m == n and set(subset) != set(best)):
-            return None, "two faces fit"
-    return n, ""
+            return None, "two faces fit", none
+    return n, "", np.array([cands[i][0] for i in best], float)
 
 
 def die_patch(frame: np.ndarray, box: Sequence[float]) -> np.ndarray:
@@ -535,6 +557,19 @@ class DiceReader:
         self._floor = None
         if geometry is not None and self.tray is not None:
             self._floor = geometry.floor_mask(self.tray)
+
+    def _judge(self, box, probs, pips, pip_reason, seen, found) -> DieReading:
+        """One die's reading with the tray's geometry: a value needs both readers (the pips
+        found, on a flat face, and the classifier's vote for the same value); pips off a flat
+        face's layout are a die that does not lie flat (``cocked``)."""
+        off = self.flatness(found)
+        if off is not None and off > FLAT_TOLERANCE and (pips is not None or len(set(seen)) == 1):
+            return DieReading(box, COCKED, f"its pips lie {100 * off:.0f}% off a flat face: the die does not lie flat")
+        if pips is None:
+            return DieReading(box, UNKNOWN, pip_reason or "pips unsure")
+        value, reason = decide(probs, pips, pip_reason, seen)
+        flat = "" if off is not None else " (a one: flatness not seen)"
+        return DieReading(box, UNKNOWN if value is None else value, reason + (flat if value is None else ""))
 
     def too_small(self, box: Sequence[float]) -> str:
         """``""``, or why the die in ``box`` is too small to read: with a tray geometry, its top
@@ -809,15 +844,61 @@ class DiceReader:
     def pip_readings(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str, tuple[int, ...]]:
         """:meth:`pip_reading` and the value of every crop that gave one (for :func:`decide`:
         a crop that read another value than the classifier is a disagreement)."""
-        results = [read_patch(_resample(frame, box, m, s)) for m, s in _VARIANTS]
+        value, reason, given, _ = self.pip_evidence(frame, box)
+        return value, reason, given
+
+    def pip_evidence(self, frame: np.ndarray, box: Sequence[float]) -> tuple[
+            int | None, str, tuple[int, ...], list[np.ndarray]]:
+        """:meth:`pip_readings` and, for each crop that gave the value, its pips' centres in
+        frame pixels (``n x 2 float64``), for :meth:`flatness`."""
+        x0, y0, x1, y1 = (float(v) for v in box)
+        w = x1 - x0
+        results, pips = [], []
+        for m, size in _VARIANTS:
+            v, r, pts = read_patch_pips(_resample(frame, box, m, size))
+            results.append((v, r))
+            scale = size / max(w * (1 + 2 * m), 1e-6)
+            pips.append(np.column_stack([x0 - w * m + pts[:, 0] / scale, y0 - (y1 - y0) * m + pts[:, 1] / scale])
+                        if len(pts) else pts)
         values = {v for v, _ in results if v is not None}
         given = tuple(v for v, _ in results if v is not None)
+        found = [p for (v, _), p in zip(results, pips) if v is not None]
         if len(values) > 1:
-            return None, "readings disagree", given
+            return None, "readings disagree", given, found
         if len(given) < 2:
             reasons = [r for v, r in results if v is None]
-            return None, reasons[0] if reasons else "unsure", given
-        return given[0], "", given
+            return None, reasons[0] if reasons else "unsure", given, found
+        return given[0], "", given, found
+
+    def flatness(self, pips_px: Sequence[np.ndarray]) -> float | None:
+        """How far the pips read lie from a flat die's top face (0 = exactly), or None when it
+        cannot be told (no geometry, fewer than two pips: a one).
+
+        Each crop's pip centres (frame px) are taken to the plane of a flat die's top face (a
+        die's height above the floor, :class:`~companion.readers.dice_tray.TrayGeometry`); there
+        the pattern's spread along its principal axes (standard deviations, mm) must be that of
+        the face's layout, pips :data:`PIP_GRID_SHARE` of the die's edge from the centre (a
+        tilted face is shorter along its tilt; a face higher or lower than a flat die's top is
+        larger or smaller). The result is the largest relative difference over the axes and the
+        crops. A two or a three shows only its diagonal: a tilt along it is not seen.
+        """
+        if self.geometry is None:
+            return None
+        u = PIP_GRID_SHARE * self.geometry.die_mm
+        worst = None
+        for pts in pips_px:
+            n = len(pts)
+            if n < 2:
+                continue
+            mm = self.geometry.to_plane(np.asarray(pts, float), self.geometry.die_mm)
+            eig = np.sort(np.linalg.eigvalsh(np.cov(mm.T, bias=True)))[::-1]
+            want = {2: (2.0, 0.0), 3: (4 / 3, 0.0), 4: (1.0, 1.0), 5: (0.8, 0.8), 6: (1.0, 2 / 3)}[n]
+            axes = [float(np.sqrt(max(eig[0], 0)) / (u * np.sqrt(want[0])))]
+            if want[1] > 0:
+                axes.append(float(np.sqrt(max(eig[1], 0)) / (u * np.sqrt(want[1]))))
+            off = max(abs(a - 1) for a in axes)
+            worst = off if worst is None else max(worst, off)
+        return worst
 
     def read_die(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
         """Read the die in ``box`` (``x0, y0, x1, y1`` px) of ``frame`` (``H x W x 3 uint8``,
@@ -917,11 +998,17 @@ class DiceReader:
             else [None] * len(singles)
         )
         for i, (box, p) in enumerate(zip(singles, probs)):
-            pips, pip_reason, seen = self.pip_readings(frame, box)
+            pips, pip_reason, seen, found = self.pip_evidence(frame, box)
             if p is not None and int(np.argmax(p)) == 0 and pips is None:
                 continue  # neither reader sees a die here: a shadow, a hand, the tray's wall
             partial = _partial(raw_at, box, singles[:i] + singles[i + 1:]) or self.too_small(box)
-            value, reason = (None, partial) if partial else decide(p, pips, pip_reason, seen)
+            if partial:
+                readings.append(DieReading(box, UNKNOWN, partial))
+                continue
+            if self.geometry is not None:
+                readings.append(self._judge(box, p, pips, pip_reason, seen, found))
+                continue
+            value, reason = decide(p, pips, pip_reason, seen)
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
         return sorted(readings, key=lambda r: (round(r.centre[1] / 40), r.centre[0]))
 
@@ -1096,9 +1183,10 @@ def roll_values(readings: Sequence[DieReading], dice: int = 3) -> tuple[int | st
 
     Returns:
         ``dice`` values (1-6 or ``"unknown"``) in reading order, ready for a ``roll``
-        observation; None when the tray does not hold exactly ``dice`` dice.
+        observation; None when the tray does not hold exactly ``dice`` dice, or one of them
+        does not lie flat (``cocked``: it must be rolled again, it is no roll).
     """
-    if len(readings) != dice:
+    if len(readings) != dice or any(r.value == COCKED for r in readings):
         return None
     return tuple(r.value for r in readings)
 

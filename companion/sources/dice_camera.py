@@ -23,9 +23,13 @@ the engine says whose turn it is and what step it is in (``turn``, ``rolled``, t
 Jogo 3, option 2) and again in ``assign`` (a re-read replaces the roll until two dice are
 placed; docs/carnival.md, ruling 6). Only then does a settled tray become a
 :class:`~companion.games.carnival.Roll` for the active player; at any other time the dice are
-ignored (put on the tableau, pushed aside). Three dice with one read as ``"unknown"`` are still
-sent (the referee answers ``dice_unreadable``), and ``on_status`` says so; any other count
-("I see four dice") is only said through ``on_status``: no call is invented.
+ignored (put on the tableau, pushed aside). A roll is three dice lying flat and still: three
+dice with one read as ``"unknown"`` are still sent (the referee answers ``dice_unreadable``), and
+``on_status`` says so; a tray of three where a die does not lie flat (``cocked``), or of any other
+count, is no roll: the table is told what is wrong by a call of the dice camera itself
+(:class:`DiceCocked`, "a die is cocked: roll it again"; :class:`DiceCount`, "I see four dice"),
+given to ``on_call`` (the service's ``tell``: announced like a referee's call, not journaled),
+and ``on_status`` says it in words.
 
 Parts: a frame source that raises (unplugged, hung beyond its restarts) is reported once with
 ``on_part(False, detail)``; the source keeps trying every ``retry_s`` seconds (re-opening the
@@ -48,6 +52,7 @@ higher resolution is asked for through ``[camera] width/height``.) Or else the w
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import tomllib
@@ -58,9 +63,9 @@ from typing import Any
 import numpy as np
 
 from companion.clock import Clock
-from companion.events import Call, Observation
+from companion.events import Call, Observation, event_type
 from companion.games.carnival import Roll
-from companion.readers.dice import UNKNOWN, DiceReader, DieReading, RollSettler
+from companion.readers.dice import COCKED, UNKNOWN, DiceReader, DieReading, RollSettler
 from companion.readers.dice_tray import MIN_FACE_PX, TrayGeometry, TrayGeometryError
 from companion.sources import Emit
 from companion.sources.reading_thread import ReadingThread
@@ -73,6 +78,9 @@ from companion.vision.frames import (
 
 __all__ = [
     "DiceCameraSource",
+    "DiceCocked",
+    "DiceCount",
+    "tray_call",
     "dice_source_from_config",
     "TRAY_FILE",
     "THUMB_PX",
@@ -111,11 +119,15 @@ def dice_status(readings: Sequence[DieReading], dice: int = DICE) -> str:
         dice: dice in a roll.
 
     Returns:
-        ``"I see four dice: roll three dice"``, ``"a die cannot be read: roll it again"``, or "".
+        ``"I see four dice: roll three dice"``, ``"a die is cocked: roll it again"``, ``"a die
+        cannot be read: roll it again"``, or "".
     """
     n = len(readings)
     if n == 0:
         return ""
+    cocked = sum(1 for r in readings if r.value == COCKED)
+    if n == dice and cocked:
+        return "a die is cocked: roll it again" if cocked == 1 else f"{_WORDS[cocked]} dice are cocked: roll them again"
     if n == dice:
         unread = sum(1 for r in readings if r.value == UNKNOWN)
         if not unread:
@@ -123,6 +135,61 @@ def dice_status(readings: Sequence[DieReading], dice: int = DICE) -> str:
         return "a die cannot be read: roll it again" if unread == 1 else f"{_WORDS[unread]} dice cannot be read: roll them again"
     word = _WORDS[n] if n < len(_WORDS) else str(n)
     return f"I see {word} {'die' if n == 1 else 'dice'}: roll {_WORDS[dice]} dice"
+
+
+@event_type("dice_cocked")
+@dataclasses.dataclass(frozen=True, slots=True)
+class DiceCocked(Call):
+    """A call of the dice camera: the tray holds the roll's dice but one or more does not lie
+    flat (leaning on the wall or another die); the player rolls again. Not a referee's call
+    (no rule changes), not journaled.
+
+    Attributes:
+        player: whose roll it is.
+        count: how many dice are cocked (1 or more).
+        several: ``count > 1`` (chooses the catalogue's sentence).
+    """
+
+    player: str = ""
+    count: int = 1
+    several: bool = False
+
+
+@event_type("dice_count")
+@dataclasses.dataclass(frozen=True, slots=True)
+class DiceCount(Call):
+    """A call of the dice camera: the still tray holds another number of dice than a roll's.
+
+    Attributes:
+        player: whose roll it is.
+        seen: dice seen in the tray (1 or more).
+        needed: dice in a roll (Carnival: 3).
+        one: ``seen == 1`` (chooses the catalogue's sentence).
+    """
+
+    player: str = ""
+    seen: int = 0
+    needed: int = DICE
+    one: bool = False
+
+
+def tray_call(t: float, player: str, readings: Sequence[DieReading], dice: int = DICE) -> Call | None:
+    """The call that tells the table why a settled tray is no roll, or None when it is one
+    (``dice`` dice, none cocked; unreadable dice go on to the referee) or empty.
+
+    Args:
+        t: session time (s). player: whose roll it is. readings: the tray's readings.
+        dice: dice in a roll.
+    """
+    n = len(readings)
+    if n == 0:
+        return None
+    if n != dice:
+        return DiceCount(t=t, player=player, seen=n, needed=dice, one=n == 1)
+    cocked = sum(1 for r in readings if r.value == COCKED)
+    if cocked:
+        return DiceCocked(t=t, player=player, count=cocked, several=cocked > 1)
+    return None
 
 
 # ---------------------------------------------------------------------------- the tray file
@@ -225,6 +292,8 @@ class DiceCameraSource(ReadingThread):
         on_part: ``on_part(ok, detail)``: ``False`` once when the frames stop (the source
             raised), ``True`` when they come back.
         on_end: ``on_end(summary)`` once when a video file or folder has no more frames.
+        on_call: ``on_call(call)`` with a :class:`DiceCocked` or :class:`DiceCount` when a
+            settled tray is no roll while one is expected (:func:`tray_call`), once per tray.
 
     Raises:
         ValueError: a bad setting (naming it), or the face model cannot be loaded.
@@ -247,7 +316,8 @@ class DiceCameraSource(ReadingThread):
                  reopen: Callable[[], FrameSource] | None = None,
                  on_status: Callable[[str], None] | None = None,
                  on_part: Callable[[bool, str], None] | None = None,
-                 on_end: Callable[[str], None] | None = None):
+                 on_end: Callable[[str], None] | None = None,
+                 on_call: Callable[[Call], None] | None = None):
         s = dict(settings or {})
         settle_s = float(s.get("settle_s", 0.5))
         if not 0 <= settle_s <= 10:
@@ -271,7 +341,7 @@ class DiceCameraSource(ReadingThread):
         self.motion_level = float(motion_level)
         self.retry_s = float(retry_s)
         self.reopen = reopen
-        self.on_status, self.on_part, self.on_end = on_status, on_part, on_end
+        self.on_status, self.on_part, self.on_end, self.on_call = on_status, on_part, on_end, on_call
         self.settler = RollSettler(settle_s, DICE)
         # counters, for the summary and the views
         self.frames_read = 0
@@ -445,6 +515,11 @@ class DiceCameraSource(ReadingThread):
             self._tray_done = True
             if ok:
                 self._say(dice_status(readings))
+                call = tray_call(t, player, readings)
+                if call is not None:
+                    log.info("dice: %s", call.TYPE)
+                    if self.on_call is not None:
+                        self.on_call(call)
         if values is not None:
             if ok:
                 self.rolls += 1
@@ -590,7 +665,8 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
                             on_status: Callable[[str], None] | None = None,
                             on_part: Callable[[bool, str], None] | None = None,
                             on_end: Callable[[str], None] | None = None,
-                            tray_file: str | Path | None = None) -> DiceCameraSource:
+                            tray_file: str | Path | None = None,
+                            on_call: Callable[[Call], None] | None = None) -> DiceCameraSource:
     """Build the dice camera from the configuration: ``[camera]`` (``source``, ``width``,
     ``height``, ``warmup_s``, ``frame_period_s``) and ``[dice]`` (``tray``, ``die_px_min``,
     ``die_px_max``, ``settle_s``).
@@ -604,7 +680,7 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
             picamera2. ``sim`` is refused: the simulated camera renders the Carrousel table, not
             dice (the simulated Carnival table is ``companion/sim/carnival.py``).
         clock: timestamps of the frames (default ``time.monotonic``).
-        on_status, on_part, on_end: see :class:`DiceCameraSource`.
+        on_status, on_part, on_end, on_call: see :class:`DiceCameraSource`.
         tray_file: the tray calibration, used when ``[dice] tray`` is ``[]`` and the file exists
             (default :data:`TRAY_FILE` in the calibration folder).
 
@@ -667,7 +743,7 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
                     on_status(small)
         source = DiceCameraSource(frames, config["dice"], tray=box, tray_from=where, geometry=geometry,
                                   frame_period_s=cam["frame_period_s"], on_status=on_status, on_part=on_part,
-                                  on_end=on_end, reopen=reopen if live else None)
+                                  on_end=on_end, on_call=on_call, reopen=reopen if live else None)
         if size is not None and tuple(size) != (w, h):
             raise ValueError(
                 f"{where}: the tray was drawn on {size[0]} x {size[1]} px frames but the camera gives {w} x {h}: "
