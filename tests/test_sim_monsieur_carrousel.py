@@ -32,7 +32,8 @@ def test_good_memory_and_fitting_fragments_win():
 
 
 def test_no_memory_and_no_fitting_fragment_lose():
-    r = simulate(MonsieurCarrouselReferee(layout="5B"), SimSettings(seed=2, memory=0.0, fit_rate=0.0, layout="5B"))
+    # seed 0: a game of luck can still be won (seeds 2 and 9 are, with the finger at board angle 0)
+    r = simulate(MonsieurCarrouselReferee(layout="5B"), SimSettings(seed=0, memory=0.0, fit_rate=0.0, layout="5B"))
     assert r.result == "lost" and r.calls[-1].type == "game_lost"
     assert r.state.raindrops == 8 and r.state.seated < 12
 
