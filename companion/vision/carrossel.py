@@ -511,6 +511,10 @@ class CarrosselReader:
     #: step and half extent (mm; the 38 mm paper plus any parallax of its 4 mm height)
     PATCH_STEP_MM = 0.5
     PATCH_HALF_MM = 25.0
+    #: a still board's print (letters, numbers, the cells' and tiles' edges) has about as much
+    #: detail along the turn as across it (the steps' ratio is near 1); a turning board smears
+    #: only along it. Below this ratio the frame is of a board still turning: nothing is read.
+    MIN_TANGENTIAL_DETAIL = 0.85
     #: the centre marker's match: its least score, and its lead over the next right angle
     CENTRE_MATCH_MIN = 0.8
     CENTRE_MATCH_MARGIN = 0.1
@@ -776,7 +780,11 @@ class CarrosselReader:
         if fault:
             return CarrosselReading(fault, registration=reg, view=view, centre_corners_px=corners)
         facing = {b: f for b, (f, _m) in self.geometry.facing(angle).items()}
-        slots = self._read_slots(frame, view, angle, white)
+        slots, sharpness = self._read_slots(frame, view, angle, white)
+        if sharpness < self.MIN_TANGENTIAL_DETAIL:
+            return CarrosselReading(f"board turning: its detail along the turn is {sharpness:.2f} of that across "
+                                    "it (smeared); read when it stops", registration=reg, view=view,
+                                    centre_corners_px=corners)
         return CarrosselReading("ok", angle, facing, slots, reg, view, corners)
 
     def refine_angle(self, frame: np.ndarray, view: TableView, angle_deg: float) -> float:
@@ -874,9 +882,16 @@ class CarrosselReader:
         d2 = (grid[:, None, 0] - sx[None, :]) ** 2 + (grid[:, None, 1] - sy[None, :]) ** 2
         return np.any(d2 <= (radii * (cz - top) / np.maximum(cz - zs, 1.0))[None, :] ** 2, axis=1)
 
-    def _read_slots(self, frame: np.ndarray, view: TableView, angle: float, white: np.ndarray) -> dict[str, SlotReading]:
+    def _read_slots(self, frame: np.ndarray, view: TableView, angle: float,
+                    white: np.ndarray) -> tuple[dict[str, SlotReading], float]:
         """All 48 slots at once: the samples, the corners' colours, the empty cells' middles and
-        the tiles' letters as array operations; one region rule per cell."""
+        the tiles' letters as array operations; one region rule per cell.
+
+        Returns:
+            (slot name -> reading, the board's tangential detail: the summed absolute lightness
+            steps across the cells' middles along each cell's v axis (nearly the turn's
+            direction) over those along its u axis (radial), cells in the frame only).
+        """
         g = self.geometry
         ncell = len(g.cell_names)
         a = math.radians(angle)
@@ -911,6 +926,7 @@ class CarrosselReader:
         dark = (lum[:, self._sel_disc] < 0.55 * np.maximum(corner_lum, 1e-4)[:, None]).mean(axis=1)
         # tiles: the letter against the disc's cream
         cream = np.percentile(lum[:, self._sel_cream], 75, axis=1)
+        side = 2 * (self.LETTER_HALF + self.LETTER_SHIFT) + 1
         out: dict[str, SlotReading] = {}
         tiles: list[tuple[int, str, float]] = []
         outside_l, dark_l, counts_l = outside.tolist(), dark.tolist(), counts.tolist()
@@ -929,7 +945,6 @@ class CarrosselReader:
                 tiles.append((i, colour.label, colour.confidence))
         if tiles:
             idx = np.array([t[0] for t in tiles])
-            side = 2 * (self.LETTER_HALF + self.LETTER_SHIFT) + 1
             region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
             scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
             for (i, colour_name, conf), r in zip(tiles, scores.tolist()):
@@ -941,7 +956,10 @@ class CarrosselReader:
                                                             "covered, a standee on it, or blurred")
                 else:
                     out[name] = SlotReading("tile", self.letters.animals[order[0]], colour_name, False, conf * best)
-        return {name: out[name] for name in g.cell_names}
+        middles = lum[~outside, :self._n_region].reshape(-1, side, side)
+        across = float(np.abs(np.diff(middles, axis=1)).sum())
+        along = float(np.abs(np.diff(middles, axis=2)).sum())
+        return {name: out[name] for name in g.cell_names}, (along / across if across > 0 else 0.0)
 
     def letter_scores(self, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Match discs against the five letters, each slid over +-:attr:`LETTER_SHIFT` samples.
