@@ -77,13 +77,16 @@ class BoardAngle:
 
     Args:
         expected_deg: the board's angle (degrees clockwise from setup) the referee expects now.
+        follow_encoder: take the reference from the encoder's first angle (a ``spin_started``);
+            False when the camera gives it (:meth:`reference` with the camera's angle at rest).
 
     The first stop or sample angle seen (counter-clockwise, the tracker's) is taken as
     ``expected_deg``; later stops are reported relative to it, clockwise.
     """
 
-    def __init__(self, expected_deg: float = 0.0):
+    def __init__(self, expected_deg: float = 0.0, follow_encoder: bool = True):
         self.expected_deg = expected_deg
+        self.follow_encoder = follow_encoder
         self._zero_ccw: float | None = None
         self._lock = threading.Lock()
 
@@ -98,7 +101,8 @@ class BoardAngle:
         from companion.games.carrossel import BoardTurned
 
         if obs.TYPE == "spin_started":
-            self.reference(obs.angle_deg)
+            if self.follow_encoder:
+                self.reference(obs.angle_deg)
             return None
         if obs.TYPE != "spin_stopped":
             return None
@@ -112,18 +116,38 @@ class BoardAngle:
 
 
 def real(t: Table) -> Rig:
-    """The encoder on the board's bearing reports each turn; the game starts with a
-    ``game_start`` entry (the players tell the deal as read, or give a ``seed`` and lay out what
-    the companion announces); plays, choices and abilities come from the entry source."""
-    from companion.kits import real_encoder
+    """The round board's turns from the encoder on its bearing, or from the camera when one is
+    configured (``--camera``, or ``[camera] source`` other than ``auto``); with both, the camera's
+    angle at rest gives the encoder its zero and a slip is called
+    (:class:`~companion.rotation.camera_zero.CameraZero`). With a camera the plays without an
+    ability are read from the board once revealed and checked against the plays entered. The
+    game starts with a ``game_start`` entry (the players tell the deal as read, or give a
+    ``seed`` and lay out what the companion announces); the other plays, the choices and the
+    abilities come from the entry source.
 
+    Raises:
+        PartMissing: the camera cannot be opened; no camera and no encoder.
+    """
     expected = 0.0
     if t.opened.state is not None:
         expected = float(t.referee.summary(t.opened.state).get("angle_deg") or 0.0)
-    angle = BoardAngle(expected)
+    players = ",".join(t.players)
+    lines = [] if t.resumed else [
+        "Carrossel: start with `companion enter carrossel game_start players=" + players + " seed=N` "
+        "(the companion deals; lay out what it announces) or the deal as read; tell each play with "
+        "`companion enter carrossel play ...` (or the table's page); turn the board when asked."]
+    spec = t.options.get("camera") or (t.config["camera"]["source"] if t.config["camera"]["source"] != "auto" else None)
+    if spec is None:
+        return Rig(sources=[_encoder_turns(t, BoardAngle(expected))], lines=lines)
+    return _real_camera(t, spec, expected, lines)
+
+
+def _encoder_turns(t: Table, angle: BoardAngle) -> Any:
+    """The encoder's stops as ``board_turned``; its first angle is the board's expected one."""
+    from companion.kits import real_encoder
+
     encoder = real_encoder(t, angle.convert)
     tracker = encoder.source.tracker
-
     # the encoder's first angle is the board's expected angle (wraps the source's sample hook
     # before it starts, so the reader calls this one)
     original = encoder.source._on_sample
@@ -135,12 +159,48 @@ def real(t: Table) -> Rig:
             angle.reference(a)
 
     encoder.source._on_sample = on_sample
-    players = ",".join(t.players)
-    lines = [] if t.resumed else [
-        "Carrossel: start with `companion enter carrossel game_start players=" + players + " seed=N` "
-        "(the companion deals; lay out what it announces) or the deal as read; tell each play with "
-        "`companion enter carrossel play ...` (or the table's page); turn the board when asked."]
-    return Rig(sources=[encoder], lines=lines)
+    return encoder
+
+
+def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
+    from companion.health import PartMissing
+    from companion.kits import CAMERA_FIX, camera_spec, camera_status, real_encoder
+    from companion.sources.carrossel_camera import CarrosselWatch, carrossel_camera_from_config
+    from companion.vision.frames import FrameSourceError
+
+    spec = camera_spec(t)  # refuses the simulated camera at a real table
+    holder: list[Any] = []
+    on_status = camera_status(t, spec, lambda: holder[0].frames_read if holder else 0)
+    watch = CarrosselWatch(t.referee, t.opened.state, tell=lambda call: _tell(t, call))
+    angle = BoardAngle(expected, follow_encoder=False)
+    sources: list[Any] = []
+    zero = None
+    try:
+        encoder = real_encoder(t)
+    except PartMissing as exc:
+        log.info("no encoder (%s): the board's turns come from the camera", exc)
+        encoder = None
+    if encoder is not None:
+        from companion.rotation.camera_zero import CameraZero, ZeroedRotation
+
+        zero = CameraZero(encoder, tolerance_deg=t.config["camera"]["slip_tolerance_deg"],
+                          tell=lambda call: _tell(t, call), part="board", convert=angle.convert)
+        sources.append(ZeroedRotation(encoder, zero))
+
+    def on_rest(t_s: float, ccw_deg: float) -> None:
+        angle.reference(ccw_deg)
+        if zero is not None:
+            zero.at_rest(t_s, ccw_deg)
+
+    try:
+        camera = carrossel_camera_from_config(
+            t.config, spec, watch=watch, on_status=on_status, clock=t.clock.now, expected_deg=expected,
+            on_rest=on_rest, report_turns=zero is None, on_frame=zero.frame if zero is not None else None)
+    except FrameSourceError as exc:
+        raise PartMissing("camera", str(exc), CAMERA_FIX) from None
+    holder.append(camera)
+    t.parts.set("camera", "ok", spec)
+    return Rig(sources=[camera, *sources], observers=[watch], camera=camera, lines=lines)
 
 
 KIT = Kit(game="carrossel", options=_options, simulated=simulated, real=real)

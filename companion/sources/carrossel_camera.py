@@ -282,6 +282,9 @@ class CarrosselCameraSource(ReadingThread):
             encoder's zero (:class:`companion.rotation.camera_zero.CameraZero`), or None.
         expected_deg: the referee's angle (degrees clockwise from setup) when the first angle
             settles; default the watch's (0 without one).
+        report_turns: emit ``board_turned`` (False when an encoder reports the turns and the
+            camera only gives it its zero through ``on_rest``).
+        on_frame: ``on_frame(t)`` after every frame read (e.g. ``CameraZero.frame``), or None.
 
     Raises:
         ValueError: bad settle or angle figures, a bad calibration file (naming it).
@@ -293,7 +296,8 @@ class CarrosselCameraSource(ReadingThread):
     def __init__(self, frames: FrameSource | str, reader: Any = None, watch: CarrosselWatch | None = None,
                  settle_s: float = 0.5, still_deg: float = 1.5, turn_min_deg: float = 10.0,
                  frame_period_s: float = 0.0, on_status: Callable[[str], None] | None = None,
-                 on_rest: Callable[[float, float], Any] | None = None, expected_deg: float | None = None):
+                 on_rest: Callable[[float, float], Any] | None = None, expected_deg: float | None = None,
+                 report_turns: bool = True, on_frame: Callable[[float], Any] | None = None):
         from companion.vision.carrossel import CarrosselReader
 
         if turn_min_deg <= still_deg:
@@ -307,6 +311,8 @@ class CarrosselCameraSource(ReadingThread):
         self.on_status = on_status
         self.on_rest = on_rest
         self.expected_deg = expected_deg
+        self.report_turns = report_turns
+        self.on_frame = on_frame
         self._angle = AngleSettle(settle_s, still_deg)
         self._slots = {n: Stabiliser[Any](settle_s) for n in self.reader.geometry.cell_names}
         self.board: dict[str, Any] = {}  # cell -> the stable (colour, animal) or "empty"
@@ -354,6 +360,8 @@ class CarrosselCameraSource(ReadingThread):
         self.frames_read += 1
         reading = self.reader.read(frame.image, stream=True, t=t)
         self.latest = (t, frame.image, reading)  # one tuple, so a page never sees a mixed pair
+        if self.on_frame is not None:
+            self.on_frame(t)
         out: list[Observation] = []
         if reading.status != "ok" or reading.board_angle_deg is None:
             self._set_status(reading.status)
@@ -371,7 +379,8 @@ class CarrosselCameraSource(ReadingThread):
                 self._reported_ccw = rest
                 self._reset_slots()
             elif abs(_wrap(rest - self._reported_ccw)) >= self.turn_min_deg:
-                out.append(BoardTurned(t=t, angle_deg=self.referee_angle(rest)))
+                if self.report_turns:
+                    out.append(BoardTurned(t=t, angle_deg=self.referee_angle(rest)))
                 self._reported_ccw = rest
                 self._reset_slots()  # the cells moved: read them afresh
         if self.rest_ccw is None or abs(_wrap(reading.board_angle_deg - self.rest_ccw)) > self._angle.still_deg:
