@@ -213,3 +213,44 @@ def test_calibration_files_say_shipped_none_yours_and_invalid(tmp_path):
     colours = files["carrousel-colours.json"]
     assert colours["state"] == "invalid" and "carrousel-colours.json" in colours["detail"]
     assert "\n" not in colours["detail"] and colours["fix"]
+
+
+def _client(view):
+    from starlette.testclient import TestClient
+
+    from companion.web.app import make_app
+    from companion.web.hub import Hub
+
+    hub = Hub()
+    hub.camera = view
+    return TestClient(make_app(hub, entries=None, token="t" * 24), base_url="http://127.0.0.1"), "t" * 24
+
+
+def test_the_set_up_routes_refuse_bad_requests_in_words(frame, tmp_path):
+    client, token = _client(CameraView(Source(frame), _config(tmp_path)))
+    ok = {"x-companion-token": token}
+    assert client.post("/api/setup/hold").status_code == 403  # a changing request needs the token
+    held = client.post("/api/setup/hold", headers=ok).json()
+    assert held["ok"] and held["registered"]
+    bad = client.post("/api/setup/sample", headers=ok, json={"id": held["id"], "x": "left", "y": 0.5}).json()
+    assert bad == {"ok": False, "error": "tap ('left', 0.5): expected fractions of the frame's width and height"}
+    missing = client.post("/api/setup/colours", headers=ok, json={"id": held["id"]})
+    assert missing.status_code == 400 and "missing spaces, cards" in missing.json()["error"]
+    wrong = client.post("/api/setup/colours", headers=ok, json={"id": held["id"], "spaces": ["pink"] * 7, "cards": {}})
+    assert not wrong.json()["ok"] and wrong.json()["error"].startswith("spaces: expected 7 labels")
+    assert client.post("/api/setup/sample", headers=ok, content=b"[1, 2").status_code == 400
+    assert client.get("/api/camera.jpg?view=thermal").status_code == 400
+    assert client.get(f"/api/setup/held.jpg?id={held['id']}").headers["content-type"] == "image/jpeg"
+    assert client.get("/api/setup/held.jpg?id=99").status_code == 404
+    markers = client.get("/api/camera.jpg?view=markers")
+    assert markers.status_code == 200 and markers.headers["content-type"] == "image/jpeg"
+    assert not (tmp_path / "calibration" / "carrousel-colours.json").exists()
+
+
+def test_a_table_without_a_camera_says_so_on_every_camera_route():
+    client, token = _client(None)
+    for path in ("/api/camera.jpg", "/api/camera.mjpg", "/api/camera/events", "/api/setup/held.jpg?id=1"):
+        reply = client.get(path)
+        assert reply.status_code == 404 and "no camera the page can show" in reply.text
+    reply = client.post("/api/setup/hold", headers={"x-companion-token": token})
+    assert reply.status_code == 404 and "no camera" in reply.json()["error"]
