@@ -138,10 +138,98 @@ def simulated(t: Table) -> Rig:
                resume=lambda state, now: table.resume(state, now) if state.phase != "setup" else None)
 
 
+def _camera_wanted(t: Table) -> bool:
+    """A camera at the real table: ``--camera``, or ``[camera] source`` set to a camera."""
+    return bool(t.options.get("camera")) or t.config["camera"]["source"] not in ("auto", "")
+
+
+class _AnswersThrough:
+    """The YES/NO buttons, their answers passed through the camera source first (a full-turn
+    question it asked takes the answer; the answer itself goes on to the journal)."""
+
+    def __init__(self, buttons: Any, camera: Any):
+        self.buttons = buttons
+        self.camera = camera
+
+    def start(self, emit: Any, clock: Any) -> None:
+        """Start the buttons; each answer goes through the camera source."""
+        def through(obs: Any) -> None:
+            for o in self.camera.take_answer(obs):
+                emit(o)
+
+        self.buttons.start(through, clock)
+
+    def stop(self) -> None:
+        """Stop the buttons."""
+        self.buttons.stop()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.buttons, name)
+
+
+def _encoder_or_none(t: Table, convert: Any) -> Any:
+    """The real encoder (the Pico or GPIO), or None when there is none and the camera reads the
+    spins: ``[encoder] backend`` "sim", or "auto" with no Pico found. A configured Pico or GPIO
+    encoder that is missing is :class:`~companion.health.PartMissing`."""
+    from companion.health import PartMissing
+    from companion.kits import real_encoder
+
+    backend = t.config["encoder"]["backend"]
+    if backend == "sim":
+        return None
+    try:
+        return real_encoder(t, convert)
+    except PartMissing:
+        if backend == "auto" and not t.config["encoder"]["port"]:
+            return None
+        raise
+
+
+def _real_camera(t: Table, convert: Any) -> tuple[list[Any], list[Any], float]:
+    """The camera reads the die, the seats, the weather and the finger; with an encoder, the
+    encoder the spins (its zero and its slips from the camera), else the camera. Returns the
+    sources, the announcers and the jitter delay (s).
+
+    Raises:
+        PartMissing: the camera cannot be opened, or a configured encoder is missing.
+    """
+    from companion.health import PartMissing
+    from companion.kits import CAMERA_FIX, camera_spec, camera_status
+    from companion.rotation.camera_zero import CameraZero, ZeroedRotation
+    from companion.sources.monsieur_camera import monsieur_camera_from_config
+    from companion.vision.frames import FrameSourceError
+
+    spec = camera_spec(t)
+    holder: list[Any] = []
+    on_status = camera_status(t, spec, lambda: holder[0].frames_read if holder else 0)
+    rotation = _encoder_or_none(t, None)
+    try:
+        camera = monsieur_camera_from_config(t.config, t.referee.table, t.referee.layout, spec=spec,
+                                             clock=t.clock.now, on_status=on_status, ask=_tell(t),
+                                             spins=rotation is None)
+    except FrameSourceError as exc:
+        raise PartMissing("camera", str(exc), CAMERA_FIX) from None
+    holder.append(camera)
+    t.parts.set("camera", "ok", spec)
+    sources: list[Any] = [camera]
+    if rotation is not None:
+        zero = CameraZero(rotation, tolerance_deg=t.config["camera"]["slip_tolerance_deg"], tell=_tell(t),
+                          part="carousel", convert=convert)
+        camera.on_rest = zero.at_rest
+        camera.on_frame = zero.frame
+        sources.append(ZeroedRotation(rotation, zero))
+    else:
+        t.parts.set("encoder", "missing", "none: the camera reads the spins")
+    cam = t.config["camera"]
+    return sources, [camera], cam["settle_s"] + 2 * (cam["frame_period_s"] or 0.1)
+
+
 def real(t: Table) -> Rig:
     """The shaft encoder reports the carousel's spins; the die button rolls the electronic die;
     the kids answer with YES and NO (a kid seated on the suggested seat is confirmed with YES).
-    The game starts at once with the configured players."""
+    With a camera (``--camera`` or ``[camera] source``) the die, the seats, the weather and the
+    finger are read by the camera, and the spins too when there is no encoder. The game starts
+    at once with the configured players."""
     from companion.games.monsieur_carrousel import GameStart
     from companion.kits import real_encoder
     from companion.sources.starters import StartNow
@@ -154,13 +242,18 @@ def real(t: Table) -> Rig:
             show(obs)
         return vocabulary.observation(obs.to_json())
 
-    encoder = real_encoder(t, convert)
-    buttons = _buttons(t)
-    if t.config["camera"]["source"] not in ("auto", "") and not t.config["camera"]["source"].startswith("sim"):
-        log.warning("Monsieur Carrousel's camera reader is not built yet: the seats are confirmed with "
-                    "the YES button and the carousel is read by the encoder")
     players = tuple(t.players)
     start = StartNow(lambda now: GameStart(t=now, players=players), started=t.resumed)
+    if _camera_wanted(t):
+        sources, announcers, delay_s = _real_camera(t, convert)
+        buttons = _AnswersThrough(_buttons(t), sources[0])
+        lines = [] if t.resumed else [
+            "Monsieur Carrousel: roll the die on the board; put the kid on the seat you are told; turn the "
+            "carousel when asked. The camera watches the table."]
+        return Rig(sources=[start, buttons, *sources], announcers=announcers, delay_s=delay_s, lines=lines,
+                   prompts=_weather_prompts(t))
+    encoder = real_encoder(t, convert)
+    buttons = _buttons(t)
     lines = [] if t.resumed else [
         "Monsieur Carrousel: press the die button to roll; put the kid on the seat you are told and "
         "press YES; turn the carousel when asked."]
