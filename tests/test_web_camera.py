@@ -254,3 +254,20 @@ def test_a_table_without_a_camera_says_so_on_every_camera_route():
         assert reply.status_code == 404 and "no camera the page can show" in reply.text
     reply = client.post("/api/setup/hold", headers={"x-companion-token": token})
     assert reply.status_code == 404 and "no camera" in reply.json()["error"]
+
+
+def test_another_readers_reading_is_drawn_by_its_own_modules_overlay_and_listed_field_by_field():
+    from companion.vision.monsieur import MonsieurReading, draw_overlay
+    from companion.vision.monsieur_geometry import MonsieurGeometry
+
+    img = np.full((300, 400, 3), 120, np.uint8)
+    geometry = MonsieurGeometry.load()
+    reading = MonsieurReading("board not visible: 0 of 4 markers found", pointed_seat=3, die="red")
+    src = types.SimpleNamespace(latest=(0.5, img, reading), reader=types.SimpleNamespace(geometry=geometry))
+    jpeg, info = CameraView(src)()
+    shown = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    expected = draw_overlay(img, reading, geometry)
+    assert np.abs(expected.astype(int) - img).mean() > 0.5  # its overlay draws something...
+    assert np.abs(shown.astype(int) - expected.astype(int)).mean() < 2  # ...and that is what the page shows
+    rows = {r["name"]: r["label"] for r in info["regions"]}
+    assert info["status"].startswith("board not visible") and rows["die"] == "red" and rows["pointed seat"] == "3"

@@ -105,9 +105,11 @@ def draw_reading(frame: np.ndarray, reading: Any, reader: Any = None) -> np.ndar
         return draw(frame, reading)
 
 
-def reading_json(reading: Any) -> dict[str, Any]:
+def reading_json(reading: Any, reader: Any = None) -> dict[str, Any]:
     """What the camera page lists beside the frame: ``{"status", "regions": [{"name", "label",
-    "confidence", "reason"}], "cards": {seat: text}, "dice": [...]}`` (JSON-ready)."""
+    "confidence", "reason"}], "cards": {seat: text}, "dice": [...]}`` (JSON-ready); a reading
+    with neither spaces nor dice (Monsieur Carrousel's, Carrossel's) lists its JSON form's fields
+    (``reading`` holds it whole)."""
     if reading is None:
         return {"status": "no reading yet", "regions": []}
     if isinstance(reading, list):  # dice
@@ -127,10 +129,28 @@ def reading_json(reading: Any) -> dict[str, Any]:
         out["cards"] = {seat: ("-".join(c.triple) if getattr(c, "triple", None) else "unknown"
                                + (f" ({c.reason})" if getattr(c, "reason", "") else "")) for seat, c in cards.items()}
     if not out["regions"] and hasattr(reading, "to_json"):
+        # Another reader (Monsieur Carrousel's, Carrossel's): its JSON form, one line a field.
         try:
-            out["reading"] = json.loads(json.dumps(reading.to_json(), default=str))
-        except Exception:  # a reading without a JSON form: its status is enough
-            pass
+            try:
+                doc = reading.to_json()
+            except TypeError:  # Carrossel's names the board's cells
+                doc = reading.to_json(list(getattr(getattr(reader, "geometry", None), "cell_names", ())))
+            doc = json.loads(json.dumps(doc, default=str))
+        except Exception as exc:  # a reading without a JSON form: its status is enough
+            log.debug("web: reading without a JSON form: %s", exc)
+            doc = {}
+        out["reading"] = doc
+        for key, value in doc.items():
+            if key in ("status", "markers", "residual_px"):
+                continue
+            if isinstance(value, dict):
+                for name, v in value.items():
+                    label = v.get("label", json.dumps(v)) if isinstance(v, dict) else v
+                    out["regions"].append({"name": f"{key} {name}", "label": str(label)})
+            elif isinstance(value, list):
+                out["regions"].append({"name": key, "label": " ".join(map(str, value))})
+            elif value is not None:
+                out["regions"].append({"name": key.replace("_", " "), "label": str(value)})
     return out
 
 
@@ -474,7 +494,7 @@ class CameraView:
             t, frame, reading = latest
             jpeg = encode_jpeg(draw_reading(frame, reading, self.reader))
             self.encoded += 1
-            info = {"t": round(float(t), 3), "size": [int(frame.shape[1]), int(frame.shape[0])], **reading_json(reading)}
+            info = {"t": round(float(t), 3), "size": [int(frame.shape[1]), int(frame.shape[0])], **reading_json(reading, self.reader)}
             return jpeg, info
 
         return self._cached("overlay", latest, make)
