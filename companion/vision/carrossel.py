@@ -489,11 +489,12 @@ class CarrosselReader:
         ValueError: a bad calibration file (naming it).
     """
 
-    #: a letter is read when its correlation is at least this and ahead of the second by
-    #: LETTER_MARGIN (Pearson r over the disc's samples; printed letters of one font differ
-    #: by far more, a covered or blurred disc matches none well).
-    LETTER_MIN = 0.7
-    LETTER_MARGIN = 0.1
+    #: a letter is read when its correlation (Pearson r over the letter's window, best shift)
+    #: is at least LETTER_MIN and the second letter leaves at least LETTER_MARGIN times its
+    #: unexplained share: ``1 - r2 >= LETTER_MARGIN (1 - r1)``. Printed letters of one font
+    #: differ by far more; a covered, shaded or blurred disc matches none well.
+    LETTER_MIN = 0.8
+    LETTER_MARGIN = 2.0
     #: the letter window's half width and the shift search's reach, in samples of STEP_MM
     #: (+-7.5 mm: the 10 mm letter with a margin; +-2.25 mm: the tile's placement and the
     #: registration's error)
@@ -555,12 +556,10 @@ class CarrosselReader:
         half_tile = g.tile_size_mm / 2
         cheb = np.max(np.abs(grid), axis=1)
         disc_r = g.disc_diameter_mm / 2
-        #: tile corners: inside the tile (1 mm in), outside the disc (1.5 mm out), every second
-        #: sample each way (1.5 mm: the colour needs no finer grid)
+        #: tile corners: 2 mm inside the tile and 3 mm inside the cell (the 2 mm gaps between
+        #: cells show the sector's tint), outside the disc (1.5 mm out)
         n_grid = _grid_n()
-        every_other = np.zeros((n_grid, n_grid), bool)
-        every_other[::2, ::2] = True
-        self._corner_mask = (cheb <= half_tile - 1.0) & (r >= disc_r + 1.5) & every_other.ravel()
+        self._corner_mask = (cheb <= half_tile - 2.0) & (r >= disc_r + 1.5)
         #: the disc, less its rim (1 mm)
         self._disc_mask = r <= disc_r - 1.0
         self._cream_mask = (r >= disc_r - 3.0) & (r <= disc_r - 1.0)
@@ -951,7 +950,7 @@ class CarrosselReader:
                 order = sorted(range(len(r)), key=lambda k: -r[k])
                 best, second = r[order[0]], r[order[1]]
                 name = g.cell_names[i]
-                if best < self.LETTER_MIN or best - second < self.LETTER_MARGIN:
+                if best < self.LETTER_MIN or (1.0 - second) < self.LETTER_MARGIN * (1.0 - best):
                     out[name] = SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): "
                                                             "covered, a standee on it, or blurred")
                 else:
