@@ -82,7 +82,8 @@ def test_a_play_entered_by_hand_that_disagrees_with_the_one_read_is_told():
     assert calls[0].TYPE in ("invalid_observation", "illegal_play")  # the referee keeps the first
     assert len(table.told) == 1 and isinstance(table.told[0], PlayDisagrees)
     told = table.told[0]
-    assert (told.player, told.entered, told.read, told.kept) == ("Ana", "slot 9: fish", "slot 4: tiger", "read")
+    assert (told.player, told.entered_slot, told.entered_animals, told.read_slot, told.read_animals, told.kept) == (
+        "Ana", 9, ("fish",), 4, ("tiger",), "read")
 
 
 def test_a_play_entered_by_hand_that_agrees_is_not_told():
@@ -104,7 +105,9 @@ def test_a_board_that_disagrees_with_the_plays_entered_is_told_once():
     table.watch.board(7.5, wrong)
     table.watch.board(9.0, wrong)
     assert len(table.told) == 1 and isinstance(table.told[0], BoardDisagrees)
-    assert (table.told[0].cell, table.told[0].seen, table.told[0].expected) == ("A4", "red fish", "red tiger")
+    told = table.told[0]
+    assert (told.cell, told.seen_tile, told.seen_animal, told.expected_tile, told.expected_animal) == (
+        "A4", True, "fish", True, "tiger")
 
 
 def test_angle_settles_only_when_still():

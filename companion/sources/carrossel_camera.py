@@ -54,14 +54,17 @@ class PlayDisagrees(Call):
 
     Attributes:
         player: whose play.
-        entered: the play entered, text form (``"slot 9: fish"``).
-        read: the play read from the board, text form.
-        kept: which one the referee holds (the first to arrive).
+        entered_slot, entered_animals, entered_ability: the play entered (ability: a client id or None).
+        read_slot, read_animals: the play read from the board.
+        kept: which one the referee holds (``"entered"`` or ``"read"``: the first to arrive).
     """
 
     player: str = ""
-    entered: str = ""
-    read: str = ""
+    entered_slot: int = 0
+    entered_animals: tuple[str, ...] = ()
+    entered_ability: int | None = None
+    read_slot: int = 0
+    read_animals: tuple[str, ...] = ()
     kept: str = ""
 
 
@@ -72,24 +75,22 @@ class BoardDisagrees(Call):
 
     Attributes:
         cell: the cell (``"A7"``).
-        seen: what the camera sees there (``"red fish"``, ``"empty"``).
-        expected: what the referee holds there.
+        seen_tile: the camera sees a tile there (``seen_colour``, ``seen_animal``), else empty.
+        expected_tile: the referee holds a tile there (``expected_colour``, ``expected_animal``).
     """
 
     cell: str = ""
-    seen: str = ""
-    expected: str = ""
+    seen_tile: bool = False
+    seen_colour: str = ""
+    seen_animal: str = ""
+    expected_tile: bool = False
+    expected_colour: str = ""
+    expected_animal: str = ""
 
 
-def _text(slot_form: Any) -> str:
-    if isinstance(slot_form, tuple):
-        return f"{slot_form[0]} {slot_form[1]}"
-    return str(slot_form)
-
-
-def _play_text(slot: int, animals: Sequence[str], ability: int | None = None) -> str:
-    out = f"slot {slot}: {', '.join(animals)}"
-    return out + (f" (ability of client {ability})" if ability is not None else "")
+def _cell_fields(prefix: str, form: Any) -> dict[str, Any]:
+    tile = isinstance(form, tuple)
+    return {f"{prefix}_tile": tile, f"{prefix}_colour": form[0] if tile else "", f"{prefix}_animal": form[1] if tile else ""}
 
 
 class AngleSettle:
@@ -176,10 +177,11 @@ class CarrosselWatch:
                 read = self._read.get((before.round, obs.player))  # type: ignore[attr-defined]
                 if read is not None and (read.slot, read.animals, read.ability) != (
                         obs.slot, tuple(obs.animals), obs.ability):  # type: ignore[attr-defined]
-                    self._say(PlayDisagrees(t=obs.t, player=obs.player,  # type: ignore[attr-defined]
-                                            entered=_play_text(obs.slot, obs.animals, obs.ability),  # type: ignore[attr-defined]
-                                            read=_play_text(read.slot, read.animals),
-                                            kept="entered" if any(c.TYPE in ("play_received", "revealed") for c in calls) else "read"))
+                    self._say(PlayDisagrees(
+                        t=obs.t, player=obs.player, entered_slot=obs.slot,  # type: ignore[attr-defined]
+                        entered_animals=tuple(obs.animals), entered_ability=obs.ability,  # type: ignore[attr-defined]
+                        read_slot=read.slot, read_animals=tuple(read.animals),
+                        kept="entered" if any(c.TYPE in ("play_received", "revealed") for c in calls) else "read"))
 
     def _say(self, call: Call) -> None:
         self.disagreements.append(call)
@@ -256,7 +258,7 @@ class CarrosselWatch:
             since = self._disagree.setdefault(key, t)
             if t - since >= self.check_s and key not in self._told:
                 self._told.add(key)
-                self._say(BoardDisagrees(t=t, cell=cell, seen=_text(form), expected=_text(want)))
+                self._say(BoardDisagrees(t=t, cell=cell, **_cell_fields("seen", form), **_cell_fields("expected", want)))
         for key in list(self._disagree):
             if key not in now:
                 del self._disagree[key]
