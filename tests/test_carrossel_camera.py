@@ -194,3 +194,57 @@ def test_the_watch_follows_a_resumed_state():
     watch = CarrosselWatch(CarrosselReferee(), state=table.state)
     assert watch.board(2.0, {"A4": ("red", "tiger")}) == []  # Ana has played: waiting for the others
     assert dataclasses.replace(table.state) == watch.state
+
+
+def test_the_camera_gives_the_encoder_its_zero_and_a_slipped_board_is_called():
+    """Camera and encoder together, wired as the Carrossel kit wires them at a real table: the
+    camera's first angle at rest zeroes the encoder (no index magnet); an encoder stop that
+    agrees with the camera is the turn; one that does not is called (the board slipped) and goes
+    on uncertain, with the camera's angle."""
+    from companion.kits.carrossel import BoardAngle
+    from companion.rotation.angle import AngleModel
+    from companion.rotation.camera_zero import CameraZero
+    from companion.rotation.samples import CountSample
+    from companion.rotation.spin import SpinDetector
+    from companion.rotation.tracker import RotationTracker
+
+    tracker = RotationTracker(AngleModel(1200, has_index=False), SpinDetector(settle_s=0.25))
+    told: list = []
+    angle = BoardAngle(0.0, follow_encoder=False)
+    zero = CameraZero(tracker, tolerance_deg=5.0, hold_s=2.0, tell=told.append, part="board", convert=angle.convert)
+    out: list = []
+    encoder_emit = zero.wrap(lambda o: out.append(o) if o is not None else None)
+
+    def on_rest(t_s, ccw):
+        angle.reference(ccw)
+        zero.at_rest(t_s, ccw)
+
+    reader = _Reader()
+    camera = CarrosselCameraSource(_Frames(), reader=reader, settle_s=0.3, on_rest=on_rest, report_turns=False,
+                                   on_frame=zero.frame)
+    t = 0.0
+    count = 0
+
+    def run(seconds, camera_ccw, counts_to):
+        nonlocal t, count
+        for _ in range(int(seconds * 10)):
+            count += int((counts_to - count) / 2) if abs(counts_to - count) > 1 else counts_to - count
+            for obs in tracker.feed(CountSample(t, count)):
+                encoder_emit(obs)
+            reader.angle = camera_ccw
+            assert camera.step(t) == []  # the camera reports no turn itself: the encoder does
+            t = round(t + 0.1, 3)
+
+    run(1.0, 270.0, 0)  # at rest at setup: the camera sees 270 (CCW)
+    assert zero.zeroed and tracker.angle_deg() == pytest.approx(270.0)
+    run(1.5, None, -300)  # a quarter turn clockwise (a hand over the marker meanwhile)
+    run(1.0, 180.0, -300)
+    turns = [o for o in out if o is not None and o.TYPE == "board_turned"]
+    assert len(turns) == 1 and turns[0].angle_deg == pytest.approx(90.0, abs=1.0) and not turns[0].uncertain
+    assert told == []
+    run(1.5, None, -600)  # another quarter turn on the encoder...
+    run(1.0, 60.0, -600)  # ...but the board slipped: the camera sees it 30 degrees further
+    turns = [o for o in out if o is not None and o.TYPE == "board_turned"]
+    assert len(turns) == 2 and turns[1].uncertain and turns[1].angle_deg == pytest.approx(210.0, abs=1.0)
+    assert len(told) == 1 and told[0].TYPE == "carousel_slipped" and told[0].part == "board"
+    assert tracker.angle_deg() == pytest.approx(60.0, abs=0.5)  # re-zeroed on the camera
