@@ -140,3 +140,46 @@ def test_the_wrapper_starts_the_encoder_through_the_check():
     assert started[-1] == "stopped"
     with pytest.raises(ValueError):
         CameraZero(src, tolerance_deg=0)
+
+
+def test_the_camera_source_zeroes_the_encoder_and_catches_a_slip_from_rendered_frames():
+    """The Monsieur camera source's rests (rendered frames read by the reader) drive the check."""
+    from companion.sources.monsieur_camera import MonsieurCameraSource
+    from companion.vision.monsieur import MonsieurReader
+    from companion.vision.sim_monsieur import MonsieurConditions, MonsieurScene, SimulatedMonsieurCamera
+
+    tracker, zero, emit, told, released = make()
+    now = [0.0]
+    cam = SimulatedMonsieurCamera(seed=8, conditions=MonsieurConditions(tilt_deg=6.0, exposure_s=0.002),
+                                  clock=lambda: now[0], scene=MonsieurScene(angle_deg=70.0))
+    src = MonsieurCameraSource(cam, MonsieurReader(), settle_s=0.3, spins=False, on_rest=zero.at_rest,
+                               on_frame=zero.frame)
+    count = [0]
+
+    def encoder_until(t_end, target):
+        """Encoder samples every 10 ms up to ``t_end``, the count moving towards ``target``."""
+        while round(count_t[0], 3) < t_end:
+            count[0] += max(-40, min(40, target - count[0]))
+            for obs in tracker.feed(CountSample(t=round(count_t[0], 3), count=int(count[0]))):
+                emit(obs)
+            count_t[0] += 0.01
+
+    count_t = [0.0]
+    observations = []
+    for i in range(8):  # the carousel at rest: the camera gives the encoder its zero
+        now[0] = round(0.1 * i, 3)
+        encoder_until(now[0], 0)
+        observations += src.step(now[0])
+    assert zero.zeroed and tracker.angle_deg() == pytest.approx(70.0, abs=1.5)
+    # the disc turns 1.2 turns in 1.5 s, but the encoder on its slipping shaft counts 1.1 turns
+    cam.spin(0.8, 1.2 * 360.0, 1.5, rock_back_deg=0.0)
+    for i in range(8, 36):
+        now[0] = round(0.1 * i, 3)
+        encoder_until(now[0], int(1.1 * CPR))
+        observations += src.step(now[0])
+    assert not [o for o in observations if o.TYPE.startswith("spin")]  # the encoder reports the spins
+    assert zero.slips == 1 and told and told[0].TYPE == "carousel_slipped"
+    assert abs(told[0].offset_deg - 36.0) < 2.0
+    stops = [o for o in released if o.TYPE == "spin_stopped"]
+    assert len(stops) == 1 and stops[0].uncertain
+    assert abs((tracker.angle_deg() - (70.0 + 1.2 * 360.0) % 360 + 180) % 360 - 180) < 1.5
