@@ -111,7 +111,8 @@ _GRID_SHAPE = tuple(int(v) for v in (_GRID_HI - _GRID_LO + 1))
 _GRID_SIZE = _GRID_SHAPE[0] * _GRID_SHAPE[1] * _GRID_SHAPE[2]
 _GRID_STRIDE = np.array([_GRID_SHAPE[1] * _GRID_SHAPE[2], _GRID_SHAPE[2], 1], dtype=np.float32)
 _GRID_OFFSET = np.float32(-(_GRID_LO @ _GRID_STRIDE))
-_GRID_NEW, _GRID_UNSURE = -128, 127
+# a cell holds its class + _GRID_SHIFT (1 and up), _GRID_UNSURE, or _GRID_NEW (not met yet)
+_GRID_NEW, _GRID_UNSURE, _GRID_SHIFT = 0, 127, 4
 
 
 def lab_fast(rel: np.ndarray) -> np.ndarray:
@@ -397,8 +398,8 @@ class RegionClassifier:
             ``N int16`` classes (see :meth:`pixel_classes`).
         """
         grid = self.__dict__.get("_grid")
-        if grid is None:
-            grid = np.full(_GRID_SIZE, _GRID_NEW, dtype=np.int8)
+        if grid is None:  # zeros: pages of cells never met are never touched (not resident)
+            grid = np.zeros(_GRID_SIZE, dtype=np.int8)
             object.__setattr__(self, "_grid", grid)
         q = np.rint(lab)
         for j in range(3):  # column by column: numpy broadcasts over a last axis of 3 slowly
@@ -412,6 +413,7 @@ class RegionClassifier:
             cls[new] = np.take(grid, cell[new])
         unsure = np.flatnonzero(cls == _GRID_UNSURE)
         out = cls.astype(np.int16)
+        out -= _GRID_SHIFT
         if len(unsure):
             out[unsure] = self.pixel_classes(exact(unsure))
         return out
@@ -426,7 +428,7 @@ class RegionClassifier:
         cls, unsure = self.pixel_classes_unsure(centre, 0.5 + LAB_FAST_ERROR)
         edge = ((l == 0) | (l == _GRID_SHAPE[0] - 1) | (a == 0) | (a == _GRID_SHAPE[1] - 1)
                 | (b == 0) | (b == _GRID_SHAPE[2] - 1))
-        grid[cells] = np.where(unsure | edge, np.int16(_GRID_UNSURE), cls).astype(np.int8)
+        grid[cells] = np.where(unsure | edge, np.int16(_GRID_UNSURE), cls + np.int16(_GRID_SHIFT)).astype(np.int8)
 
     def _distance_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The references' constant terms of :meth:`pixel_classes`' distances (computed once):
