@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frames", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--progress", action="store_true", help="totals so far every 100 frames, on stderr")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
     ref = reference_op_s()
@@ -70,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         err = angle_error(reading, truth)
         if err is not None:
             errs[kind].append(err)
+        if args.progress and (i + 1) % 100 == 0:
+            done = {r: [sum(per[k][r][j] for k in kinds) for j in range(3)] for r in ("pointed", "seats", "die")}
+            print(json.dumps({"frames_done": i + 1, **done}), file=sys.stderr, flush=True)
     total = {r: [sum(per[k][r][j] for k in kinds) for j in range(3)] for r in ("pointed", "seats", "die")}
     for kind in kinds:
         print(json.dumps({"kind": kind, **{r: dict(zip(("wrong", "right", "eligible"), v)) for r, v in per[kind].items()},
