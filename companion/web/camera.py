@@ -438,6 +438,8 @@ class _Held:
     frame: np.ndarray
     reading: Any
     status: str = ""
+    registration: Any = None  # registered once, on the first use
+    registered: bool = False
 
 
 class CameraView:
@@ -599,13 +601,17 @@ class CameraView:
         return encode_jpeg(self._get(held_id).frame)
 
     def _register(self, held: _Held) -> Any:
+        """The held frame's registration (detected once, with a registrar of its own: the
+        reading thread's is never touched), or None with ``held.status`` saying why."""
         from companion.vision.registration import Registrar
 
+        if held.registered:
+            return held.registration
         reader = self._carrousel()
         g = reader.geometry
         registrar = Registrar(g.markers, g.dictionary, lens=getattr(reader.registrar, "lens", None))
         reg = registrar.register(held.frame)
-        held.status = registrar.status
+        held.status, held.registration, held.registered = registrar.status, reg, True
         return reg
 
     @staticmethod
