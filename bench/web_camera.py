@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench._common import machine, percentile, reference_op_s  # noqa: E402
+from bench._common import machine, percentile, reference_op_s
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 

@@ -14,10 +14,19 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, load_references
+from companion.vision.carrousel import (
+    CarrouselGeometry,
+    CarrouselReader,
+    load_references,
+)
 from companion.vision.registration import detect_markers
 from companion.vision.sim import SimulatedCamera, TableRenderer
-from companion.web.camera import CameraView, CaptureError, calibration_files, marker_check
+from companion.web.camera import (
+    CameraView,
+    CaptureError,
+    calibration_files,
+    marker_check,
+)
 
 GEOMETRY = CarrouselGeometry.load()
 SPACES = ("empty", "black", "yellow", "blue", "green", "red", "empty")

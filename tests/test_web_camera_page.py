@@ -60,7 +60,7 @@ def test_the_camera_page_shows_the_simulated_frame_with_the_readers_overlay(tmp_
         # The frame the page shows is the camera's latest with the reader's overlay drawn on it.
         jpeg = page.request.get(url + "api/camera.jpg").body()
         shown = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-        t, frame, reading = source.latest
+        _t, frame, _reading = source.latest
         assert shown.shape == frame.shape == (480, 640, 3)
         assert shown[2:16].mean() < 40 < frame[2:16].mean()  # draw_overlay's status bar
         assert 0 < view.encoded

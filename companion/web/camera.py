@@ -42,8 +42,21 @@ from typing import Any
 import cv2
 import numpy as np
 
-__all__ = ["CameraView", "CaptureError", "MarkerCheck", "MarkerState", "calibration_files", "camera_of",
-           "draw_marker_check", "draw_reading", "encode_jpeg", "marker_check", "JPEG_QUALITY", "MAX_WIDTH"]
+__all__ = [
+    "JPEG_QUALITY",
+    "MAX_WIDTH",
+    "CameraView",
+    "CaptureError",
+    "MarkerCheck",
+    "MarkerState",
+    "calibration_files",
+    "camera_of",
+    "draw_marker_check",
+    "draw_reading",
+    "encode_jpeg",
+    "marker_check",
+    "reading_json",
+]
 
 log = logging.getLogger("companion.web")
 
@@ -267,7 +280,12 @@ def marker_check(frame: np.ndarray, layout: Mapping[int, np.ndarray], dictionary
         ValueError: a frame that is not ``H x W x 3 uint8``; an unknown dictionary.
     """
     from companion.vision.frames import check_bgr_frame
-    from companion.vision.registration import detect_markers, distort, project, undistort
+    from companion.vision.registration import (
+        detect_markers,
+        distort,
+        project,
+        undistort,
+    )
 
     check_bgr_frame(frame)
     hgt, wid = frame.shape[:2]
@@ -691,7 +709,11 @@ class CameraView:
                 colours could not all be read, or the folder cannot be written (each in words,
                 naming what is missing; nothing is written then).
         """
-        from companion.calibration_dir import CalibrationDirError, explicit_or_calibration, writable_path
+        from companion.calibration_dir import (
+            CalibrationDirError,
+            explicit_or_calibration,
+            writable_path,
+        )
         from companion.commands.calibrate import write_colours
         from companion.games.carrousel import COLOURS
         from companion.vision.carrousel import SEATS
