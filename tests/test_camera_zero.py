@@ -183,3 +183,16 @@ def test_the_camera_source_zeroes_the_encoder_and_catches_a_slip_from_rendered_f
     stops = [o for o in released if o.TYPE == "spin_stopped"]
     assert len(stops) == 1 and stops[0].uncertain
     assert abs((tracker.angle_deg() - (70.0 + 1.2 * 360.0) % 360 + 180) % 360 - 180) < 1.5
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "pt-BR"])
+def test_the_camera_s_service_calls_have_a_sentence_and_a_signal(lang):
+    from companion.announcers.signals import Signals
+    from companion.announcers.speech import Catalogue
+    from companion.sources.monsieur_camera import FullTurnAsked
+
+    catalogue = Catalogue(lang)
+    for call in (CarouselSlipped(t=1.0, part="carousel", offset_deg=12.0), FullTurnAsked(t=1.0)):
+        text = catalogue.text(call, "monsieur-carrousel")
+        assert text and "{" not in text and "_" not in text, (lang, call.TYPE, text)
+    assert {"carousel_slipped", "full_turn_asked"} <= Signals().types("monsieur-carrousel")

@@ -64,6 +64,8 @@ def _tell(t: Table) -> Any:
 def _simulated_camera(t: Table, spec: str) -> Rig:
     """The simulated table seen only through the simulated camera: the referee learns the die,
     the seats and the spins from rendered frames (:mod:`companion.sim.monsieur_camera`)."""
+    import numpy as np
+
     from companion.sim.monsieur_camera import CameraTable
     from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, settings_from_config
     from companion.sources.carrousel_camera import ScheduledCamera
@@ -82,8 +84,6 @@ def _simulated_camera(t: Table, spec: str) -> Rig:
     check_same_table(geometry, t.referee.table)
     geometry = geometry_for_layout(geometry, t.referee.table.layouts[settings.layout])
     renderer = MonsieurRenderer(geometry)
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     scene = MonsieurScene(angle_deg=table.angle_deg, die=str(rng.choice(geometry.die_colours)),
                           die_xy_mm=die_place(rng, geometry))
@@ -98,7 +98,7 @@ def _simulated_camera(t: Table, spec: str) -> Rig:
     t.parts.set("camera", "simulated", spec)
     t.parts.set("encoder", "simulated", "none: the camera reads the spins")
     return Rig(sources=[_buttons(t), table, seen, frames], scheduled=[table, seen, frames],
-               announcers=[table, source, seen], delay_s=cam["settle_s"] + 2 * period,
+               announcers=[table, source, seen], delay_s=cam["settle_s"] + 2 * period, camera=source,
                resume=lambda state, now: table.resume(state, now) if state.phase != "setup" else None)
 
 
@@ -251,7 +251,7 @@ def real(t: Table) -> Rig:
             "Monsieur Carrousel: roll the die on the board; put the kid on the seat you are told; turn the "
             "carousel when asked. The camera watches the table."]
         return Rig(sources=[start, buttons, *sources], announcers=announcers, delay_s=delay_s, lines=lines,
-                   prompts=_weather_prompts(t))
+                   prompts=_weather_prompts(t), camera=sources[0])
     encoder = real_encoder(t, convert)
     buttons = _buttons(t)
     lines = [] if t.resumed else [
