@@ -198,3 +198,64 @@ def test_the_colour_checks_cast_distance_is_unchanged(readers):
     assert all(check.cast_distance(w) == before.cast_distance(w) for w in whites)
     assert check.problem(whites[0], np.array([200.0, 200.0, 200.0]), np.zeros((0, 3), np.float32)) == \
         before.problem(whites[0], np.array([200.0, 200.0, 200.0]), np.zeros((0, 3), np.float32))
+
+
+def _linear_pixels(rng: np.random.Generator, n: int) -> np.ndarray:
+    """White-relative linear pixels as the reader makes them: uniform, dark, near the white."""
+    return np.concatenate([rng.random((n, 3)), rng.random((n, 3)) ** 3, rng.random((n, 3)) * 0.02,
+                           0.85 + 0.15 * rng.random((n, 3))]).astype(np.float32)
+
+
+def test_the_fast_lab_conversion_is_within_its_bound():
+    """One vectorised conversion differs from the one-pixel-a-row one by less than
+    LAB_FAST_ERROR per component (with room: the bound is about three times the difference)."""
+    from companion.vision.colour import LAB_FAST_ERROR, lab_exact, lab_fast, linear_to_lab
+
+    rel = _linear_pixels(np.random.default_rng(7), 50000)
+    exact = lab_exact(rel)
+    assert np.array_equal(exact, linear_to_lab(rel, np.ones(3, np.float32)))
+    assert np.abs(lab_fast(rel) - exact).max() < LAB_FAST_ERROR / 2
+
+
+def test_classes_from_the_fast_lab_are_the_exact_classes(readers):
+    """Looked up on the grid from the fast Lab, with the unsure pixels classified from their
+    exact Lab: every pixel's class is the per-region reader's on the exact Lab, on a fresh grid
+    and on one already filled."""
+    from carrousel_reference import _RefClassifier
+
+    from companion.vision.colour import lab_exact, lab_fast
+
+    new, _ = readers
+    rng = np.random.default_rng(11)
+    for classifier in (new.space_classifier, new.card_classifier,
+                       RegionClassifier(new.space_classifier.references, near=30.0, ratio=0.8)):
+        for _ in range(2):
+            rel = _linear_pixels(rng, 20000)
+            exact = lab_exact(rel)
+            asked: list[int] = []
+
+            def exact_of(i: np.ndarray) -> np.ndarray:
+                asked.append(len(i))
+                return exact[i]
+
+            got = classifier.pixel_classes_near(lab_fast(rel), exact_of)
+            want = _RefClassifier(classifier).pixel_classes(exact)
+            assert np.array_equal(got, want), int((got != want).sum())
+            assert 0 < sum(asked) < 0.5 * len(rel)  # the grid settles most pixels
+
+
+def test_the_unsure_pixels_are_all_that_an_error_can_move(readers):
+    """Lab values moved by up to the error: a pixel not reported unsure keeps its class."""
+    new, _ = readers
+    rng = np.random.default_rng(13)
+    for classifier in (new.space_classifier, new.card_classifier):
+        refs = classifier.references.lab
+        lab = np.concatenate([rng.uniform([0, -100, -100], [100, 100, 100], (100000, 3)),
+                              refs[rng.integers(0, len(refs), 50000)] + rng.normal(0, 10, (50000, 3))]).astype(np.float32)
+        for error in (0.1, 0.6):
+            cls, unsure = classifier.pixel_classes_unsure(lab, error)
+            assert np.array_equal(cls, classifier.pixel_classes(lab))
+            for _ in range(3):
+                moved = lab + rng.choice([-error, error], lab.shape).astype(np.float32) * rng.uniform(0.5, 1.0, (len(lab), 1)).astype(np.float32)
+                changed = classifier.pixel_classes(moved) != cls
+                assert changed.any() and not (changed & ~unsure).any()
