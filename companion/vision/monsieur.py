@@ -224,7 +224,10 @@ class _SeatPlan:
         ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat + 1) % n][:, None, :], reach, each=True)[:, 0]
         ring = part == 0
         ok[ring] &= ~_ray_passes(c, pts[ring], zs[ring], z, top, centres[seat[ring]][:, None, :], reach, each=True)[:, 0]
+        radius = np.concatenate([np.tile(np.hypot(o[:, 0], o[:, 1]), n) for o in offsets])
         self.idx = px[ok, 1] * w + px[ok, 0]
+        #: ring samples at least ``outer_mm`` from the seat's centre (no token reaches there)
+        self.outer = ((part == 0) & (radius >= reader.outer_mm))[ok]
         self.seg = (3 * seat + part)[ok]
         seat = seat[ok]
         self.unit = reader._print_unit[seat]
@@ -291,6 +294,9 @@ class MonsieurReader:
             apart).
         dark_share: a glyph pixel is darker than this share of the seat's print lightness (the
             glyph is printed at 14/255, under a tenth).
+        max_ring_pale: a kid's clear ring's outer edge (14-15.5 mm from the centre, which no
+            token reaches and no token can hide from the camera) has at most this share (0-1) of
+            light pale pixels: more is a hand or a finger over the seat.
         frozen_s: in a stream read with times (``read(..., t=...)``), identical frames for
             more than this many seconds read ``"camera frozen: ..."``.
         die: the die reader (default: one on this geometry).
@@ -303,7 +309,7 @@ class MonsieurReader:
                  zone_margin_deg: float = 6.0, registrar: Registrar | None = None,
                  core_mm: float = 3.5, kid_lightness: float = 35.0, kid_chromaticity: float = 0.6,
                  min_visible: float = 0.6, min_own_ring: float = 0.75, print_share: float = 0.45,
-                 hue_tolerance_deg: float = 35.0, dark_lightness: float = 36.0, frozen_s: float = 3.0,
+                 hue_tolerance_deg: float = 35.0, dark_lightness: float = 36.0, max_ring_pale: float = 0.05, frozen_s: float = 3.0,
                  die: DieReader | None = None):
         self.geometry = g = geometry if geometry is not None else MonsieurGeometry.load()
         self.seat_margin_deg = float(seat_margin_deg)
@@ -316,10 +322,13 @@ class MonsieurReader:
         self.print_share = float(print_share)
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
         self.dark_lightness = float(dark_lightness)
+        self.max_ring_pale = float(max_ring_pale)
+        self.outer_mm = 14.0
+        self.ring_edge_mm = 3.0
         self.frozen = FrozenFrames(frozen_s)
         self._core = _disc(core_mm, step=0.7)
         self._head = _disc(3.5, step=0.7)
-        self._ring = _disc(g.seat_diameter_mm / 2.0 - 1.5, inner=12.0)
+        self._ring = _disc(g.seat_diameter_mm / 2.0 - self.ring_edge_mm, inner=12.0)
         half = g.marker_size_mm / 2.0 + (g.marker_paper_mm - g.marker_size_mm) / 4.0
         u = np.arange(-half, half + 1e-9, 1.0)
         xx, yy = np.meshgrid(u, u)
@@ -527,6 +536,9 @@ class MonsieurReader:
         dark_n = np.bincount(plan.seg, weights=dark, minlength=segs)
         bright_n = np.bincount(plan.seg, weights=bright, minlength=segs)
         clip_n = np.bincount(plan.seg, weights=clipped, minlength=segs)
+        outer_n = np.bincount(plan.seg[plan.outer] // 3, minlength=n).astype(np.float64)
+        outer_pale = np.bincount(plan.seg[plan.outer] // 3, weights=bright[plan.outer], minlength=n) / np.maximum(outer_n, 1.0)
+        outer_pale[outer_n < 10] = 1.0  # too little of the ring's edge seen: no kid can be told
         out = []
         for k in range(n):
             r, c, hd = 3 * k, 3 * k + 1, 3 * k + 2
@@ -550,7 +562,10 @@ class MonsieurReader:
                   and clip_n[c] / count[c] <= 0.1 and clip_n[hd] / count[hd] <= 0.1):
                 out.append(EMPTY)
             # a kid: the token's head is pale and light, its middle too, and neither print nor glyph
-            elif head_seen and head_bright >= 0.7 and core_pale >= 0.5 and core_print <= 0.05 and core_dark <= 0.3:
+            # and the seat's clear ring shows nothing pale (a hand over the seat, a finger
+            # across it, shows its skin there too; a token is never there)
+            elif (head_seen and head_bright >= 0.7 and core_pale >= 0.5 and core_print <= 0.05 and core_dark <= 0.3
+                  and bright_n[r] / count[r] <= self.max_ring_pale):
                 out.append(KID)
             else:
                 out.append(UNKNOWN)

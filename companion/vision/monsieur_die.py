@@ -73,6 +73,13 @@ class DieReader:
         min_fill: the blob fills at least this fraction (0-1) of its rotated rectangle (a
             square fills it all, a round print 0.79; a die's rounded corners about 0.8).
         coarse_px_per_mm: resolution of the first pass that finds the blobs to look at.
+        max_aspect: the blob's longer side at most this times its shorter (a die on its edge
+            shows faces at 45 degrees, 1.41 long for wide).
+        min_contrast: the top's median a*b* at least this far (Delta E in a*b*) from the median of
+            what lies around it (a patch of the board's own print is not a die).
+        second_face: a blob of another face colour beyond the top (away from the camera's foot)
+            at least this share (0-1) of the top's area means a die on its edge (its second
+            face up is at least 0.3 of the first from any view within 35 degrees of tilt).
         min_vote: the blob's pixels of its colour at least this share of its inside (its
             border pixels aside).
 
@@ -81,7 +88,8 @@ class DieReader:
 
     def __init__(self, geometry: MonsieurGeometry, references: ColourReferences, px_per_mm: float = 1.0,
                  hue_tolerance_deg: float = 12.0, min_chroma: float = 15.0, size_tolerance: float = 0.3,
-                 min_fill: float = 0.7, min_vote: float = 0.8, coarse_px_per_mm: float = 0.4):
+                 min_fill: float = 0.7, min_vote: float = 0.8, coarse_px_per_mm: float = 0.4,
+                 max_aspect: float = 1.25, min_contrast: float = 20.0, second_face: float = 0.3):
         self.geometry = g = geometry
         self.px_per_mm = float(px_per_mm)
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
@@ -98,6 +106,9 @@ class DieReader:
         kernel = max(int(round(g.die_size_mm * self.px_per_mm / 3.0)), 1)
         self._kernel = np.ones((kernel, kernel), np.uint8)
         self.coarse_px_per_mm = float(coarse_px_per_mm)
+        self.max_aspect = float(max_aspect)
+        self.min_contrast = float(min_contrast)
+        self.second_face = float(second_face)
 
     def _warp_matrix(self, scale: float, origin: tuple[float, float]) -> np.ndarray:
         """Board mm to warped pixels: ``scale`` px/mm, board ``origin`` (x, y) at the top-left, y down."""
@@ -142,9 +153,9 @@ class DieReader:
 
     def _labels(self, frame: np.ndarray, cam: TableCamera, white: np.ndarray, scale: float,
                 origin: tuple[float, float], size: tuple[int, int], circles: list[tuple[float, float, float]],
-                floors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The warped plane's pixel labels (``h x w int64``: die colour index, -1 none) and the
-        per-colour chroma floors (``K``; given, or measured here: a colour that covers much more
+                floors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The warped plane's pixel labels (``h x w int64``: die colour index, -1 none), their
+        a*, b* (``h x w x 2 float32``, NaN where masked out) and the per-colour chroma floors (``K``; given, or measured here: a colour that covers much more
         of the board than a die top is the board's own print, the sun half's pale yellow, and a
         die top of that hue must stand out above it)."""
         z = self.geometry.die_size_mm
@@ -155,6 +166,7 @@ class DieReader:
         mask = self._mask(circles, scale, origin, size)
         flat = warped.reshape(-1, 3)
         labels = np.full(h * w, -1, np.int64)
+        ab = np.full((h * w, 2), np.nan, np.float32)
         b, g_, r = flat[:, 0], flat[:, 1], flat[:, 2]  # pairwise: numpy reduces a short axis slowly
         cand = np.flatnonzero((mask.reshape(-1) > 0) & (np.minimum(np.minimum(b, g_), r) < CLIPPED)
                               & (np.maximum(np.maximum(b, g_), r) > 8))
@@ -177,7 +189,33 @@ class DieReader:
                         floors[k] = float(np.percentile(chroma[sel], 90)) + self.min_chroma
             label[(label >= 0) & (chroma < floors[np.maximum(label, 0)])] = -1
             labels[cand] = label
-        return labels.reshape(h, w), floors
+            ab[cand] = lab[:, 1:]
+        return labels.reshape(h, w), floors, ab.reshape(h, w, 2)
+
+    def _second_face(self, labels: np.ndarray, k: int, px: float, py: float, side: float, area: float,
+                     toward: np.ndarray) -> bool:
+        """Is there, within a side's length of the top candidate at (``px``, ``py``) and on its
+        side away from the camera's foot (``toward``: unit vector to it, warped pixels), a blob
+        of another die colour at least ``second_face`` of the candidate's ``area`` (after the same
+        opening)?
+
+        A flat die's side faces stand below its top, so on the plane of the top they show on the
+        camera's side of it; a die on its edge has its second face up beyond the ridge, on the
+        far side."""
+        y0, x0 = max(int(py - 1.5 * side), 0), max(int(px - 1.5 * side), 0)
+        sub = labels[y0:int(py + 1.5 * side) + 1, x0:int(px + 1.5 * side) + 1]
+        for other in range(len(self.colours)):
+            if other == k:
+                continue
+            binary = cv2.morphologyEx((sub == other).astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
+            if int(binary.sum()) < self.second_face * area:
+                continue
+            n, _comp, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=4)
+            for j in range(1, n):
+                away = float((cents[j, 0] + x0 - px) * toward[0] + (cents[j, 1] + y0 - py) * toward[1])
+                if stats[j, cv2.CC_STAT_AREA] >= self.second_face * area and away < 0.0:
+                    return True
+        return False
 
     def read(self, frame: np.ndarray, cam: TableCamera, angle_deg: float, white: np.ndarray) -> DieReading:
         """Read the die's top colour.
@@ -200,7 +238,7 @@ class DieReader:
         x0, y0, x1, y1 = g.die_area_mm
         cs = self.coarse_px_per_mm
         circles = self._hidden_circles(cam, z)
-        coarse, floors = self._labels(frame, cam, white, cs, (x0, y1),
+        coarse, floors, _ab = self._labels(frame, cam, white, cs, (x0, y1),
                                       (int(round((x1 - x0) * cs)), int(round((y1 - y0) * cs))), circles)
         side_c = z * cs
         windows = []
@@ -220,10 +258,11 @@ class DieReader:
         lo, hi = side * (1.0 - self.size_tolerance), side * (1.0 + self.size_tolerance)
         half = z * 1.5  # mm around the coarse blob's centre
         tops: list[tuple[int, np.ndarray]] = []
+        edge_seen = False
         for k_blob, cx, cy in windows:
             origin = (cx - half, cy + half)
             size = (int(round(2 * half * s)), int(round(2 * half * s)))
-            labels, _ = self._labels(frame, cam, white, s, origin, size, circles, floors)
+            labels, _, ab = self._labels(frame, cam, white, s, origin, size, circles, floors)
             for k in (k_blob,):
                 # an opening by a third of the side cuts off what touches the top (an edge of a
                 # side face of a near hue, a blurred border) and keeps the square whole
@@ -241,15 +280,36 @@ class DieReader:
                     rw, rh = rw + 1.0, rh + 1.0  # pixel extents, not centre to centre
                     if not (lo <= rw <= hi and lo <= rh <= hi) or areas[j] / (rw * rh) < self.min_fill:
                         continue
+                    # square, not a face at 45 degrees (a die on its edge: sides 16 and 11.3)
+                    if max(rw, rh) / min(rw, rh) > self.max_aspect:
+                        continue
+                    # it stands out from what lies around it (a*b*, shading aside): the board's
+                    # print, a side face; a patch of a large print area does not
+                    yy, xx = np.mgrid[0:labels.shape[0], 0:labels.shape[1]]
+                    cheb = np.maximum(np.abs(xx - px), np.abs(yy - py))
+                    around = ab[(cheb >= 0.8 * side) & (cheb <= 1.3 * side)]
+                    around = around[np.isfinite(around[:, 0])]
+                    top_ab = ab[comp == j]
+                    if len(around) < 10 or float(np.linalg.norm(np.median(top_ab, axis=0) - np.median(around, axis=0))) < self.min_contrast:
+                        continue
                     # its inside (a third of the side from the centre) must vote for the colour
                     r = max(int(side / 3.0), 1)
                     ix, iy = int(round(px)), int(round(py))
                     inside = labels[max(iy - r, 0):iy + r + 1, max(ix - r, 0):ix + r + 1]
                     if inside.size == 0 or float(np.mean(inside == k)) < self.min_vote:
                         continue
+                    # a die on its edge shows two faces up, each about as large as a top: another
+                    # colour's blob beside it half as large or more means no top is flat
+                    foot = cam.centre_mm[:2] - np.array([origin[0] + px / s, origin[1] - py / s])
+                    toward = np.array([foot[0], -foot[1]]) / max(float(np.linalg.norm(foot)), 1e-9)
+                    if self._second_face(labels, k, px, py, side, float(areas[j]), toward):
+                        edge_seen = True
+                        continue
                     centre = np.array([origin[0] + px / s, origin[1] - py / s])
                     if all(np.linalg.norm(centre - c) > z / 2.0 or kk != k for kk, c in tops):
                         tops.append((k, centre))
+        if not tops and edge_seen:
+            return DieReading(UNKNOWN, "two die faces up side by side: the die is on its edge, roll it again")
         if not tops:
             return DieReading(UNKNOWN, "no die top found (under a hand, off the board or on its edge)")
         if len(tops) > 1:
