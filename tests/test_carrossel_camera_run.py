@@ -41,7 +41,7 @@ def _key(call):
 
 def test_camera_sim_calls_match_the_ground_truth(tmp_path):
     config = validate({"service": {"pin_factory": "mock", "announcers": ["console"]}, "sim": {"seed": 3, "move_time_s": 0.3},
-                       "camera": {"frame_period_s": 0.25, "settle_s": 0.5}})
+                       "camera": {"frame_period_s": 0.5, "settle_s": 0.5}})
     journal = Journal(tmp_path / "j.db")
     service = assemble("carrossel", config, journal, ManualClock, "sim", players=["Ana", "Ben"], new=True,
                        stream=io.StringIO(), options={"camera": "sim"})
@@ -56,7 +56,7 @@ def test_camera_sim_calls_match_the_ground_truth(tmp_path):
         emit(obs)
 
     service.emit = tap
-    service.run(until=14.0)
+    service.run(until=18.0)
     service.close()
     # what reached the referee: the entries of the table (game_start), the rest from the camera
     from_camera = [o for o in seen if o.TYPE in ("play", "board_turned")]

@@ -192,7 +192,7 @@ class CameraCarrosselTable:
             target = self.setup_ccw_deg - obs.angle_deg  # type: ignore[attr-defined]
             start = self.setup_ccw_deg - self._angle_cw
             delta = ((target - start + 180.0) % 360.0) - 180.0
-            n = 6
+            n = 3
             for k in range(1, n + 1):
                 self._table.append((round(at + self.turn_s * k / n, 6),
                                     {"board_angle_deg": start + delta * k / n, "moving": k < n}))

@@ -41,7 +41,7 @@ import numpy as np
 
 from companion.vision.carrossel import EMPTY, CarrosselGeometry, LetterTemplates
 from companion.vision.frames import Frame
-from companion.vision.sim import TableRenderer, _lab_to_bgr8
+from companion.vision.sim import TableRenderer, _lab_to_bgr8, kelvin_to_bgr
 
 __all__ = ["CarrosselConditions", "CarrosselTruth", "CarrosselRenderer", "SimulatedCarrosselCamera",
            "random_carrossel_conditions", "random_tiles", "CONDITION_KINDS", "score_reading"]
@@ -240,6 +240,12 @@ def _cell_ups(g: CarrosselGeometry, board_angle_deg: float) -> np.ndarray:
     return -np.stack([np.cos(a), np.sin(a)], axis=1)
 
 
+def _over(img: np.ndarray, layer_bgra: np.ndarray, shade: float = 1.0) -> np.ndarray:
+    """``img`` (float32 BGR) with a warped BGRA layer over it (its colour times ``shade``)."""
+    a = layer_bgra[..., 3:4].astype(np.float32) * np.float32(1 / 255.0)
+    return img * (1 - a) + layer_bgra[..., :3].astype(np.float32) * (a * np.float32(shade))
+
+
 class CarrosselRenderer:
     """Renders frames of the Carrossel table.
 
@@ -272,9 +278,11 @@ class CarrosselRenderer:
         self._glyphs = self._letter_glyphs()
         self._numbers: dict[int, np.ndarray] = {}
         self._tile_images: dict[tuple[str, str], np.ndarray] = {}
-        self._base = {k: self._draw_base(v) for k, v in SURFACES.items()}
-        self._board = self._draw_board()
+        self._base: dict[str, np.ndarray] = {}
+        board, board_mask = self._draw_board()
+        self._board_bgra = np.dstack([board, np.clip(board_mask * 255.0 + 0.5, 0, 255).astype(np.uint8)])
         self._tiles_key: Any = None
+        self._grid: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._tiles_tex: tuple[np.ndarray, np.ndarray] | None = None
 
     # ---------------------------------------------------------------- top views
@@ -420,8 +428,9 @@ class CarrosselRenderer:
         src[:] = colour
         self._paste(tex, src, to_mm, half, mask=glyph)
 
-    def _draw_tiles(self, tiles: Mapping[str, tuple[str, str, bool]], layout_seed: int) -> tuple[np.ndarray, np.ndarray, dict]:
-        """The tiles' tops in the board frame: BGR, mask, and each tile's (centre, up) in mm."""
+    def _draw_tiles(self, tiles: Mapping[str, tuple[str, str, bool]], layout_seed: int) -> tuple[np.ndarray, dict]:
+        """The tiles' tops in the board frame (BGRA, alpha = the tiles) and each tile's
+        (centre, up) in mm."""
         key = (tuple(sorted(tiles.items())), layout_seed)
         g = self.geometry
         half = g.radius_mm + 2
@@ -447,7 +456,8 @@ class CarrosselRenderer:
             self._paste(img, src, to_mm, half)
             self._paste_mask(mask, np.ones((m, m), np.float32), to_mm, half)
             place[name] = (c, up)
-        out = (img, mask, place)
+        alpha = np.clip(mask * 255.0 + 0.5, 0, 255).astype(np.uint8)
+        out = (np.dstack([img, alpha]), place)
         self._tiles_key, self._tiles_tex = key, out  # type: ignore[assignment]
         return out
 
@@ -537,7 +547,10 @@ class CarrosselRenderer:
         R, t = self.pose(cond)
         b = math.radians(board_angle_deg)
         rot = np.array([[math.cos(b), -math.sin(b), 0], [math.sin(b), math.cos(b), 0], [0, 0, 1]])
-        base = self._base.get(cond.surface, self._base["oak"])
+        surface = cond.surface if cond.surface in SURFACES else "oak"
+        if surface not in self._base:
+            self._base[surface] = self._draw_base(SURFACES[surface])
+        base = self._base[surface]
         half_base = 300.0
         H0 = self.plane(R, t, g.marker_z_mm)
         img = cv2.warpPerspective(base, H0 @ self._tex_to_mm(half_base), (w, h), flags=cv2.INTER_LINEAR,
@@ -545,27 +558,21 @@ class CarrosselRenderer:
         half = g.radius_mm + 2
         A = rot @ self._tex_to_mm(half)
         light_dir = np.array([rng.uniform(-0.4, 0.4), rng.uniform(-0.4, 0.4)])
-        # the round board's rim (its side, z 0-4) then its top
-        bimg, bmask = self._board
+        # the round board's rim (its side, z 0-4) then its top; each layer is BGR + alpha, one warp
+        board = self._board_bgra
         Hb0 = self.plane(R, t, 0.0) @ A
-        rim = cv2.warpPerspective(bmask, Hb0, (w, h), flags=cv2.INTER_LINEAR)[..., None]
+        rim = cv2.warpPerspective(board[..., 3], Hb0, (w, h), flags=cv2.INTER_LINEAR)[..., None].astype(np.float32) / 255
         img = img * (1 - rim) + np.array((60, 70, 80), np.float32) * rim
         Hb = self.plane(R, t, g.board_top_z_mm) @ A
-        top = cv2.warpPerspective(bimg, Hb, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32)
-        alpha = cv2.warpPerspective(bmask, Hb, (w, h), flags=cv2.INTER_LINEAR)[..., None]
-        img = img * (1 - alpha) + top * alpha
+        img = _over(img, cv2.warpPerspective(board, Hb, (w, h), flags=cv2.INTER_LINEAR))
         # tiles: their sides (darker, from the board's top) then their tops
         place: dict = {}
         if tiles:
-            timg, tmask, place = self._draw_tiles(tiles, layout_seed)
+            tiles_bgra, place = self._draw_tiles(tiles, layout_seed)
             Ht4 = self.plane(R, t, g.board_top_z_mm) @ A
-            side = cv2.warpPerspective(timg, Ht4, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32) * 0.55
-            a4 = cv2.warpPerspective(tmask, Ht4, (w, h), flags=cv2.INTER_LINEAR)[..., None]
-            img = img * (1 - a4) + side * a4
+            img = _over(img, cv2.warpPerspective(tiles_bgra, Ht4, (w, h), flags=cv2.INTER_LINEAR), 0.55)
             Ht7 = self.plane(R, t, g.tile_top_z_mm) @ A
-            topt = cv2.warpPerspective(timg, Ht7, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32)
-            a7 = cv2.warpPerspective(tmask, Ht7, (w, h), flags=cv2.INTER_LINEAR)[..., None]
-            img = img * (1 - a7) + topt * a7
+            img = _over(img, cv2.warpPerspective(tiles_bgra, Ht7, (w, h), flags=cv2.INTER_LINEAR))
         # the solids, with soft shadows cast on what lies under them
         solids = []
         for name, (colour, _animal, standee) in tiles.items():
@@ -598,7 +605,7 @@ class CarrosselRenderer:
             hidden = self._hands(img, R, t, cond.hands, board_angle_deg, rng, hand_mask, tiles, place, rot)
         if cond.glare > 0:
             self._glare(img, R, t, cond.glare, rng)
-        img = TableRenderer._camera(self, img, cond, rng)  # type: ignore[arg-type]  # the shared camera model
+        img = self._camera(img, cond, rng)
         # the truth
         facing = {k: (g.labels[self._nearest(board_angle_deg, a)], self._margin(board_angle_deg, a))
                   for k, (_c, a) in g.booths.items()}
@@ -628,6 +635,35 @@ class CarrosselRenderer:
                     visible.append(int(mid))
         return img, CarrosselTruth(board_angle_deg % 360.0, facing, slots, hidden, tuple(out), tuple(sorted(visible)),
                                    cond, self.plane(R, t, g.marker_z_mm))
+
+    def _camera(self, img: np.ndarray, cond: CarrosselConditions, rng: np.random.Generator) -> np.ndarray:
+        """The camera (the model of :mod:`companion.vision.sim`, in float32): linear light,
+        vignetting, a light gradient, the light's level and colour, motion blur, sensor noise, JPEG."""
+        h, w = img.shape[:2]
+        lin = cv2.pow(np.clip(img, 0, 255) * np.float32(1 / 255.0), 2.2)
+        if self._grid is None or self._grid[0].shape != (h, w):
+            yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+            f = np.float32(self.K[0, 0])
+            self._grid = (1 + ((xx - w / 2) ** 2 + (yy - h / 2) ** 2) / (f * f), (xx / w - 0.5) * 2, (yy / h - 0.5) * 2)
+        r2p1, gx, gy = self._grid
+        vig = cv2.pow(r2p1, -2.0 * cond.vignetting)
+        ang = rng.uniform(0, 2 * np.pi)
+        grad = 1 - np.float32(cond.gradient) * (0.5 + 0.5 * (np.float32(np.cos(ang)) * gx + np.float32(np.sin(ang)) * gy) / 2)
+        gains = (kelvin_to_bgr(cond.kelvin) * cond.light * 0.95).astype(np.float32)
+        lin = lin * (vig * grad)[..., None] * gains
+        out = cv2.pow(np.clip(lin, 0, 1), 1 / 2.2) * np.float32(255)
+        if cond.blur_px >= 1:
+            n = int(round(cond.blur_px)) | 1
+            k = np.zeros((n, n), np.float32)
+            k[n // 2, :] = 1.0 / n
+            k = cv2.warpAffine(k, cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), rng.uniform(0, 180), 1.0), (n, n))
+            out = cv2.filter2D(out, -1, k / max(float(k.sum()), 1e-6))
+        out = out + rng.standard_normal(out.shape, dtype=np.float32) * np.float32(cond.noise_sigma)
+        out8 = np.clip(out, 0, 255).astype(np.uint8)
+        if cond.jpeg_quality:
+            ok, buf = cv2.imencode(".jpg", out8, [cv2.IMWRITE_JPEG_QUALITY, int(cond.jpeg_quality)])
+            out8 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        return out8
 
     def _nearest(self, b: float, booth_deg: float) -> int:
         offs = [abs(((b + m - booth_deg + 180.0) % 360.0) - 180.0) for m in self.geometry.middle_deg]
