@@ -1,6 +1,7 @@
 """The Carrossel reader on the path-traced photographs of the table (shared/data/carrossel-table):
-no wrong facing sector, board angle or slot; a frame of no colour, a covered centre marker and a
-photo of another table read no board."""
+no wrong facing sector, board angle or slot; a frame of no colour, a covered centre marker, a
+covered fixed marker, a board still turning, another marker at the centre and a photo of another
+table read unknown or a clear status, never a wrong sector or slot."""
 
 import json
 import subprocess
@@ -42,8 +43,8 @@ def test_no_wrong_facing_sector_or_angle(readings):
             right += got == info["facing_sector_label"]
         if rd.board_angle_deg is not None:
             err = (rd.board_angle_deg - im["board_angle_deg"] + 180) % 360 - 180
-            assert abs(err) < 3.0, (im["image"], err)
-    assert right >= 0.85 * 4 * len(readings)  # measured 90 % (bench/carrossel_photos.py)
+            assert abs(err) < 1.5, (im["image"], err)  # measured at most 0.83 deg
+    assert right >= 0.98 * 4 * len(readings)  # measured 80 of 80 (bench/carrossel_photos.py)
 
 
 def test_no_wrong_slot(readings):
@@ -54,7 +55,9 @@ def test_no_wrong_slot(readings):
             got = rd.slots[name].to_json() if name in rd.slots else "unknown"
             assert got in (_truth_slot(cell), "unknown"), (im["image"], name, got)
             right += got == _truth_slot(cell)
-    assert right >= 350  # measured 393 of 960 (bench/carrossel_photos.py): far under the target
+    # measured 762 of the 926 cells no hand is over (bench/carrossel_photos.py), 783 of all 960:
+    # every tile with a standee on it still reads unknown
+    assert right >= 760
 
 
 def test_grey_frame_is_colour_lost(reader):
@@ -102,3 +105,129 @@ def test_read_command_prints_the_issue_fields(tmp_path):
     assert d["status"] == "ok" and set(d["facing"]) == {"south", "east", "north", "west"}
     assert len(d["slots"]) == 48 and isinstance(d["board_angle_deg"], float)
     assert (tmp_path / "o.png").stat().st_size > 0
+
+
+def _truth(name):
+    return next(im for im in json.loads((DATA / "truth.json").read_text())["images"] if im["image"] == name)
+
+
+def _no_wrong(rd, im):
+    """No facing sector and no slot of the reading contradicts the truth; returns how many were right."""
+    right = 0
+    for booth, info in im["booths"].items():
+        assert rd.facing[booth] in (info["facing_sector_label"], "unknown", "ambiguous"), (booth, rd.facing[booth])
+    for cell in im["cells"]:
+        name = f"{cell['sector_label']}{cell['slot']}"
+        got = rd.slots[name].to_json() if name in rd.slots else "unknown"
+        assert got in (_truth_slot(cell), "unknown"), (name, got)
+        right += got == _truth_slot(cell)
+    return right
+
+
+def _turned(frame, centre_px, span_deg, registration):
+    """The round board smeared over ``span_deg`` of turn about its centre (a board still
+    turning under the exposure: one copy every half degree), the base board and markers sharp."""
+    t = np.radians(np.arange(0, 360, 5))
+    rim = registration.to_image(181.0 * np.stack([np.cos(t), np.sin(t)], axis=1))
+    x0, y0 = np.maximum(np.floor(rim.min(axis=0)).astype(int) - 2, 0)
+    x1, y1 = np.minimum(np.ceil(rim.max(axis=0)).astype(int) + 3, frame.shape[1::-1])
+    crop = frame[y0:y1, x0:x1]
+    acc = np.zeros(crop.shape, np.float32)
+    angles = np.linspace(-span_deg / 2, span_deg / 2, int(span_deg * 2) + 1)
+    centre = (float(centre_px[0] - x0), float(centre_px[1] - y0))
+    for a in angles:
+        m = cv2.getRotationMatrix2D(centre, float(a), 1.0)
+        acc += cv2.warpAffine(crop, m, (crop.shape[1], crop.shape[0]), borderMode=cv2.BORDER_REPLICATE)
+    mask = np.zeros(frame.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.rint(rim).astype(np.int32)], 1)
+    out = frame.copy()
+    smeared = np.clip(acc / len(angles), 0, 255).astype(np.uint8)
+    inside = mask[y0:y1, x0:x1] > 0
+    out[y0:y1, x0:x1][inside] = smeared[inside]
+    return out
+
+
+@pytest.mark.parametrize("name", ["carrossel_042.jpg"])
+def test_a_board_still_turning_is_called_and_not_read(reader, name):
+    im = _truth(name)
+    frame = cv2.imread(str(DATA / "images" / name))
+    reg = reader.registrar.register(frame)
+    for span in (6.0, 24.0):
+        rd = reader.read(_turned(frame, im["projections_px"]["board_centre"], span, reg))
+        assert rd.status.startswith("board turning"), (span, rd.status)
+        assert not rd.slots and set(rd.facing.values()) == {"unknown"} and rd.board_angle_deg is None
+    # a turn of a degree under the exposure is still read, and right
+    rd = reader.read(_turned(frame, im["projections_px"]["board_centre"], 1.0, reg))
+    assert rd.status == "ok" and _no_wrong(rd, im) >= 25
+
+
+@pytest.mark.parametrize("marker", [10, 11, 12, 13])
+def test_a_covered_fixed_marker_reads_nothing_wrong(reader, marker):
+    name = "carrossel_018.jpg"
+    im = _truth(name)
+    frame = cv2.imread(str(DATA / "images" / name))
+    corners = np.array(im["projections_px"]["marker_corners_TL_TR_BR_BL"][str(marker)])
+    x0, y0 = np.floor(corners.min(axis=0)).astype(int) - 4
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 4
+    frame[max(y0, 0):y1, max(x0, 0):x1] = (60, 70, 80)  # a phone over it
+    rd = reader.read(frame)
+    assert rd.registration is not None and marker not in rd.registration.marker_ids
+    assert rd.status == "ok", rd.status
+    assert _no_wrong(rd, im) >= 25
+    assert sum(rd.facing[b] == i["facing_sector_label"] for b, i in im["booths"].items()) == 4
+
+
+def test_another_marker_at_the_centre_is_not_the_board(reader):
+    """A different ArUco marker where the centre marker should be (another game's piece, a
+    misprinted board) is not taken for it: the board's angle is unknown."""
+    name = "carrossel_018.jpg"
+    im = _truth(name)
+    frame = cv2.imread(str(DATA / "images" / name))
+    c = np.array(im["projections_px"]["centre_marker_corners_TL_TR_BR_BL"], dtype=np.float32)
+    side = 60
+    other = cv2.aruco.generateImageMarker(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), 9, side)
+    other = np.where(other > 127, 236, 14).astype(np.uint8)
+    src = np.array([[0, 0], [side, 0], [side, side], [0, side]], np.float32)
+    m = cv2.getPerspectiveTransform(src, c)
+    warped = cv2.warpPerspective(cv2.cvtColor(other, cv2.COLOR_GRAY2BGR), m, frame.shape[1::-1])
+    inside = cv2.warpPerspective(np.full((side, side), 255, np.uint8), m, frame.shape[1::-1]) > 0
+    frame[inside] = warped[inside]
+    rd = reader.read(frame)
+    assert rd.status.startswith("centre marker not seen"), rd.status
+    assert set(rd.facing.values()) == {"unknown"} and not rd.slots
+
+
+def test_centre_marker_found_on_every_photograph(readings):
+    """The pattern match finds the 30 mm centre marker on all 20 photographs (ArUco's detector
+    missed it on two dim ones) and its angle is within a degree and a half of the truth."""
+    for im, rd in readings:
+        assert rd.board_angle_deg is not None, (im["image"], rd.status)
+        err = (rd.board_angle_deg - im["board_angle_deg"] + 180) % 360 - 180
+        assert abs(err) < 1.5, (im["image"], err)
+
+
+def test_the_letter_templates_are_remade_from_two_photographs(tmp_path):
+    """companion.vision.carrossel_letters makes the shipped templates' file from the two named
+    photographs; the result reads the letters as the shipped one does."""
+    from companion.vision.carrossel import LetterTemplates
+    from companion.vision.carrossel_letters import main
+
+    out = tmp_path / "letters.json"
+    assert main([str(DATA), "carrossel_036.jpg", "carrossel_051.jpg", "--out", str(out)]) == 0
+    made = LetterTemplates.load(out)
+    shipped = LetterTemplates.load()
+    assert made.animals == shipped.animals
+    assert np.abs(made.images - shipped.images).max() <= 1.0 / 255 + 1e-6
+    assert main([str(DATA), "nosuch.jpg", "--out", str(out)]) == 2
+
+
+def test_stream_reads_as_single_frames(reader):
+    """stream=True keeps the registration between frames and reads the same."""
+    frame = cv2.imread(str(DATA / "images" / "carrossel_018.jpg"))
+    r = CarrosselReader()
+    a = r.read(frame, stream=True)
+    b = r.read(frame, stream=True)
+    single = reader.read(frame)
+    assert a.status == b.status == "ok"
+    assert a.slot_json(r.geometry.cell_names) == b.slot_json(r.geometry.cell_names) == single.slot_json(r.geometry.cell_names)
+    assert a.facing == single.facing

@@ -1063,14 +1063,13 @@ def letter_templates_from(frames: Sequence[np.ndarray], truths: Sequence[Mapping
         reg = reader.registrar.register(frame)
         if reg is None:
             raise ValueError(f"photo {i + 1}: {reader.registrar.status}")
-        corners, why = reader.centre_marker(frame, reg)
-        if corners is None:
-            raise ValueError(f"photo {i + 1}: {why}")
-        pose = reader.board_pose(reg, corners)
+        found = reader.centre_marker_match(frame, reg)
+        if isinstance(found, str):
+            raise ValueError(f"photo {i + 1}: {found}")
+        pose = reader.pose_from(reg, found[0], found[1])
         if isinstance(pose, str):
             raise ValueError(f"photo {i + 1}: {pose}")
         angle, view = pose
-        angle = reader.refine_angle(frame, view, angle)
         samples = reader.tile_samples(frame, view, angle)
         for k, name in enumerate(reader.geometry.cell_names):
             animal = truth["tiles"].get(name)
@@ -1085,6 +1084,21 @@ def letter_templates_from(frames: Sequence[np.ndarray], truths: Sequence[Mapping
         raise ValueError(f"no tile of {', '.join(missing)} in the photos given: the templates need every animal")
     n = _grid_n()
     images = np.array([np.median(np.stack(per[a]), axis=0).reshape(n, n) for a in animals], dtype=np.float32)
+    # each tile lies up to 1.2 mm off its cell's centre: align every sample on its animal's
+    # median by the reader's own shift search, then take the median again
+    s = reader.LETTER_SHIFT
+    k = 2 * s + 1
+    probe = dataclasses.replace(reader.letters, animals=animals, images=images)
+    aligner = CarrosselReader(reader.geometry, probe, reader.registrar)
+    for j, a in enumerate(animals):
+        stack = np.stack(per[a]).reshape(-1, n, n)
+        _best, at = aligner.letter_scores(stack.reshape(len(stack), -1))
+        shifted = []
+        for img, where in zip(stack, at[:, j]):
+            dy, dx = divmod(int(where), k)
+            dy, dx = dy - s, dx - s
+            shifted.append(np.roll(img, (-dy, -dx), axis=(0, 1)))
+        images[j] = np.median(np.stack(shifted), axis=0)
     return LetterTemplates(animals, images, "from photographs")
 
 
