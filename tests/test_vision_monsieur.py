@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision.monsieur import AMBIGUOUS, KID, MonsieurReader
+from companion.vision.monsieur import AMBIGUOUS, EMPTY, KID, MonsieurReader
 from companion.vision.monsieur_geometry import MonsieurGeometry
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
@@ -54,16 +54,33 @@ def test_angle_within_two_degrees_where_read(readings):
 
 
 def test_seats_and_die_never_wrong(readings):
-    kids_read = 0
+    kids_read = empty_read = dice_read = 0
     for t, r in readings:
         assert len(r.seats) == 12
         for k, state in enumerate(r.seats):
             if state != "unknown":
                 assert (state == KID) == t["seats"][k]["occupied"], (t["image"], k)
                 kids_read += state == KID
+                empty_read += state == EMPTY
         if r.die != "unknown":
             assert r.die == t["die"]["top_colour"], t["image"]
-    assert kids_read >= 10  # the reader does read kids, not only abstain
+            dice_read += 1
+    # the reader reads kids, empty seats and the die, not only abstains
+    assert kids_read >= 30 and empty_read >= 60 and dice_read >= 8
+
+
+def test_stream_keeps_the_registration_and_reads_the_same(readings):
+    t, full = next((t, r) for t, r in readings if t["image"] == "monsieur_030.jpg")
+    frame = cv2.imread(str(DATA / "images" / t["image"]))
+    reader = MonsieurReader()
+    first = reader.read(frame, stream=True)
+    detections = reader.registrar.detections
+    for _ in range(3):
+        again = reader.read(frame, stream=True)
+        assert (again.pointed_seat, again.seats, again.die) == (full.pointed_seat, full.seats, full.die)
+        assert abs(again.carousel_angle_deg - first.carousel_angle_deg) < 0.01
+    # the fixed markers were kept (no new detection) and the roof marker found near its place
+    assert reader.registrar.detections == detections and reader._roof_px is not None
 
 
 def test_zones_match_truth_where_decided(readings):

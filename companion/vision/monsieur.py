@@ -397,10 +397,10 @@ class MonsieurReader:
                 return MonsieurReading(f"camera frozen: the same frame for {held:.1f} s")
         found: dict[int, np.ndarray] | None = None
         if stream:
-            before = self.registrar.detections
+            before = self.registrar.found
             reg = self.registrar.update(frame)
-            if reg is not None and self.registrar.detections != before and reg.frame_index == self.registrar._frames:
-                found = self.registrar.found  # a full detection just ran: it saw the roof too
+            if reg is not None and self.registrar.found is not before:
+                found = self.registrar.found  # a full detection of this frame ran: it saw the roof too
         else:
             grey = _grey(frame)
             found = detect_markers(grey, detector=self.registrar._detector)
