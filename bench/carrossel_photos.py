@@ -1,7 +1,10 @@
 """Carrossel reader on the 20 path-traced photographs (shared/data/carrossel-table): right and
-wrong readings of the board angle, the facing sectors and the 48 slots, and the time per frame,
-with the registration (full detection) and with it kept (stream), as a ratio to one
-cv2.cvtColor BGR -> Lab of a 640 x 480 frame timed in the same run. One thread.
+wrong readings of the board angle, the facing sectors and the 48 slots (tiles with and without a
+standee counted apart), and the time per frame: with the registration (full detection), with it
+kept (``registration=``) and as a stream (``stream=True``: the registration kept and its markers'
+cells checked), each as wall time and as the thread's CPU time (``time.thread_time``: what the
+reader costs when other jobs share the cores), medians, and as a ratio to one cv2.cvtColor
+BGR -> Lab of a 640 x 480 frame timed in the same run. One thread. The load average is printed.
 
     .venv/bin/python bench/carrossel_photos.py [--data DIR] [--repeat N]
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -19,11 +23,24 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import reference_op_s  # noqa: E402
+from bench._common import machine, reference_op_s  # noqa: E402
 from companion.vision.carrossel import CarrosselReader  # noqa: E402
 
 
+def reference_op_cpu_s(repeat: int = 300) -> float:
+    """The reference operation's median CPU time of this thread (s): one cv2.cvtColor BGR -> Lab
+    of a 640 x 480 frame, as bench._common.reference_op_s but by ``time.thread_time``."""
+    frame = np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8)
+    times = []
+    for _ in range(repeat):
+        c0 = time.thread_time()
+        cv2.cvtColor(frame, cv2.COLOR_BGR2Lab)
+        times.append(time.thread_time() - c0)
+    return statistics.median(times)
+
+
 def main(argv=None) -> int:
+    """Run the benchmark; prints one JSON object; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "carrossel-table"))
     ap.add_argument("--repeat", type=int, default=5)
@@ -34,19 +51,31 @@ def main(argv=None) -> int:
     reader = CarrosselReader()
     n = {k: 0 for k in ("facing", "facing_right", "facing_wrong", "slots", "slots_right", "slots_wrong",
                         "tiles", "tiles_right", "empty", "empty_right", "angle_read", "images")}
-    angle_err, t_full, t_kept = [], [], []
+    n.update({"standee_tiles": 0, "standee_tiles_right": 0, "plain_tiles": 0, "plain_tiles_right": 0})
+    angle_err, t_full, t_kept, t_stream = [], [], [], []
+    c_full, c_kept, c_stream = [], [], []
+    load0 = os.getloadavg()
     for im in truth["images"]:
         frame = cv2.imread(str(data / "images" / im["image"]))
         n["images"] += 1
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             rd = reader.read(frame)
             t_full.append(time.perf_counter() - t0)
+            c_full.append(time.thread_time() - c0)
         if rd.registration is not None:
             for _ in range(args.repeat):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 reader.read(frame, registration=rd.registration)
                 t_kept.append(time.perf_counter() - t0)
+                c_kept.append(time.thread_time() - c0)
+            streamer = CarrosselReader(reader.geometry, reader.letters)
+            streamer.read(frame, stream=True)  # the stream's first frame registers
+            for _ in range(args.repeat):
+                t0, c0 = time.perf_counter(), time.thread_time()
+                streamer.read(frame, stream=True)
+                t_stream.append(time.perf_counter() - t0)
+                c_stream.append(time.thread_time() - c0)
         if rd.board_angle_deg is not None:
             n["angle_read"] += 1
             angle_err.append(abs((rd.board_angle_deg - im["board_angle_deg"] + 180) % 360 - 180))
@@ -69,17 +98,34 @@ def main(argv=None) -> int:
             kind = "empty" if t is None else "tiles"
             n[kind] += 1
             n[kind + "_right"] += got == want
+            if t is not None:
+                sub = "standee_tiles" if t["standee"] is not None else "plain_tiles"
+                n[sub] += 1
+                n[sub + "_right"] += got == want
     ref = reference_op_s()
-    full, kept = statistics.median(t_full), statistics.median(t_kept)
+    c0 = time.thread_time()
+    ref_cpu = reference_op_cpu_s()
+    full, kept, stream = statistics.median(t_full), statistics.median(t_kept), statistics.median(t_stream)
+    cfull, ckept, cstream = statistics.median(c_full), statistics.median(c_kept), statistics.median(c_stream)
+    del c0
     print(json.dumps({
         **n, "facing_right_rate": round(n["facing_right"] / n["facing"], 3),
         "slots_right_rate": round(n["slots_right"] / n["slots"], 3),
         "tiles_right_rate": round(n["tiles_right"] / n["tiles"], 3),
         "empty_right_rate": round(n["empty_right"] / n["empty"], 3),
         "angle_err_deg_median": round(float(np.median(angle_err)), 2), "angle_err_deg_max": round(max(angle_err), 2),
-        "ms_per_frame_with_registration": round(full * 1e3, 2), "ms_per_frame_registration_kept": round(kept * 1e3, 2),
-        "reference_op_ms": round(ref * 1e3, 3), "ratio_with_registration": round(full / ref, 1),
-        "ratio_registration_kept": round(kept / ref, 1)}, indent=1))
+        "plain_tiles_right_rate": round(n["plain_tiles_right"] / max(n["plain_tiles"], 1), 3),
+        "standee_tiles_right_rate": round(n["standee_tiles_right"] / max(n["standee_tiles"], 1), 3),
+        "wall_ms": {"with_registration": round(full * 1e3, 2), "registration_kept": round(kept * 1e3, 2),
+                    "stream": round(stream * 1e3, 2), "reference_op": round(ref * 1e3, 3)},
+        "wall_ratio": {"with_registration": round(full / ref, 1), "registration_kept": round(kept / ref, 1),
+                       "stream": round(stream / ref, 1)},
+        "cpu_ms": {"with_registration": round(cfull * 1e3, 2), "registration_kept": round(ckept * 1e3, 2),
+                   "stream": round(cstream * 1e3, 2), "reference_op": round(ref_cpu * 1e3, 3)},
+        "cpu_ratio": {"with_registration": round(cfull / ref_cpu, 1), "registration_kept": round(ckept / ref_cpu, 1),
+                      "stream": round(cstream / ref_cpu, 1)},
+        "load_average_before_after": [round(load0[0], 1), round(os.getloadavg()[0], 1)],
+        "machine": machine()}, indent=1))
     return 0
 
 
