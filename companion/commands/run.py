@@ -101,9 +101,9 @@ def _options(args: argparse.Namespace, config: Any) -> dict[str, Any]:
         raise UsageError(f"--camera {camera}: a real camera plays a real table; use --table hardware")
     if table == "hardware" and camera is not None and camera.startswith("sim"):
         raise UsageError(f"--camera {camera}: the simulated camera belongs to the simulated table (--table sim)")
-    if table == "sim" and camera is not None and svc["game"] not in ("carrousel", "monsieur-carrousel"):
-        raise UsageError(f"--camera {camera}: the simulated camera renders the Carrousel and Monsieur Carrousel "
-                         f"tables, not {svc['game']}")
+    if table == "sim" and camera is not None and svc["game"] not in ("carrousel", "monsieur-carrousel", "carrossel"):
+        raise UsageError(f"--camera {camera}: the simulated camera renders the Carrousel, Monsieur Carrousel and "
+                         f"Carrossel tables, not {svc['game']}")
     next_game = svc["next_game"]
     if next_game == "auto":
         next_game = "wait" if table == "hardware" else "exit"
