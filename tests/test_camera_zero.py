@@ -67,6 +67,7 @@ def test_a_stop_before_the_first_zero_takes_the_camera_angle():
     t = spin(tracker, emit, t, 0, CPR * 1.25)
     out = zero.at_rest(t, 200.0)  # the camera's first sight of the carousel at rest
     assert zero.zeroed and out[0].angle_deg == pytest.approx(200.0)
+    assert not out[0].uncertain and out[0].revolutions == pytest.approx(1.25)  # the turns were counted
     assert tracker.angle_deg() == pytest.approx(200.0)
 
 

@@ -58,6 +58,15 @@ def _wrap(d: float) -> float:
     return (d + 180.0) % 360.0 - 180.0
 
 
+def _referenced(stop: Any, angle_deg: float) -> Any:
+    """An encoder stop made before the zero, with the camera's angle: the turns were counted,
+    so its only doubt (no absolute reference yet) is gone; any other doubt stays."""
+    doubts = [d for d in str(getattr(stop, "reason", "") or "").split("; ")
+              if d and not d.startswith("no absolute reference")]
+    return dataclasses.replace(stop, angle_deg=round(angle_deg % 360.0, 3), uncertain=bool(doubts),
+                               reason="; ".join(doubts))
+
+
 class CameraZero:
     """Gives an encoder its zero from the camera and checks the two against each other.
 
@@ -140,7 +149,7 @@ class CameraZero:
                     self.zeroed = True
                     log.info("the camera gave the encoder its zero: %.1f deg", camera_angle_deg)
                     if held is not None:  # the stop came before the zero: its angle was relative
-                        held = dataclasses.replace(held, angle_deg=round(camera_angle_deg % 360.0, 3))
+                        held = _referenced(held, camera_angle_deg)
             elif encoder is not None:
                 offset = _wrap(camera_angle_deg - encoder)
                 if abs(offset) > self.tolerance_deg:

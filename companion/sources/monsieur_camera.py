@@ -213,11 +213,11 @@ class MonsieurCameraSource(ReadingThread):
             self._set_status("camera: end of frames")
             return None
         self.frames_read += 1
-        reading = self.reader.read(frame.image, stream=True)
+        reading = self.reader.read(frame.image, stream=True, t=t)  # t: a frozen camera is told
         self.latest = (t, frame.image, reading)
-        if reading.status.startswith("board not visible"):
-            self._set_status(reading.status)
-        elif self.status.startswith("board not visible") or not self.status:
+        if reading.status != "ok":
+            self._set_status(reading.status)  # board not visible, colour lost, camera frozen
+        elif self.status.startswith(("board not visible", "colour lost", "camera frozen")) or not self.status:
             self._set_status("board visible")
         with self._lock:
             out = self._observe(t, reading)
