@@ -146,9 +146,13 @@ class DieReader:
         w, h = size
         mask = np.full((h, w), 255, np.uint8)
         x0, y1 = origin
-        for x, y, r in circles:
-            cv2.circle(mask, (int(round((x - x0) * scale)), int(round((y1 - y) * scale))),
-                       int(np.ceil(r * scale)) + 2, 0, -1)
+        c = np.asarray(circles, dtype=np.float64).reshape(-1, 3)
+        cols = np.rint((c[:, 0] - x0) * scale).astype(int).tolist()
+        rows = np.rint((y1 - c[:, 1]) * scale).astype(int).tolist()
+        radii = (np.ceil(c[:, 2] * scale).astype(int) + 2).tolist()
+        for u, v, r in zip(cols, rows, radii):
+            if -r <= u < w + r and -r <= v < h + r:  # only the circles that reach the window
+                cv2.circle(mask, (u, v), r, 0, -1)
         return mask
 
     def _labels(self, frame: np.ndarray, cam: TableCamera, white: np.ndarray, scale: float,
