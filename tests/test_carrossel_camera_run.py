@@ -116,3 +116,37 @@ def test_at_a_real_table_the_board_angle_comes_from_the_camera(tmp_path):
     assert len(turns) == 1 and turns[0].angle_deg == pytest.approx(90.0, abs=2.0), turns
     # the referee judged it (a turn during the play phase is not allowed now)
     assert any(c.TYPE == "wrong_turn" for c in rec.calls), [c.TYPE for c in rec.calls]
+
+
+class _Camera:
+    """Records what the simulated table lays out."""
+
+    def __init__(self):
+        self.tiles: dict = {}
+        self.angle = None
+
+    def set_table(self, board_angle_deg=None, tiles=None, hands=None, moving=None):
+        if board_angle_deg is not None:
+            self.angle = board_angle_deg
+        if tiles is not None:
+            self.tiles = dict(tiles)
+
+
+def test_a_restarted_camera_game_carries_on_where_the_journal_stopped():
+    from companion.sim.carrossel_camera import CameraCarrosselTable
+
+    table = CameraCarrosselTable(_Camera(), seed=4, players=("Ana", "Ben"))
+    ref = CarrosselReferee()
+    state = ref.initial_state()
+    n = next(i for i, s in enumerate(table.steps) if s.obs.TYPE == "board_turned") + 1  # after the first turn
+    for step in table.steps[:n]:
+        state, _ = ref.apply(state, step.obs)
+    camera = _Camera()
+    again = CameraCarrosselTable(camera, seed=4, players=("Ana", "Ben"))
+    again.resume(state, 50.0)
+    assert again._i == n and again.next_time() == 50.0
+    names = ref.data.boards[state.side].cell_names
+    assert set(camera.tiles) == {names[i] for i, tile in enumerate(state.tiles) if tile is not None} != set()
+    assert camera.angle == pytest.approx(270.0 - state.angle_deg)
+    with pytest.raises(ValueError, match="not this seed"):
+        CameraCarrosselTable(_Camera(), seed=5, players=("Ana", "Ben")).resume(state, 50.0)
