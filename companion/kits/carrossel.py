@@ -185,7 +185,7 @@ def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
 
         zero = CameraZero(encoder, tolerance_deg=t.config["camera"]["slip_tolerance_deg"],
                           tell=lambda call: _tell(t, call), part="board", convert=angle.convert)
-        sources.append(ZeroedRotation(encoder, zero))
+        sources.append(_Dropping(ZeroedRotation(encoder, zero)))
 
     def on_rest(t_s: float, ccw_deg: float) -> None:
         angle.reference(ccw_deg)
@@ -201,6 +201,24 @@ def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
     holder.append(camera)
     t.parts.set("camera", "ok", spec)
     return Rig(sources=[camera, *sources], observers=[watch], camera=camera, lines=lines)
+
+
+class _Dropping:
+    """A source whose ``None`` observations (dropped by a converter) are not emitted."""
+
+    def __init__(self, source: Any):
+        self.source = source
+
+    def start(self, emit: Any, clock: Any) -> None:
+        """Start the wrapped source; what it emits goes on unless it is None."""
+        self.source.start(lambda obs: emit(obs) if obs is not None else None, clock)
+
+    def stop(self) -> None:
+        """Stop the wrapped source."""
+        self.source.stop()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.source, name)
 
 
 KIT = Kit(game="carrossel", options=_options, simulated=simulated, real=real)
