@@ -166,3 +166,34 @@ def test_the_camera_and_the_referee_must_see_one_board(tmp_path):
     with pytest.raises(ValueError, match="finger_deg"):
         check_same_table(geometry, load_table(tmp_path / "other.toml"))
     assert MonsieurCarrouselReferee  # the referee's table is the one checked
+
+
+def test_a_resumed_game_goes_on_from_the_camera(tmp_path):
+    """Stopped after the first kid sat down and resumed: the token is on its seat in the frames,
+    the camera source knows the referee's seats, and the game goes on from the camera alone."""
+    config = validate({"service": {"pin_factory": "mock", "announcers": ["console"]}, "sim": {"seed": 3},
+                       "monsieur_carrousel": {"table_file": str(one_board(tmp_path))},
+                       "monsieur_carrousel_sim": {"think_s": 1.0}})
+    journal = Journal(tmp_path / "j.db")
+
+    def service(new):
+        return assemble("monsieur-carrousel", config, journal, ManualClock, "sim", players=["Ana", "Ben"],
+                        new=new, stream=io.StringIO(), options={"camera": "sim"})
+
+    first = service(True)
+    first.run(until=6.0)
+    state = first.state
+    first.close()
+    assert state.seated == 1
+    again = service(False)
+    source = again.scheduled[1].source
+    assert source.game_seats == {i for i, k in enumerate(state.seats) if k}
+    assert again.scheduled[1].camera.scene.kids[next(iter(source.game_seats))] is not None
+    calls: list = []
+    again.announcers.append(type("Tap", (), {"announce": lambda self, c, s=None: calls.append(c),
+                                             "close": lambda self: None})())
+    again.run(until=again.clock.now() + 8.0)
+    again.close()
+    kinds = [c.TYPE for c in calls]
+    assert "invalid_observation" not in kinds and "seats_mismatch" not in kinds
+    assert "weather" in kinds or "spin_again" in kinds

@@ -99,7 +99,17 @@ def _simulated_camera(t: Table, spec: str) -> Rig:
     t.parts.set("encoder", "simulated", "none: the camera reads the spins")
     return Rig(sources=[_buttons(t), table, seen, frames], scheduled=[table, seen, frames],
                announcers=[table, source, seen], delay_s=cam["settle_s"] + 2 * period, camera=source,
-               resume=lambda state, now: table.resume(state, now) if state.phase != "setup" else None)
+               resume=lambda state, now: _resume_seen(state, now, table, camera, source, _kid_colours(t, geometry)))
+
+
+def _resume_seen(state: Any, now: float, table: Any, camera: Any, source: Any, kid_colour: Any) -> None:
+    """A journaled game resumed before the simulated camera: the tokens on their seats, the
+    camera source told what the referee has and waits for, the table doing what it waits for."""
+    if state.phase == "setup":
+        return
+    camera.set_scene(kids=tuple(None if kid is None else kid_colour(kid) for kid in state.seats))
+    source.resume(state)
+    table.resume(state, now)
 
 
 def simulated(t: Table) -> Rig:
@@ -251,7 +261,8 @@ def real(t: Table) -> Rig:
             "Monsieur Carrousel: roll the die on the board; put the kid on the seat you are told; turn the "
             "carousel when asked. The camera watches the table."]
         return Rig(sources=[start, buttons, *sources], announcers=announcers, delay_s=delay_s, lines=lines,
-                   prompts=_weather_prompts(t), camera=sources[0])
+                   prompts=_weather_prompts(t), camera=sources[0],
+                   resume=lambda state, now: sources[0].resume(state) if state.phase != "setup" else None)
     encoder = real_encoder(t, convert)
     buttons = _buttons(t)
     lines = [] if t.resumed else [

@@ -193,6 +193,16 @@ class MonsieurCameraSource(ReadingThread):
     def close(self) -> None:
         """Nothing to release as an announcer (the frames are closed by :meth:`stop`)."""
 
+    def resume(self, state: Any) -> None:
+        """Continue a journaled game: the kids the referee has on seats and what its phase
+        waits for (a roll, a seat) from the engine's ``state``."""
+        with self._lock:
+            self.game_seats = {i for i, kid in enumerate(state.seats) if kid is not None}
+            self._reported = set()
+            self._roll_asked = state.phase == "roll"
+            self._die_left = False
+            self._seat_asked = tuple(state.choices) if state.phase == "seat" else None
+
     # ------------------------------------------------------------------ one frame
     def _set_status(self, text: str) -> None:
         if text != self.status:
