@@ -101,6 +101,8 @@ SMALL_SIZE_RATIO = 0.75
 #: to this multiple of its largest whole die (the calibration's error, a die's rounded edges).
 GEOMETRY_MARGIN_LO = 0.8
 GEOMETRY_MARGIN_HI = 1.15
+#: With a tray geometry, a region of touching dice is at most this many die sides long.
+CLUSTER_MAX_SIDES = 2.6
 #: The pips' grid: each pip place this share of the die's edge from the face's centre along
 #: each axis (4.3 mm on a 16 mm die: the dice-tray photographs' README; standard dice 0.25-0.3).
 PIP_GRID_SHARE = 4.3 / 16
@@ -571,6 +573,33 @@ class DiceReader:
         flat = "" if off is not None else " (a one: flatness not seen)"
         return DieReading(box, UNKNOWN if value is None else value, reason + (flat if value is None else ""))
 
+    def on_floor(self, box: Sequence[float], inset: float = 0.25) -> bool:
+        """With a tray geometry: does the box's centre, taken to a die's top face height, lie
+        on the tray's floor at least ``inset`` dice inside its outline (negative: outside by at
+        most that)? Without one: True."""
+        if self.geometry is None:
+            return True
+        import cv2
+
+        g = self.geometry
+        xy = g.to_plane(np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]), g.die_mm)[0]
+        d = cv2.pointPolygonTest(g.floor_mm.astype(np.float32), (float(xy[0]), float(xy[1])), True)
+        return d >= inset * g.die_mm
+
+    def _few_dice(self, box: Sequence[float]) -> bool:
+        """With a tray geometry: is the box no larger than two or three dice touching there
+        (:data:`CLUSTER_MAX_SIDES` die sides)? A larger region is a hand, a shadow, the wall."""
+        s = self._side_at(box, 0.0)
+        return max(box[2] - box[0], box[3] - box[1]) <= CLUSTER_MAX_SIDES * s
+
+    def _side_at(self, box: Sequence[float], default: float) -> float:
+        """A die's box side (px) at the box's centre: from the geometry (the mean of its sides
+        turned 0 and 45 degrees), else ``default``."""
+        if self.geometry is None:
+            return default
+        c = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        return 0.5 * (self.geometry.die_side_px(c, 0.0) + self.geometry.die_side_px(c, 45.0))
+
     def too_small(self, box: Sequence[float]) -> str:
         """``""``, or why the die in ``box`` is too small to read: with a tray geometry, its top
         face there is under :data:`~companion.readers.dice_tray.MIN_FACE_PX` px across."""
@@ -914,8 +943,31 @@ class DiceReader:
         value, reason, seen = self.pip_readings(frame, box)
         return decide(probs, value, reason, seen)
 
+    def _covered(self, raw_at, centres: list[tuple[float, float]], half: float) -> list[tuple[float, float]]:
+        """Of the square centres (frame px), those whose square (side ``2 half``) is at least
+        :data:`SEARCH_MIN_COVER` foreground in the raw mask, at most :data:`SEARCH_MAX_LOOKS`
+        of them, the most covered first (an integral image: one sum per square)."""
+        import cv2
+
+        raw, ox, oy = raw_at
+        h, w = raw.shape
+        if not centres:
+            return []
+        ii = cv2.integral(raw)
+        c = np.asarray(centres, float)
+        ax0 = np.clip(np.round(c[:, 0] - half - ox), 0, w).astype(int)
+        ax1 = np.clip(np.round(c[:, 0] + half - ox), 0, w).astype(int)
+        ay0 = np.clip(np.round(c[:, 1] - half - oy), 0, h).astype(int)
+        ay1 = np.clip(np.round(c[:, 1] + half - oy), 0, h).astype(int)
+        area = np.maximum(1, (ax1 - ax0) * (ay1 - ay0))
+        cover = (ii[ay1, ax1] - ii[ay0, ax1] - ii[ay1, ax0] + ii[ay0, ax0]) / area
+        cover[(ax1 <= ax0) | (ay1 <= ay0)] = 0.0
+        order = [i for i in np.argsort(-cover, kind="stable") if cover[i] >= SEARCH_MIN_COVER][:SEARCH_MAX_LOOKS]
+        return [centres[i] for i in order]
+
     def search(
-        self, frame: np.ndarray, region: Sequence[float], side: float, taken: Sequence[Sequence[float]] = ()
+        self, frame: np.ndarray, region: Sequence[float], side: float, taken: Sequence[Sequence[float]] = (),
+        raw_at=None,
     ) -> list[tuple[float, float, float, float]]:
         """Dice inside ``region`` found by the face classifier's quick look.
 
@@ -930,6 +982,8 @@ class DiceReader:
             region: ``(x0, y0, x1, y1)`` px, where to look (dice touching, pips of a pale die).
             side: a die's side (px) in this frame.
             taken: boxes of dice already found, which the new ones must keep clear of.
+            raw_at: the raw foreground mask and its origin (:meth:`_regions`), or None; when
+                given, only squares mostly foreground are looked at (:meth:`_covered`).
 
         Returns:
             The dice's boxes ``(x0, y0, x1, y1)`` px, best first; empty without a model.
@@ -944,6 +998,12 @@ class DiceReader:
         ys = np.arange(y0, y1 + 1e-6, step) if y1 - y0 > step else np.array([(y0 + y1) / 2])
         centres = [(cx, cy) for cy in ys for cx in xs]
         half = side / 2
+        if raw_at is not None:
+            # A cheap look first: only squares mostly covered by foreground (a die there), the
+            # most covered first, go to the classifier.
+            centres = self._covered(raw_at, centres, half)
+        if not centres:
+            return []
         boxes = [(cx - half, cy - half, cx + half, cy + half) for cx, cy in centres]
         probs = self.model.probabilities(np.stack([die_patch(frame, b) for b in boxes]), views=1)
         score = 1.0 - probs[:, 0]
@@ -978,18 +1038,31 @@ class DiceReader:
             x0, y0, x1, y1 = self.tray if self.tray is not None else (0, 0, w, h)
             return [DieReading((float(x0), float(y0), float(x1), float(y1)), UNKNOWN, fault)]
         regions, raw_at, typical = self._regions(frame)
+        if self.geometry is not None:
+            # Only what stands on the tray's floor can be a die (not its walls, not its rim).
+            regions = [(box, single) for box, single in regions
+                       if self.on_floor(box, 0.25) and (single or self._few_dice(box))]
         singles = [box for box, single in regions if single]
         readings = []
         if self.model is not None:
             side = typical or float(np.median([max(b[2] - b[0], b[3] - b[1]) for b in singles] or [np.mean(self.die_px)]))
             for box, single in regions:
                 if not single:
-                    found = self.search(frame, _grown(box, side / 2), side, singles)
+                    s = self._side_at(box, side)
+                    found = self.search(frame, _grown(box, s / 2), s, singles,
+                                        raw_at if self.geometry is not None else None)
                     singles += found
                     if not found:
                         readings.append(DieReading(box, UNKNOWN, "dice touching"))
-            for box in self._leftovers(raw_at, singles, side)[:SEARCH_MAX_REGIONS]:
-                singles += self.search(frame, _grown(box, side / 4), side, singles)
+            left = self._leftovers(raw_at, singles, side)
+            if self.geometry is not None:
+                left = [b for b in left if self.on_floor(b, 0.0) and self._few_dice(b)]
+            for box in left[:SEARCH_MAX_REGIONS]:
+                s = self._side_at(box, side)
+                singles += self.search(frame, _grown(box, s / 4), s, singles,
+                                       raw_at if self.geometry is not None else None)
+            if self.geometry is not None:
+                singles = [b for b in singles if self.on_floor(b, 0.25)]
         else:
             readings = [DieReading(box, UNKNOWN, "dice touching") for box, single in regions if not single]
         probs = (
@@ -1069,6 +1142,10 @@ def _grown(box: Sequence[float], by: float) -> tuple[float, float, float, float]
     return (box[0] - by, box[1] - by, box[2] + by, box[3] + by)
 
 
+#: With the foreground mask, a search square is looked at only when at least this share of it
+#: is foreground, and at most this many squares of a region (the most covered).
+SEARCH_MIN_COVER = 0.45
+SEARCH_MAX_LOOKS = 32
 #: A square is a die when the classifier's quick look gives it at least this probability.
 SEARCH_SCORE = 0.8
 #: Dice found by searching are at least this many die sides apart (centre to centre).
