@@ -248,3 +248,32 @@ def test_the_camera_gives_the_encoder_its_zero_and_a_slipped_board_is_called():
     assert len(turns) == 2 and turns[1].uncertain and turns[1].angle_deg == pytest.approx(210.0, abs=1.0)
     assert len(told) == 1 and told[0].TYPE == "carousel_slipped" and told[0].part == "board"
     assert tracker.angle_deg() == pytest.approx(60.0, abs=0.5)  # re-zeroed on the camera
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "pt-BR"])
+def test_the_camera_s_calls_have_a_sentence_and_a_signal(lang):
+    """The calls the camera's checks tell the table are worded in every catalogue, with no field
+    left unfilled, and have a light and buzzer entry."""
+    from companion.announcers.signals import Signals
+    from companion.announcers.speech import Catalogue
+
+    cat = Catalogue(lang)
+    keys = {k.split(".")[0] for k in cat.messages("carrossel")}
+    assert {"play_disagrees", "board_disagrees", "carousel_slipped"} <= keys
+    assert {"play_disagrees", "board_disagrees", "carousel_slipped"} <= Signals().types("carrossel")
+    import io
+
+    from companion.announcers.console import ConsoleAnnouncer
+
+    out = io.StringIO()
+    console = ConsoleAnnouncer(stream=out, game="carrossel", language=lang)
+    for call in (PlayDisagrees(t=1.0, player="Ana", entered_slot=9, entered_animals=("fish",), read_slot=4,
+                               read_animals=("tiger",), kept="read"),
+                 BoardDisagrees(t=2.0, cell="A4", seen_tile=True, seen_colour="red", seen_animal="fish",
+                                expected_tile=True, expected_colour="red", expected_animal="tiger"),
+                 BoardDisagrees(t=2.0, cell="A5", seen_tile=True, seen_colour="blue", seen_animal="swan"),
+                 BoardDisagrees(t=2.0, cell="A6", expected_tile=True, expected_colour="green", expected_animal="horse")):
+        console.announce(call, {})
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4 and not [ln for ln in lines if "{" in ln or "fish" in ln and lang != "en"], lines
+    assert "A4" in lines[1] and "A5" in lines[2] and "A6" in lines[3]
