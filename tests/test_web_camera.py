@@ -181,9 +181,9 @@ def test_colours_captured_on_a_held_frame_are_written_into_the_calibration_folde
     src.set(5.0, _frame(spaces=("red",) * 7))  # the table changes meanwhile: the held frame counts
     cards = {seat: list(c) for seat, c in CARDS.items()}
     with pytest.raises(CaptureError, match="no card at all"):
-        view.capture_colours(held["id"], list(SPACES), {})
+        view.capture_colours([{"id": held["id"], "spaces": list(SPACES), "cards": {}}])
     assert not (tmp_path / "calibration" / "carrousel-colours.json").exists()  # refused: nothing written
-    done = view.capture_colours(held["id"], list(SPACES), cards)
+    done = view.capture_colours([{"id": held["id"], "spaces": list(SPACES), "cards": cards}])
     path = tmp_path / "calibration" / "carrousel-colours.json"
     assert done["path"] == str(path)
     doc = json.loads(path.read_text())
@@ -203,7 +203,7 @@ def test_a_frame_without_the_boards_markers_is_refused_in_words(tmp_path):
     with pytest.raises(CaptureError, match=r"not registered \(board not visible: 0 of 4 markers found"):
         view.sample(held["id"], 0.5, 0.5)
     with pytest.raises(CaptureError, match="no colours file written"):
-        view.capture_colours(held["id"], list(SPACES), {s: list(c) for s, c in CARDS.items()})
+        view.capture_colours([{"id": held["id"], "spaces": list(SPACES), "cards": {s: list(c) for s, c in CARDS.items()}}])
     with pytest.raises(CaptureError, match="no longer held"):
         view.sample(held["id"] + 10, 0.5, 0.5)
 
@@ -244,9 +244,10 @@ def test_the_set_up_routes_refuse_bad_requests_in_words(frame, tmp_path):
     bad = client.post("/api/setup/sample", headers=ok, json={"id": held["id"], "x": "left", "y": 0.5}).json()
     assert bad == {"ok": False, "error": "tap ('left', 0.5): expected fractions of the frame's width and height"}
     missing = client.post("/api/setup/colours", headers=ok, json={"id": held["id"]})
-    assert missing.status_code == 400 and "missing spaces, cards" in missing.json()["error"]
-    wrong = client.post("/api/setup/colours", headers=ok, json={"id": held["id"], "spaces": ["pink"] * 7, "cards": {}})
-    assert not wrong.json()["ok"] and wrong.json()["error"].startswith("spaces: expected 7 labels")
+    assert missing.status_code == 400 and "missing views" in missing.json()["error"]
+    wrong = client.post("/api/setup/colours", headers=ok,
+                        json={"views": [{"id": held["id"], "spaces": ["pink"] * 7, "cards": {}}]})
+    assert not wrong.json()["ok"] and wrong.json()["error"].startswith("the frame: spaces: expected 7 labels")
     assert client.post("/api/setup/sample", headers=ok, content=b"[1, 2").status_code == 400
     assert client.get("/api/camera.jpg?view=thermal").status_code == 400
     assert client.get(f"/api/setup/held.jpg?id={held['id']}").headers["content-type"] == "image/jpeg"
@@ -280,3 +281,21 @@ def test_another_readers_reading_is_drawn_by_its_own_modules_overlay_and_listed_
     assert np.abs(shown.astype(int) - expected.astype(int)).mean() < 2  # ...and that is what the page shows
     rows = {r["name"]: r["label"] for r in info["regions"]}
     assert info["status"].startswith("board not visible") and rows["die"] == "red" and rows["pointed seat"] == "3"
+
+
+def test_colours_from_two_held_frames_are_written_as_from_two_photos(tmp_path):
+    """Two players' cards cannot show every colour: a second frame with other cards completes
+    them, as a second photo does for `companion calibrate colours`."""
+    src = Source(_frame(cards={"south": CARDS["south"]}))
+    view = CameraView(src, _config(tmp_path))
+    first = view.hold()
+    one = {"id": first["id"], "spaces": list(SPACES), "cards": {"south": list(CARDS["south"])}}
+    with pytest.raises(CaptureError, match="no card shows green, red in plain view"):
+        view.capture_colours([one])
+    src.set(3.0, _frame(cards={"north": CARDS["north"]}))
+    second = view.hold()
+    two = {"id": second["id"], "spaces": ["unknown"] * 7, "cards": {"north": list(CARDS["north"])}}
+    done = view.capture_colours([one, two])
+    doc = json.loads((tmp_path / "calibration" / "carrousel-colours.json").read_text())
+    assert sorted(doc["cards"]) == ["black", "blue", "green", "red", "yellow"] and done["path"].endswith(".json")
+    assert "frames at t = 0.0 s, t = 3.0 s" in doc["_comment"]

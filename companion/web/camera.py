@@ -691,23 +691,22 @@ class CameraView:
         raise CaptureError(f"the tap at ({p[0]:.0f}, {p[1]:.0f}) mm is on no space and no card: tap inside a "
                            "space's circle or on a card's disc")
 
-    def capture_colours(self, held_id: Any, spaces: Any, cards: Any) -> dict[str, Any]:
-        """Measure the held frame's colours and write ``carrousel-colours.json`` into the
+    def capture_colours(self, views: Any) -> dict[str, Any]:
+        """Measure the colours said on held frames and write ``carrousel-colours.json`` into the
         calibration folder, through :func:`companion.commands.calibrate.write_colours` (the code
-        of ``companion calibrate colours``).
+        of ``companion calibrate colours``, each held frame one of its photos).
 
         Args:
-            held_id: the number :meth:`hold` gave.
-            spaces: 7 labels: a horse colour, ``"empty"``, or ``"unknown"`` (not said, skipped).
-            cards: ``{seat: [3 colours]}`` of the cards said.
+            views: one or more ``{"id": held frame, "spaces": [7 labels: a horse colour,
+                "empty", or "unknown" (not said, skipped)], "cards": {seat: [3 colours]}}``.
 
         Returns:
             ``{"path": the file written, "lines": [each colour measured, each warning]}``.
 
         Raises:
-            CaptureError: the frame is not registered, the spaces or cards are malformed, the
-                colours could not all be read, or the folder cannot be written (each in words,
-                naming what is missing; nothing is written then).
+            CaptureError: a frame not registered or no longer held, spaces or cards malformed,
+                colours that could not all be read, a folder that cannot be written (each in
+                words, naming what is missing; nothing is written then).
         """
         from companion.calibration_dir import (
             CalibrationDirError,
@@ -718,26 +717,35 @@ class CameraView:
         from companion.games.carrousel import COLOURS
         from companion.vision.carrousel import SEATS
 
-        held = self._get(held_id)
         self._carrousel()
+        if not isinstance(views, list) or not views or not all(isinstance(v, dict) for v in views):
+            raise CaptureError(f"views: expected a list of {{\"id\", \"spaces\", \"cards\"}}, got {views!r}")
         labels = set(COLOURS) | {"empty", "unknown"}
-        if not isinstance(spaces, list) or len(spaces) != 7 or not all(isinstance(s, str) and s in labels for s in spaces):
-            raise CaptureError(f"spaces: expected 7 labels among {', '.join(sorted(labels))}, got {spaces!r}")
-        if not isinstance(cards, dict):
-            raise CaptureError(f"cards: expected {{seat: [3 colours]}}, got {cards!r}")
-        for seat, triple in cards.items():
-            if seat not in SEATS or not isinstance(triple, list) or len(triple) != 3 or not set(triple) <= set(COLOURS):
-                raise CaptureError(f"card {seat!r}: expected a seat among {', '.join(SEATS)} and 3 colours among "
-                                   f"{', '.join(COLOURS)}, got {triple!r}")
-        if self._register(held) is None:
-            raise CaptureError(self._why(held) + "; no colours file written")
+        frames, truths, sources = [], [], []
+        for n, view in enumerate(views, 1):
+            where = f"frame {n}" if len(views) > 1 else "the frame"
+            held = self._get(view.get("id"))
+            spaces, cards = view.get("spaces"), view.get("cards", {})
+            if not isinstance(spaces, list) or len(spaces) != 7 or not all(isinstance(x, str) and x in labels for x in spaces):
+                raise CaptureError(f"{where}: spaces: expected 7 labels among {', '.join(sorted(labels))}, got {spaces!r}")
+            if not isinstance(cards, dict):
+                raise CaptureError(f"{where}: cards: expected {{seat: [3 colours]}}, got {cards!r}")
+            for seat, triple in cards.items():
+                if seat not in SEATS or not isinstance(triple, list) or len(triple) != 3 or not set(triple) <= set(COLOURS):
+                    raise CaptureError(f"{where}: card {seat!r}: expected a seat among {', '.join(SEATS)} and 3 colours "
+                                       f"among {', '.join(COLOURS)}, got {triple!r}")
+            if self._register(held) is None:
+                raise CaptureError(f"{where}: " + self._why(held) + "; no colours file written")
+            frames.append(held.frame)
+            truths.append({"spaces": list(spaces), "cards": dict(cards)})
+            sources.append(f"t = {held.t:.1f} s")
         cam = self.config["camera"] if self.config is not None else {"geometry": ""}
         lines: list[str] = []
         try:
             out = writable_path("carrousel-colours.json", self.config)
-            path = write_colours([held.frame], [{"spaces": list(spaces), "cards": dict(cards)}],
-                                 explicit_or_calibration(cam["geometry"], "carrousel-board.json", self.config), out,
-                                 [f"the web page's set-up (a frame at t = {held.t:.1f} s)"], say=lines.append)
+            path = write_colours(frames, truths, explicit_or_calibration(cam["geometry"], "carrousel-board.json",
+                                                                         self.config),
+                                 out, [f"the web page's set-up (frames at {', '.join(sources)})"], say=lines.append)
         except CalibrationDirError as exc:
             raise CaptureError(str(exc)) from None
         except ValueError as exc:
