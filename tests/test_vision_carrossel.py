@@ -231,3 +231,31 @@ def test_stream_reads_as_single_frames(reader):
     assert a.status == b.status == "ok"
     assert a.slot_json(r.geometry.cell_names) == b.slot_json(r.geometry.cell_names) == single.slot_json(r.geometry.cell_names)
     assert a.facing == single.facing
+
+
+def test_stream_keeps_still_cells_and_rereads_changed_ones():
+    """In a stream a cell whose samples have not changed keeps its reading (a noisy still frame
+    reads as the single frame does); a tile taken off, or a cell covered, is read anew."""
+    name = "carrossel_018.jpg"
+    im = _truth(name)
+    frame = cv2.imread(str(DATA / "images" / name))
+    r = CarrosselReader()
+    names = r.geometry.cell_names
+    single = CarrosselReader().read(frame).slot_json(names)
+    rng = np.random.default_rng(0)
+    for _ in range(3):  # sensor noise between frames of a still table
+        noisy = np.clip(frame + rng.normal(0, 3, frame.shape), 0, 255).astype(np.uint8)
+        rd = r.read(noisy, stream=True)
+    assert rd.slot_json(names) == single
+    tile = next(c for c in im["cells"] if c["tile"] and not c["tile"]["standee"]
+                and single[f"{c['sector_label']}{c['slot']}"] != "unknown")
+    empty = next(c for c in im["cells"] if c["tile"] is None and single[f"{c['sector_label']}{c['slot']}"] == "empty")
+    changed = frame.copy()
+    for cell, colour in ((tile, (226, 229, 231)), (empty, (40, 60, 90))):  # the tile lifted; a finger on the cell
+        x, y = np.rint(cell["centre_px"]).astype(int)
+        cv2.circle(changed, (int(x), int(y)), 11, colour, -1)
+    rd = r.read(changed, stream=True)
+    now = rd.slot_json(names)
+    assert now[f"{tile['sector_label']}{tile['slot']}"] != single[f"{tile['sector_label']}{tile['slot']}"]
+    assert now[f"{empty['sector_label']}{empty['slot']}"] != "empty"
+    assert sum(now[n] != single[n] for n in names) == 2

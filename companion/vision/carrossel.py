@@ -510,8 +510,13 @@ class CarrosselReader:
     REFINE_RANGE_DEG = 3.0
     #: the rectified patch around the axis where the centre marker is matched: its sample
     #: step and half extent (mm; the 38 mm paper plus any parallax of its 4 mm height)
-    PATCH_STEP_MM = 0.5
+    PATCH_STEP_MM = 0.75
     PATCH_HALF_MM = 25.0
+    #: a stream's cell keeps its last reading while its samples differ from that reading's by at
+    #: most this mean (8-bit levels: about a sensor's noise; a tile, a standee or a hand moves
+    #: them by tens) and the board has turned by at most CACHE_ANGLE_DEG
+    CACHE_LEVELS = 6.0
+    CACHE_ANGLE_DEG = 0.3
     #: a still board's print (letters, numbers, the cells' and tiles' edges) has about as much
     #: detail along the turn as across it (the steps' ratio is near 1); a turning board smears
     #: only along it. Below this ratio the frame is of a board still turning: nothing is read.
@@ -533,6 +538,7 @@ class CarrosselReader:
             background_chroma=18.0, shadow_like=())
         self.colour_check = ColourCheck(self.references)
         self.frozen = FrozenFrames(frozen_s)
+        self._slot_cache: dict[str, Any] | None = None
         # the centre marker's print (black 14/255 bits on its paper, README) on the rectified
         # patch's grid, its top edge up (+y), and the patch's geometry
         step = self.PATCH_STEP_MM
@@ -779,7 +785,7 @@ class CarrosselReader:
         if fault:
             return CarrosselReading(fault, registration=reg, view=view, centre_corners_px=corners)
         facing = {b: f for b, (f, _m) in self.geometry.facing(angle).items()}
-        slots, sharpness = self._read_slots(frame, view, angle, white)
+        slots, sharpness = self._read_slots(frame, view, angle, white, stream=stream)
         if sharpness < self.MIN_TANGENTIAL_DETAIL:
             return CarrosselReading(f"board turning: its detail along the turn is {sharpness:.2f} of that across "
                                     "it (smeared); read when it stops", registration=reg, view=view,
@@ -881,10 +887,13 @@ class CarrosselReader:
         d2 = (grid[:, None, 0] - sx[None, :]) ** 2 + (grid[:, None, 1] - sy[None, :]) ** 2
         return np.any(d2 <= (radii * (cz - top) / np.maximum(cz - zs, 1.0))[None, :] ** 2, axis=1)
 
-    def _read_slots(self, frame: np.ndarray, view: TableView, angle: float,
-                    white: np.ndarray) -> tuple[dict[str, SlotReading], float]:
+    def _read_slots(self, frame: np.ndarray, view: TableView, angle: float, white: np.ndarray,
+                    stream: bool = False) -> tuple[dict[str, SlotReading], float]:
         """All 48 slots at once: the samples, the corners' colours, the empty cells' middles and
-        the tiles' letters as array operations; one region rule per cell.
+        the tiles' letters as array operations; one region rule per cell. In a stream, a cell
+        whose samples differ from those of its last reading by at most :attr:`CACHE_LEVELS` on
+        average (the same registration, the board within :attr:`CACHE_ANGLE_DEG`) keeps that
+        reading: a still table costs the sampling alone.
 
         Returns:
             (slot name -> reading, the board's tangential detail: the summed absolute lightness
@@ -903,13 +912,52 @@ class CarrosselReader:
                          borderValue=(0, 0, 0))
         h, w = frame.shape[:2]
         u, v = px[..., 0], px[..., 1]
-        corner_px = flat[:, self._sel_corner]
-        # numpy reduces a short last axis slowly: the three channels compared one by one
-        cb, cg, cr = corner_px[..., 0], corner_px[..., 1], corner_px[..., 2]
         if u.min() >= 0 and v.min() >= 0 and u.max() <= w - 1 and v.max() <= h - 1:  # all of them in the frame
             black = np.zeros(flat.shape[:2], bool)
         else:
             black = (flat[..., 0] == 0) & (flat[..., 1] == 0) & (flat[..., 2] == 0)  # outside the frame
+        seen_all = ~black[:, self._sel_corner]
+        outside = (seen_all.mean(axis=1) < 0.95) | (black.mean(axis=1) > 0.02)
+        lum_all = self._lum_b[flat[..., 0]] + self._lum_g[flat[..., 1]] + self._lum_r[flat[..., 2]]
+        side = 2 * (self.LETTER_HALF + self.LETTER_SHIFT) + 1
+        middles = lum_all[~outside, :self._n_region].reshape(-1, side, side)
+        across = float(np.abs(np.diff(middles, axis=1)).sum())
+        along = float(np.abs(np.diff(middles, axis=2)).sum())
+        detail = along / across if across > 0 else 0.0
+        # a stream's still table: a cell whose samples are those of its last reading keeps it
+        todo = np.arange(ncell)
+        cache = self._slot_cache if stream else None
+        if (cache is not None and cache["registration"] is view.registration
+                and abs((angle - cache["angle"] + 180.0) % 360.0 - 180.0) <= self.CACHE_ANGLE_DEG):
+            diff = np.abs(flat.astype(np.int16) - cache["samples"]).reshape(ncell, -1).mean(axis=1)
+            todo = np.flatnonzero(diff > self.CACHE_LEVELS)
+        else:
+            cache = None
+        out: dict[str, SlotReading] = {}
+        if len(todo):
+            out = self._read_cells(flat[todo], black[todo], outside[todo], lum_all[todo], todo, white)
+        if stream:
+            if cache is None:
+                cache = {"registration": view.registration, "angle": angle, "samples": flat.astype(np.int16),
+                         "slots": {}}
+            else:
+                cache["samples"][todo] = flat[todo]
+            cache["slots"].update(out)
+            self._slot_cache = cache
+            out = cache["slots"]
+        return {name: out[name] for name in g.cell_names}, detail
+
+    def _read_cells(self, flat: np.ndarray, black: np.ndarray, outside: np.ndarray, lum: np.ndarray,
+                    index: np.ndarray, white: np.ndarray) -> dict[str, SlotReading]:
+        """The slots of the cells ``index`` (their samples ``flat``, ``n x P x 3`` uint8; ``black``
+        and ``outside`` where they leave the frame; their luminance ``lum``): the corners'
+        colours, the empty cells' middles and the tiles' letters as array operations, one
+        region rule per cell."""
+        g = self.geometry
+        ncell = len(index)
+        corner_px = flat[:, self._sel_corner]
+        # numpy reduces a short last axis slowly: the three channels compared one by one
+        cb, cg, cr = corner_px[..., 0], corner_px[..., 1], corner_px[..., 2]
         seen = ~black[:, self._sel_corner]
         clipped = (cb >= CLIPPED) & (cg >= CLIPPED) & (cr >= CLIPPED)
         lab = linear_to_lab(srgb_to_linear(corner_px.reshape(-1, 3)), white)
@@ -918,8 +966,6 @@ class CarrosselReader:
         width = len(self.references.names) + OFFSET
         code = np.arange(ncell)[:, None] * width + cls + OFFSET
         counts = np.bincount(code[seen], minlength=ncell * width).reshape(ncell, width)
-        outside = (seen.mean(axis=1) < 0.95) | (black.mean(axis=1) > 0.02)
-        lum = self._lum_b[flat[..., 0]] + self._lum_g[flat[..., 1]] + self._lum_r[flat[..., 2]]
         # empty cells: the middle as light as the corners (a 5 mm number, no disc or letter)
         corner_lum = np.median(lum[:, self._sel_corner], axis=1)
         dark = (lum[:, self._sel_disc] < 0.55 * np.maximum(corner_lum, 1e-4)[:, None]).mean(axis=1)
@@ -929,36 +975,34 @@ class CarrosselReader:
         out: dict[str, SlotReading] = {}
         tiles: list[tuple[int, str, float]] = []
         outside_l, dark_l, counts_l = outside.tolist(), dark.tolist(), counts.tolist()
-        for i, name in enumerate(g.cell_names):
-            if outside_l[i]:
+        for j, i in enumerate(index.tolist()):
+            name = g.cell_names[i]
+            if outside_l[j]:
                 out[name] = SlotReading(UNKNOWN, reason="out of the frame")
                 continue
-            colour = self.classifier.decide(counts_l[i])
+            colour = self.classifier.decide(counts_l[j])
             if colour.label == UNKNOWN:
                 out[name] = SlotReading(UNKNOWN, reason=f"corners: {colour.reason}")
             elif colour.label == EMPTY:
                 # a printed number is a few per cent of the disc; a letter far more
-                out[name] = (SlotReading(EMPTY, confidence=colour.confidence) if dark_l[i] <= 0.12 else
-                             SlotReading(UNKNOWN, reason=f"white corners but {dark_l[i]:.0%} of the middle dark"))
+                out[name] = (SlotReading(EMPTY, confidence=colour.confidence) if dark_l[j] <= 0.12 else
+                             SlotReading(UNKNOWN, reason=f"white corners but {dark_l[j]:.0%} of the middle dark"))
             else:
-                tiles.append((i, colour.label, colour.confidence))
+                tiles.append((j, colour.label, colour.confidence))
         if tiles:
             idx = np.array([t[0] for t in tiles])
             region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
             scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
-            for (i, colour_name, conf), r in zip(tiles, scores.tolist()):
+            for (j, colour_name, conf), r in zip(tiles, scores.tolist()):
                 order = sorted(range(len(r)), key=lambda k: -r[k])
                 best, second = r[order[0]], r[order[1]]
-                name = g.cell_names[i]
+                name = g.cell_names[int(index[j])]
                 if best < self.LETTER_MIN or (1.0 - second) < self.LETTER_MARGIN * (1.0 - best):
                     out[name] = SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): "
                                                             "covered, a standee on it, or blurred")
                 else:
                     out[name] = SlotReading("tile", self.letters.animals[order[0]], colour_name, False, conf * best)
-        middles = lum[~outside, :self._n_region].reshape(-1, side, side)
-        across = float(np.abs(np.diff(middles, axis=1)).sum())
-        along = float(np.abs(np.diff(middles, axis=2)).sum())
-        return {name: out[name] for name in g.cell_names}, (along / across if across > 0 else 0.0)
+        return out
 
     def letter_scores(self, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Match discs against the five letters, each slid over +-:attr:`LETTER_SHIFT` samples.
