@@ -479,7 +479,7 @@ class CameraView:
         self.source = source
         self.config = config
         self._lock = threading.Lock()
-        self._cache: dict[str, tuple[int, Any]] = {}
+        self._cache: dict[str, tuple[Any, Any]] = {}
         self._held: OrderedDict[int, _Held] = OrderedDict()
         self._next_id = 1
         self.encoded = 0  # JPEGs encoded so far (tests and the bench read it)
@@ -495,14 +495,14 @@ class CameraView:
         return getattr(self.source, "latest", None)
 
     def _cached(self, key: str, latest: tuple[float, np.ndarray, Any], make: Callable[[], Any]) -> Any:
-        stamp = id(latest)
+        """``make()`` once per ``latest`` tuple (kept, so that a new tuple is never mistaken for it)."""
         with self._lock:
             hit = self._cache.get(key)
-            if hit is not None and hit[0] == stamp:
+            if hit is not None and hit[0] is latest:
                 return hit[1]
         value = make()
         with self._lock:
-            self._cache[key] = (stamp, value)
+            self._cache[key] = (latest, value)
         return value
 
     def __call__(self) -> tuple[bytes, dict[str, Any]] | None:
