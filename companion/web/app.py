@@ -59,6 +59,11 @@ log = logging.getLogger("companion.web")
 
 #: Largest request body accepted, bytes (a Carrossel deal is about 1 KB).
 MAX_BODY = 16 * 1024
+#: Seconds a browser's stream may go without reading before it is cut (sse-starlette's
+#: ``send_timeout``): a page too slow for the live stream (its queue full, see
+#: :mod:`companion.web.hub`) is disconnected even while the server waits to write to it; its
+#: ``EventSource`` reconnects and catches up from the hub's state.
+SEND_TIMEOUT_S = 5.0
 #: Seconds between two camera frames pushed to the camera page.
 CAMERA_PERIOD_S = 0.3
 #: The page files shipped with the package.
@@ -216,7 +221,17 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
     Returns:
         The ASGI application.
     """
-    from sse_starlette.sse import EventSourceResponse
+    from sse_starlette.sse import EventSourceResponse, SendTimeoutError
+
+    class _Stream(EventSourceResponse):
+        """The live stream; a browser that stopped reading is cut (one log line, no traceback)."""
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            try:
+                await super().__call__(scope, receive, send)
+            except* SendTimeoutError:
+                log.info("web: a page that read nothing for %.0f s was disconnected (it reconnects)",
+                         SEND_TIMEOUT_S)
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
@@ -265,14 +280,14 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
             try:
                 yield {"event": "hello", "data": json.dumps(hub.hello(), ensure_ascii=False, default=str)}
                 while True:
-                    item = await subscriber.next()
-                    if item is None:
+                    frames = await subscriber.next_batch()
+                    if frames is None:
                         return
-                    yield {"event": item[0], "data": item[1]}
+                    yield frames  # the frames the hub encoded once for every browser, a burst at once
             finally:
                 hub.unsubscribe(subscriber)  # the browser went away (or was too slow): forget it
 
-        return EventSourceResponse(stream(), ping=15, headers={"cache-control": "no-cache"})
+        return _Stream(stream(), ping=15, send_timeout=SEND_TIMEOUT_S, headers={"cache-control": "no-cache"})
 
     async def status(request: Request) -> Response:
         reply = await run_in_threadpool(entries.handle, '{"control": "status"}')

@@ -2,8 +2,9 @@
 
 The service loop publishes (through :class:`~companion.web.announcer.WebAnnouncer`) on its own
 thread; each browser's server-sent event stream reads from its own bounded asyncio queue on the
-web server's event loop. :meth:`Hub.publish` only appends to a deque and schedules a put on that
-loop (``loop.call_soon_threadsafe``): it never waits for a browser. A browser too slow to keep up
+web server's event loop. :meth:`Hub.publish` encodes the event once (its JSON and its
+server-sent-event frame, whatever the number of browsers) and schedules one hand-off on that
+loop for every stream at once (one ``loop.call_soon_threadsafe``): it never waits for a browser. A browser too slow to keep up
 (its queue of :data:`CLIENT_QUEUE` events is full) is disconnected; its ``EventSource``
 reconnects by itself and starts again from the hub's state and recent calls.
 """
@@ -60,12 +61,35 @@ class Subscriber:
                 self.queue.get_nowait()
             self.queue.put_nowait(_CLOSE)
 
-    async def next(self) -> tuple[str, str] | None:
-        """The next ``(event name, JSON text)``, or None when the stream must end."""
+    async def next(self) -> Any:
+        """The next event (the encoded server-sent-event frame, bytes, as :meth:`Hub.publish`
+        hands it), or None when the stream must end."""
         item = await self.queue.get()
         if item is _CLOSE:
             return None
         return item
+
+    async def next_batch(self) -> bytes | None:
+        """Every event waiting now, at least one (their frames joined: one write to the browser
+        for a burst of calls, such as a move and the claim judged after it), or None when the
+        stream must end."""
+        first = await self.next()
+        if first is None:
+            return None
+        frames = [first]
+        while not self.queue.empty():
+            item = self.queue.get_nowait()
+            if item is _CLOSE:
+                self.queue.put_nowait(_CLOSE)  # the stream ends after these
+                break
+            frames.append(item)
+        return frames[0] if len(frames) == 1 else b"".join(frames)
+
+
+def _deliver(streams: list[Subscriber], frame: bytes) -> None:
+    """On the server's loop: one event to every stream (a full one is dropped as too slow)."""
+    for s in streams:
+        s._put(frame)
 
 
 class Hub:
@@ -118,8 +142,17 @@ class Hub:
                 self.history.clear()
             subscribers = list(self._subscribers)
         text = json.dumps(data, ensure_ascii=False, default=str)  # once, whatever the number of browsers
+        # The frame too (JSON has no line break: one data line): no per-browser encoding.
+        frame = f"event: {event}\r\ndata: {text}\r\n\r\n".encode("utf-8")
+        by_loop: dict[asyncio.AbstractEventLoop, list[Subscriber]] = {}
         for s in subscribers:
-            s.offer((event, text))
+            by_loop.setdefault(s.loop, []).append(s)
+        for loop, streams in by_loop.items():  # one wake-up of the server's loop, not one per browser
+            try:
+                loop.call_soon_threadsafe(_deliver, streams, frame)
+            except RuntimeError:  # the loop is closed: the server is stopping
+                for s in streams:
+                    s.dropped = True
 
     # -- the web server's side ----------------------------------------------------------------
 
