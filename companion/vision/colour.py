@@ -474,38 +474,51 @@ class RegionClassifier:
         n = sum(c)
         if n < self.min_pixels:
             return RegionReading(UNKNOWN, 0.0, "too few readable pixels (out of the frame)")
-        names = self.references.names
-        dark, other, background = c[0] / n, c[1] / n, c[2] / n
-        colours = [v / n for v in c[3:]]
-        fractions = {"dark": dark, "other": other, BACKGROUND: background, **dict(zip(names, colours))}
+        keys, shadow = self._decide_terms()
+        fr = [v / n for v in c]
+        dark, other, background = fr[0], fr[1], fr[2]
+        colours = fr[3:]
+        fractions = dict(zip(keys, fr))  # dark, other, background, then the references by name
         total = sum(colours)
         if other > self.max_other:
             return RegionReading(UNKNOWN, 0.0, f"uneven: {other:.0%} of the region matches nothing", fractions)
         if dark + other + total > self.max_cover:
             return RegionReading(UNKNOWN, 0.0, f"covered: {dark + other + total:.0%} of the region", fractions)
-        shadow = [name in self.shadow_like for name in names]
         chromatic = [0.0 if s else v for s, v in zip(shadow, colours)]
-        dark = [v for s, v in zip(shadow, colours) if s]
+        dark_votes = [v for s, v in zip(shadow, colours) if s]
         if max(chromatic, default=0.0) >= self.min_colour:
             ranked = chromatic  # a coloured piece: its dark side does not compete
-        elif sum(dark) > 0 and sum(chromatic) > self.max_second * max(dark):
+        elif sum(dark_votes) > 0 and sum(chromatic) > self.max_second * max(dark_votes):
             return RegionReading(UNKNOWN, 0.0, "dark with some colour: a shadow or a piece?", fractions)
         else:
             ranked = colours
-        order = sorted(range(len(ranked)), key=lambda i: -ranked[i])
-        c1 = ranked[order[0]]
-        c2 = ranked[order[1]] if len(order) > 1 else 0.0
+        # the best (the first of equals) and the second best (the next of equals)
+        c1 = max(ranked)
+        i1 = ranked.index(c1)
+        c2 = max(ranked[:i1] + ranked[i1 + 1:]) if len(ranked) > 1 else 0.0
         if self.background_label is not None and total <= self.max_colour_in_background:
             if background >= self.min_background:
                 return RegionReading(self.background_label, background, "", fractions)
             return RegionReading(UNKNOWN, 0.0, "neither a piece nor the plain background", fractions)
+        names = self.references.names
         if c1 < self.min_colour:
             return RegionReading(UNKNOWN, 0.0, f"too little colour ({c1:.0%})", fractions)
         if c2 > self.max_second * c1:
+            i2 = next(j for j, v in enumerate(ranked) if j != i1 and v == c2)
             return RegionReading(
-                UNKNOWN, 0.0, f"two colours: {names[order[0]]} {c1:.0%} and {names[order[1]]} {c2:.0%}", fractions)
+                UNKNOWN, 0.0, f"two colours: {names[i1]} {c1:.0%} and {names[i2]} {c2:.0%}", fractions)
         confidence = (c1 / max(total, 1e-9)) * (1.0 - c2 / c1)
-        return RegionReading(names[order[0]], confidence, "", fractions)
+        return RegionReading(names[i1], confidence, "", fractions)
+
+    def _decide_terms(self) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+        """The fractions' keys (dark, other, background, the references) and which references
+        are ``shadow_like``, computed once."""
+        terms = self.__dict__.get("_decide")
+        if terms is None:
+            names = self.references.names
+            terms = (("dark", "other", BACKGROUND, *names), tuple(name in self.shadow_like for name in names))
+            object.__setattr__(self, "_decide", terms)
+        return terms
 
 
 #: The status of a frame whose colour is not what the references were calibrated for.
