@@ -66,6 +66,8 @@ MAX_BODY = 16 * 1024
 SEND_TIMEOUT_S = 5.0
 #: Seconds between two camera frames pushed to the camera page.
 CAMERA_PERIOD_S = 0.3
+#: Seconds between two marker checks pushed to the set-up page (a check costs several frames' reading).
+MARKERS_PERIOD_S = 1.0
 #: The page files shipped with the package.
 STATIC = Path(__file__).resolve().parent / "static"
 #: Address -> page file.
@@ -380,6 +382,9 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
             return None, PlainTextResponse(f"view {kind!r}: expected overlay or markers", status_code=400)
         return (view if kind == "overlay" else view.markers_jpeg), None
 
+    def period_of(request: Request) -> float:
+        return MARKERS_PERIOD_S if request.query_params.get("view") == "markers" else CAMERA_PERIOD_S
+
     async def frame_of(get: Any) -> tuple[Any, Response | None]:
         from companion.web.camera import CaptureError
 
@@ -419,7 +424,7 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
                            + b"\r\n\r\n" + jpeg + b"\r\n")
                 if error is not None:
                     return
-                await asyncio.sleep(CAMERA_PERIOD_S)  # a few frames a second: the table, not a video
+                await asyncio.sleep(period_of(request))  # a few frames a second: the table, not a video
 
         return StreamingResponse(frames(), media_type="multipart/x-mixed-replace; boundary=frame",
                                  headers={"cache-control": "no-store"})
@@ -442,7 +447,7 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
                 if got is not None and got[1] is not last:
                     last = got[1]
                     yield {"event": name, "data": json.dumps(got[1], ensure_ascii=False, default=str)}
-                await asyncio.sleep(CAMERA_PERIOD_S)
+                await asyncio.sleep(period_of(request))
 
         return EventSourceResponse(stream(), ping=15, headers={"cache-control": "no-cache"})
 
