@@ -405,7 +405,8 @@ class CarrouselReader:
         one histogram, one Lab conversion, one classification per classifier, the region
         rules as array operations (:meth:`RegionClassifier.decide_many`)."""
         reg = plan.reg
-        px = np.take(flat, plan.index, axis=0)
+        # one gather of bytes (three per pixel): faster than rows of a N x 3 array
+        px = np.take(flat.reshape(-1), plan.index3).reshape(-1, 3)
         medians = plan.medians(px[:plan.n_hist])
         if medians is None:
             return CarrouselReading("board not visible: the board's reference patch is out of the frame",
@@ -430,7 +431,7 @@ class CarrouselReader:
         table[1 + plan.n_spaces:] = card_whites
         np.maximum(table, 1e-4, out=table)
         lab_px = px[plan.n_hist:plan.n_hist + plan.n_lab]
-        rel = np.take(_LUT, lab_px)
+        rel = cv2.LUT(lab_px.reshape(-1, 1, 3), _LUT).reshape(-1, 3)  # the same values as _LUT[lab_px]
         rel /= np.take(table, plan.white_index, axis=0)
         np.clip(rel, 0.0, 1.0, out=rel)
         # one vectorised conversion (within LAB_FAST_ERROR of the exact one); every test on a
@@ -627,6 +628,8 @@ class _Plan:
         self.n_lab = int(bounds[-1])
         self.outline = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
         self.index = np.concatenate(hist_segs + lab_parts + [self.outline.ravel()])
+        #: the bytes of those pixels in the flat frame (B, G, R of each)
+        self.index3 = (self.index[:, None] * 3 + np.arange(3)).ravel()
 
     def medians(self, px: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """Per-segment medians of the histogram part's ``n_hist x 3 uint8`` pixels.
