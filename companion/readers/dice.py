@@ -101,6 +101,10 @@ SMALL_SIZE_RATIO = 0.75
 #: to this multiple of its largest whole die (the calibration's error, a die's rounded edges).
 GEOMETRY_MARGIN_LO = 0.8
 GEOMETRY_MARGIN_HI = 1.15
+#: With a tray geometry, a region that cannot be split whose centre lies nearer the tray's wall
+#: than this many dice, and in which the classifier finds no die, is the wall's shading (the
+#: inner corners of a tray), not dice; two dice touching against the wall may then be missed.
+WALL_CLEAR = 1.0
 #: With a tray geometry, a region of touching dice is at most this many die sides long.
 CLUSTER_MAX_SIDES = 2.6
 #: The pips' grid: each pip place this share of the die's edge from the face's centre along
@@ -1052,6 +1056,8 @@ class DiceReader:
                     found = self.search(frame, _grown(box, s / 2), s, singles,
                                         raw_at if self.geometry is not None else None)
                     singles += found
+                    if not found and self.geometry is not None and not self.on_floor(box, WALL_CLEAR):
+                        continue  # against the wall, no die found in it: the wall's shading
                     if not found:
                         readings.append(DieReading(box, UNKNOWN, "dice touching"))
             left = self._leftovers(raw_at, singles, side)
