@@ -101,8 +101,8 @@ SMALL_SIZE_RATIO = 0.75
 #: to this multiple of its largest whole die (the calibration's error, a die's rounded edges).
 GEOMETRY_MARGIN_LO = 0.8
 GEOMETRY_MARGIN_HI = 1.15
-#: With a tray geometry, a region that cannot be split whose centre lies nearer the tray's wall
-#: than this many dice, and in which the classifier finds no die, is the wall's shading (the
+#: With a tray geometry, a region that cannot be split whose centre (on the floor) lies nearer
+#: the tray's wall than this many dice, and in which the classifier finds no die, is the wall's shading (the
 #: inner corners of a tray), not dice; two dice touching against the wall may then be missed.
 WALL_CLEAR = 1.0
 #: With a tray geometry, a region of touching dice is at most this many die sides long.
@@ -577,16 +577,17 @@ class DiceReader:
         flat = "" if off is not None else " (a one: flatness not seen)"
         return DieReading(box, UNKNOWN if value is None else value, reason + (flat if value is None else ""))
 
-    def on_floor(self, box: Sequence[float], inset: float = 0.25) -> bool:
-        """With a tray geometry: does the box's centre, taken to a die's top face height, lie
-        on the tray's floor at least ``inset`` dice inside its outline (negative: outside by at
-        most that)? Without one: True."""
+    def on_floor(self, box: Sequence[float], inset: float = 0.25, z_mm: float | None = None) -> bool:
+        """With a tray geometry: does the box's centre, taken to the plane ``z_mm`` above the
+        floor (default a die's top face height), lie on the tray's floor at least ``inset`` dice
+        inside its outline (negative: outside by at most that)? Without one: True."""
         if self.geometry is None:
             return True
         import cv2
 
         g = self.geometry
-        xy = g.to_plane(np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]), g.die_mm)[0]
+        z = g.die_mm if z_mm is None else z_mm
+        xy = g.to_plane(np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]), z)[0]
         d = cv2.pointPolygonTest(g.floor_mm.astype(np.float32), (float(xy[0]), float(xy[1])), True)
         return d >= inset * g.die_mm
 
@@ -1056,7 +1057,7 @@ class DiceReader:
                     found = self.search(frame, _grown(box, s / 2), s, singles,
                                         raw_at if self.geometry is not None else None)
                     singles += found
-                    if not found and self.geometry is not None and not self.on_floor(box, WALL_CLEAR):
+                    if not found and self.geometry is not None and not self.on_floor(box, WALL_CLEAR, 0.0):
                         continue  # against the wall, no die found in it: the wall's shading
                     if not found:
                         readings.append(DieReading(box, UNKNOWN, "dice touching"))
