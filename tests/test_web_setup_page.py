@@ -82,6 +82,7 @@ def test_the_marker_check_names_a_covered_marker_and_tapped_colours_are_written(
             page.click("#tapped button")
             page.wait_for_selector(f"#said li[data-card='{slot.seat}']")
         n = int(page.get_attribute("#capture-reply", "data-n") or 0)
+        assert page.locator("#heldbox .pin").count() == 7  # what was said, pinned where it was tapped
         page.click("#write")
         page.wait_for_function(f"Number(document.querySelector('#capture-reply').dataset.n) > {n}")
         reply = page.inner_text("#capture-reply")
