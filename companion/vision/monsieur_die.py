@@ -18,9 +18,9 @@ side and that fills it (``min_fill``). The die reads that colour when exactly on
 found and its pixels clearly vote for it; else ``"unknown"`` with a status: no top found (the
 die under a hand, off the board, or on its edge: then no face is horizontal), several, or
 unclear. The board's printed suns are orange and about the size of a die's top: at this
-resolution a sun's disc (its rays cut off by an opening) can pass as a square, so a frame with
-two candidates reads ``"unknown"`` (the status names them); a lone sun with the die hidden is
-the case this reader cannot yet tell (see docs/vision.md). The carousel (disc, tokens, roof) and the figure, seen from the camera, are masked
+resolution a sun's disc (its rays cut off by an opening) can pass as a square, so a candidate
+where a printed sun is seen (``board.printed_suns_mm`` of the geometry) is not a die, and a
+frame with two candidates reads ``"unknown"`` (the status names them). The carousel (disc, tokens, roof) and the figure, seen from the camera, are masked
 out.
 
 Sources: the table, ``shared/data/monsieur-table/README.md`` (Die: 16 mm cube lying flat, face
@@ -196,6 +196,19 @@ class DieReader:
             ab[cand] = lab[:, 1:]
         return labels.reshape(h, w), floors, ab.reshape(h, w, 2)
 
+    def _on_a_sun(self, centre_mm: np.ndarray, cam: TableCamera, z: float) -> bool:
+        """Is a candidate (its centre on the plane at ``z``, board mm) where a printed sun is
+        seen? A print at z = 0 shows on that plane shifted towards the camera's foot by
+        ``z / camera height`` of its distance to it."""
+        g = self.geometry
+        c = cam.centre_mm
+        s = z / max(float(c[2]), 1e-6)
+        for x, y in g.suns_mm:
+            seen = np.array([x, y]) + s * (c[:2] - np.array([x, y]))
+            if float(np.linalg.norm(centre_mm - seen)) <= g.sun_radius_mm:
+                return True
+        return False
+
     def _second_face(self, labels: np.ndarray, k: int, px: float, py: float, side: float, area: float,
                      toward: np.ndarray) -> bool:
         """Is there, within a side's length of the top candidate at (``px``, ``py``) and on its
@@ -310,6 +323,8 @@ class DieReader:
                         edge_seen = True
                         continue
                     centre = np.array([origin[0] + px / s, origin[1] - py / s])
+                    if self._on_a_sun(centre, cam, z):
+                        continue
                     if all(np.linalg.norm(centre - c) > z / 2.0 or kk != k for kk, c in tops):
                         tops.append((k, centre))
         if not tops and edge_seen:

@@ -66,7 +66,7 @@ class MonsieurGeometry:
     ``kid_max_offset_mm``, ``kid_srgb`` (token colour -> sRGB), ``figure_mm``,
     ``figure_radius_mm``, ``figure_top_z_mm``, ``arm_mm`` (shoulder and finger tip), ``finger_deg``, ``sun_from_deg``,
     ``sun_to_deg``, ``die_size_mm``, ``die_colours``, ``die_area_mm`` (x0, y0, x1, y1),
-    ``paper_srgb``, ``dictionary``.
+    ``paper_srgb``, ``dictionary``, ``suns_mm`` and ``sun_radius_mm`` (the printed suns).
     """
 
     dictionary: str
@@ -110,6 +110,9 @@ class MonsieurGeometry:
     die_area_mm: tuple[float, float, float, float]
     #: Monsieur Carrousel's arm: from the shoulder to the finger's tip, two (x, y, z) mm points
     arm_mm: tuple[tuple[float, float, float], tuple[float, float, float]] | None = None
+    #: the board's printed suns: centres (x, y mm) and their radius (mm), as big as a die's top
+    suns_mm: tuple[tuple[float, float], ...] = ()
+    sun_radius_mm: float = 0.0
 
     @classmethod
     def load(cls, path: str | Path | None = None, config: Any = None) -> MonsieurGeometry:
@@ -170,6 +173,9 @@ class MonsieurGeometry:
             if c not in print_srgb:
                 raise ValueError(f"{p}: colour {c!r} has no [print_srgb] entry")
         area = get("board", "die_area_mm")
+        suns = get("board", "printed_suns_mm")
+        if not (isinstance(suns, list) and all(isinstance(v, list) and len(v) == 2 for v in suns)):
+            raise ValueError(f"{p}: board.printed_suns_mm must be a list of [x, y] in mm, got {suns!r}")
         axis = get("carousel", "axis_mm")
         fig = get("figure", "position_mm")
         arm = []
@@ -203,6 +209,7 @@ class MonsieurGeometry:
             die_size_mm=num("die", "size_mm"), die_colours=die_colours,
             die_area_mm=(float(area[0]), float(area[1]), float(area[2]), float(area[3])),
             arm_mm=(arm[0], arm[1]),
+            suns_mm=tuple((float(v[0]), float(v[1])) for v in suns), sun_radius_mm=num("board", "printed_sun_radius_mm"),
         )
 
     def seat_disc_angle(self, k: int) -> float:
