@@ -493,7 +493,8 @@ class CarrouselReader:
         return tuple(out)
 
     def _outline_seen_px(self, px: np.ndarray) -> np.ndarray:
-        lum = _LUT[px] @ np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)
+        lin = cv2.LUT(np.ascontiguousarray(px).reshape(-1, 1, 3), _LUT).reshape(px.shape)  # = _LUT[px]
+        lum = lin @ _LUMA
         line = lum[:, :3, :].min(axis=1)
         around = np.minimum(lum[:, 3, :], lum[:, 4, :])
         return (line <= self.OUTLINE_CONTRAST * around).mean(axis=1)
@@ -651,6 +652,9 @@ class _Plan:
         # linear light): the same sum and division here
         whites = (_LUT[lo] + _LUT[hi]) / np.float32(2)
         return whites.astype(np.float32, copy=False), (lo[0] + hi[0]) / 2.0
+
+
+_LUMA = np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)  # linear B, G, R to luminance (Rec. 709)
 
 
 def _clipped(px: np.ndarray) -> np.ndarray:
