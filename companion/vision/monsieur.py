@@ -143,6 +143,8 @@ class MonsieurReading:
         registration: the board registration used, or None.
         camera: the frame's camera model, or None.
         die_status: ``""`` when the die was read, else why not (``"no die top found"``, ...).
+        seat_reasons: per seat, why it reads ``"unknown"`` (``""`` for a seat read); empty when
+            no seat was looked at (no angle, colour lost).
     """
 
     status: str
@@ -156,6 +158,7 @@ class MonsieurReading:
     registration: Registration | None = None
     camera: TableCamera | None = None
     die_status: str = ""
+    seat_reasons: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The JSON fields of ``companion read monsieur-carrousel`` (issue 12, item 7)."""
@@ -220,14 +223,11 @@ class _SeatPlan:
         # a token on its own seat may hide a ring; a middle or a head only another seat's
         # token; only the two neighbours' can (the next ones are 85 mm away, beyond a token's
         # height times any tilt)
-        ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat - 1) % n][:, None, :], reach, each=True)[:, 0]
-        ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat + 1) % n][:, None, :], reach, each=True)[:, 0]
         ring = part == 0
         ok[ring] &= ~_ray_passes(c, pts[ring], zs[ring], z, top, centres[seat[ring]][:, None, :], reach, each=True)[:, 0]
-        radius = np.concatenate([np.tile(np.hypot(o[:, 0], o[:, 1]), n) for o in offsets])
+        ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat - 1) % n][:, None, :], reach, each=True)[:, 0]
+        ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat + 1) % n][:, None, :], reach, each=True)[:, 0]
         self.idx = px[ok, 1] * w + px[ok, 0]
-        #: ring samples at least ``outer_mm`` from the seat's centre (no token reaches there)
-        self.outer = ((part == 0) & (radius >= reader.outer_mm))[ok]
         self.seg = (3 * seat + part)[ok]
         seat = seat[ok]
         self.unit = reader._print_unit[seat]
@@ -323,7 +323,6 @@ class MonsieurReader:
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
         self.dark_lightness = float(dark_lightness)
         self.max_ring_pale = float(max_ring_pale)
-        self.outer_mm = 14.0
         self.ring_edge_mm = 3.0
         self.frozen = FrozenFrames(frozen_s)
         self._core = _disc(core_mm, step=0.7)
@@ -346,6 +345,8 @@ class MonsieurReader:
         self._roof_detector = _detector(g.dictionary, window=True)
         self._roof_px: np.ndarray | None = None
         self._plan: _SeatPlan | None = None
+        #: why each seat of the last frame read ``"unknown"`` ("" for a seat read)
+        self.seat_reasons: tuple[str, ...] = ("",) * g.n_seats
         self.die_change_levels = 3.0
         self._die_cache: tuple[_SeatPlan, np.ndarray, np.ndarray, DieReading] | None = None
         self._paper_plan: tuple[Registration, tuple[int, int], np.ndarray] | None = None
@@ -436,7 +437,7 @@ class MonsieurReader:
         seats = self._seats(plan, pix, lab)
         die = self._die(frame, cam, angle, white, plan, stream)
         return MonsieurReading("ok", angle, pointed, offset, seats, self.zones(angle), die.colour, "", reg, cam,
-                               die.status)
+                               die.status, self.seat_reasons)
 
     def _die(self, frame: np.ndarray, cam: TableCamera, angle: float, white: np.ndarray, plan: _SeatPlan,
              stream: bool) -> DieReading:
@@ -508,8 +509,14 @@ class MonsieurReader:
         return white_of(pix), (np.median(pix, axis=0) if len(pix) else np.zeros(3))
 
     def _seats(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray) -> tuple[str, ...]:
-        """Each seat's state from its planned samples (see the module notes)."""
+        """Each seat's state from its planned samples (see the module notes; a token is assumed
+        on every neighbour: the samples one could hide are not planned)."""
+        return self._seats_pass(plan, pix, lab, np.ones(len(plan.seg), dtype=bool))
+
+    def _seats_pass(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray, use: np.ndarray) -> tuple[str, ...]:
+        """One pass of :meth:`_seats` on the samples where ``use`` (``N`` bool) is set."""
         n = self.geometry.n_seats
+        seg = np.where(use, plan.seg, 3 * n)  # the unused samples go to a spare segment
         light = lab[:, 0]
         chroma = np.hypot(lab[:, 1], lab[:, 2])
         clipped = pix.min(axis=1) >= CLIPPED
@@ -520,33 +527,33 @@ class MonsieurReader:
                     & (chroma >= np.maximum(self.print_share * plan.print_cl, self.kid_chromaticity) * light))
         pale = (chroma < self.kid_chromaticity * light) & ~clipped
         segs = 3 * n
-        count = np.bincount(plan.seg, minlength=segs).astype(np.float64)
+        count = np.bincount(seg, minlength=segs + 1).astype(np.float64)
         # the seat's local light: the median lightness of its ring's print pixels
         ring_light = np.full(n, np.nan)
-        print_n = np.bincount(plan.seg, weights=is_print, minlength=segs)
+        print_n = np.bincount(seg, weights=is_print, minlength=segs + 1)
         for k in range(n):
-            sel = (plan.seg == 3 * k) & is_print
+            sel = (seg == 3 * k) & is_print
             if sel.any():
                 ring_light[k] = float(np.median(light[sel]))
         # each pixel's lightness as it would be under the light of its seat's print (the ring's
         # print lightness stands for the calibrated print's): a glyph is dark, a token light
-        rel = light * (plan.print_l / ring_light[plan.seg // 3])
+        rel = light * (plan.print_l / ring_light[np.minimum(seg // 3, n - 1)])
         dark = rel < self.dark_lightness
         bright = pale & (rel >= self.kid_lightness)
-        dark_n = np.bincount(plan.seg, weights=dark, minlength=segs)
-        bright_n = np.bincount(plan.seg, weights=bright, minlength=segs)
-        clip_n = np.bincount(plan.seg, weights=clipped, minlength=segs)
-        outer_n = np.bincount(plan.seg[plan.outer] // 3, minlength=n).astype(np.float64)
-        outer_pale = np.bincount(plan.seg[plan.outer] // 3, weights=bright[plan.outer], minlength=n) / np.maximum(outer_n, 1.0)
-        outer_pale[outer_n < 10] = 1.0  # too little of the ring's edge seen: no kid can be told
+        dark_n = np.bincount(seg, weights=dark, minlength=segs + 1)
+        bright_n = np.bincount(seg, weights=bright, minlength=segs + 1)
+        clip_n = np.bincount(seg, weights=clipped, minlength=segs + 1)
         out = []
+        why = []
         for k in range(n):
             r, c, hd = 3 * k, 3 * k + 1, 3 * k + 2
             if count[r] < 20 or count[c] < self.min_visible * plan.planned[1, k] or count[c] < 5:
                 out.append(UNKNOWN)
+                why.append("hidden (out of the frame, behind the roof, the figure or a token)")
                 continue
             if print_n[r] / count[r] < self.min_own_ring:
                 out.append(UNKNOWN)  # the seat's own print is not clear around it: a hand, a shadow, glare
+                why.append("its print is not clear around it (a hand, a shadow, glare)")
                 continue
             core_print = print_n[c] / count[c]
             core_dark = dark_n[c] / count[c]
@@ -569,6 +576,10 @@ class MonsieurReader:
                 out.append(KID)
             else:
                 out.append(UNKNOWN)
+                why.append("neither a token nor the bare seat for sure")
+                continue
+            why.append("")
+        self.seat_reasons = tuple(why)
         return tuple(out)
 
 
