@@ -19,23 +19,26 @@ One marker detection serves both (the roof marker is in the same dictionary).
   chroma for its lightness), *pale* (chroma below ``kid_chromaticity`` times its lightness: the
   tokens' wood and pastels, whose chroma is a third to a half of their lightness where every
   print's is near or above it; the ratio does not change with shading), or *dark* (under
-  ``dark_share`` of the seat's own print lightness: the seat's dark glyph). Three places of
+  ``dark_lightness`` once scaled by the seat's own print lightness: the seat's dark glyph).
+  Three places of
   each seat are sampled, planned once per registration and angle with the camera's rays:
 
-  - the *ring* (12-15.5 mm from the seat's centre on the disc top) where no token, on this seat
-    or a neighbour, can stand between it and the camera: it must show the seat's print (else a
-    hand or a shadow covers the seat: ``"unknown"``), and its lightness is the seat's local
-    light;
+  - the *ring* (12-14 mm from the seat's centre on the disc top: 3 mm inside the seat's edge
+    for the angle's error) where no token, on this seat or a neighbour, can stand between it
+    and the camera: it must show the seat's print (else a hand or a shadow covers the seat:
+    ``"unknown"``), and its lightness is the seat's local light;
   - the *middle* (``core_mm`` around the centre on the disc top): a token stands on it (base
     radius 9, at most 2.5 mm off the centre), so a middle that shows the print or the glyph is
     an empty seat;
   - the *head* (the token's top, 3 mm under its height): on a kid, pale and as light as the
     print around it.
 
-  ``"kid"``: the head pale and light, the middle neither print nor glyph, the ring clear.
-  ``"empty"``: the middle print or glyph and nothing pale there; when the middle is only glyph,
-  the head's place must not be pale either. Anything else, a seat hidden by the roof or the
-  figure, out of the frame, or with too few clear ring pixels, is ``"unknown"``.
+  ``"kid"``: the head pale and light, the middle pale and neither print nor glyph, nothing
+  pale on the clear ring (a hand's or a finger's skin would be there). ``"empty"``: the middle
+  shows the print with nothing pale, or neither the middle nor the head's place looks like a
+  token, with no glare on them. Anything else, a seat hidden by the roof or the figure, out of
+  the frame, or with too few clear ring pixels, is ``"unknown"`` (the reading says why:
+  ``seat_reasons``).
 * **Die**: :mod:`companion.vision.monsieur_die` (its top face found on the board plane at the
   die's height; ``"unknown"`` when it is not clear, a die on its edge included).
 * A frame whose colour is not a colour frame of the calibrated light reads ``"colour lost: ..."``
@@ -277,26 +280,30 @@ class MonsieurReader:
         core_mm: radius (mm) of a seat's middle: always under a token's base (base radius 9
             minus the token's 2.5 mm placement tolerance, less a 3 mm allowance for the angle's
             and the registration's error at the seat).
-        kid_lightness: a token's head is at least this share (0-1) of the lightness (L*) of its
-            seat's print around it (the darkest pairing, wood on yellow, is 0.8 at equal light;
-            a glyph is under a third).
+        kid_lightness: a light pale pixel (a token's) has an L*, scaled by its seat's print
+            lightness (the ring's print stands for the calibrated print), of at least this (the
+            tokens are printed at L* 70-97; halfway to the glyph's 4 under the shade of their
+            own sides is about 35).
         kid_chromaticity: a pale pixel (a token) has a chroma (C*ab) under this share of its
-            lightness; the tokens' wood and pastels are 0.26-0.5, the prints 0.9-1.7 (their
+            lightness; the tokens' wood and pastels are 0.26-0.52, the prints 0.93-1.66 (their
             colours in the geometry file).
         min_visible: fraction (0-1) of a seat's middle and head samples that must be in the
             frame and not hidden (by the roof, the figure or another seat's token).
         min_own_ring: fraction (0-1) of a seat's clear ring that must show the seat's print
             (else something covers the seat: a hand, its shadow, glare).
         print_share: a print pixel has at least this share of its print colour's chroma for its
-            lightness, and a hue within ``hue_tolerance_deg`` of it.
+            lightness (and more than ``kid_chromaticity``), and a hue within
+            ``hue_tolerance_deg`` of it (the camera keeps 0.58-0.8 of the prints' chroma on
+            monsieur_030 and monsieur_045).
         hue_tolerance_deg: degrees (a*b* hue angle) a print pixel may be off its print colour
             (the white reference leaves casts of a few degrees; neighbouring prints are 30-60
             apart).
-        dark_share: a glyph pixel is darker than this share of the seat's print lightness (the
-            glyph is printed at 14/255, under a tenth).
-        max_ring_pale: a kid's clear ring's outer edge (14-15.5 mm from the centre, which no
-            token reaches and no token can hide from the camera) has at most this share (0-1) of
-            light pale pixels: more is a hand or a finger over the seat.
+        dark_lightness: a glyph pixel's L*, scaled by the seat's print lightness, is under this
+            (printed at 14/255, L* 4, it reads 24-35 through blur and JPEG on monsieur_030 and
+            monsieur_045; a token, L* 70-97 printed, reads 38 or more in its shade).
+        max_ring_pale: a kid's clear ring (which no token reaches and no token can hide from
+            the camera) has at most this share (0-1) of light pale pixels: more is a hand or a
+            finger over the seat.
         frozen_s: in a stream read with times (``read(..., t=...)``), identical frames for
             more than this many seconds read ``"camera frozen: ..."``.
         die: the die reader (default: one on this geometry).
@@ -585,11 +592,12 @@ class MonsieurReader:
 
 def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: MonsieurGeometry) -> np.ndarray:
     """The frame annotated with the reading: each seat's state at its place, the pointed seat
-    ringed, the angle and status written at the top. Returns a new ``H x W x 3 uint8`` image."""
+    ringed, the angle, the die and the status written at the top. Returns a new
+    ``H x W x 3 uint8`` image (``frame``: ``H x W x 3 uint8`` BGR, left untouched)."""
     img = frame.copy()
     text = f"{reading.status}"
     if reading.carousel_angle_deg is not None:
-        text += f"  angle {reading.carousel_angle_deg:.1f}  pointed {reading.pointed_seat}"
+        text += f"  angle {reading.carousel_angle_deg:.1f}  pointed {reading.pointed_seat}  die {reading.die}"
     elif reading.roof_status:
         text += f"  {reading.roof_status}"
     cv2.putText(img, text[:90], (6, 18), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
