@@ -41,13 +41,23 @@ def test_the_kids_view_shows_the_die_the_seat_and_the_weather_in_pictures(tmp_pa
     try:
         page.goto(web.url() + "kids")
         page.wait_for_selector("#conn:text('live')")
-        seat = tap.next("seat_kid", timeout=30)
-        # The die's colour and the seat to take, together (the game goes on meanwhile).
-        page.wait_for_function(f"document.querySelector('#die').dataset.colour === '{seat.colour}' && "
-                               f"document.querySelector('#seat').dataset.seat === '{seat.seat}' && "
-                               "document.querySelector('#die text').textContent !== ''", timeout=5_000)
-        weather = tap.next("weather", timeout=30)
-        page.wait_for_function(f"document.querySelector('#weather').dataset.zone === '{weather.zone}'", timeout=5_000)
+        tap.next("seat_kid", timeout=30)
+        # The die's colour and the seat to take, together, as one seat_kid call said them (the game
+        # goes on meanwhile: the page shows the latest, which may be a later call than the first).
+        page.wait_for_function("document.querySelector('#die') && document.querySelector('#die').dataset.colour && "
+                               "document.querySelector('#seat') && document.querySelector('#seat').dataset.seat && "
+                               "document.querySelector('#die text') && "
+                               "document.querySelector('#die text').textContent !== ''", timeout=10_000)
+        shown = page.evaluate("[document.querySelector('#die').dataset.colour, "
+                              "document.querySelector('#seat').dataset.seat]")
+        tap.next("seat_kid", "weather", "kid_seated", timeout=30)  # the tap hears a call after the page may
+        said = [(c.colour, str(c.seat)) for c in tap.calls if c.TYPE == "seat_kid"]
+        assert tuple(shown) in said, (shown, said)
+        tap.next("weather", timeout=30)
+        page.wait_for_function("document.querySelector('#weather') && document.querySelector('#weather').dataset.zone",
+                               timeout=10_000)
+        zone = page.evaluate("document.querySelector('#weather').dataset.zone")
+        assert zone in {c.zone for c in tap.calls if c.TYPE == "weather"}, zone
         shot(page, "web-kids")
         page.goto(web.url())
         page.wait_for_selector("#weather")
