@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from companion.games.monsieur_carrousel import MonsieurCarrouselReferee
-from companion.games.monsieur_carrousel import GameStart, DieRolled, KidSeated
+from companion.games.monsieur_carrousel import (
+    DieRolled,
+    GameStart,
+    KidSeated,
+    MonsieurCarrouselReferee,
+)
 from companion.rotation.angle import AngleModel
 from companion.rotation.camera_zero import CameraZero, CarouselSlipped, ZeroedRotation
 from companion.rotation.samples import CountSample
@@ -147,7 +151,11 @@ def test_the_camera_source_zeroes_the_encoder_and_catches_a_slip_from_rendered_f
     """The Monsieur camera source's rests (rendered frames read by the reader) drive the check."""
     from companion.sources.monsieur_camera import MonsieurCameraSource
     from companion.vision.monsieur import MonsieurReader
-    from companion.vision.sim_monsieur import MonsieurConditions, MonsieurScene, SimulatedMonsieurCamera
+    from companion.vision.sim_monsieur import (
+        MonsieurConditions,
+        MonsieurScene,
+        SimulatedMonsieurCamera,
+    )
 
     tracker, zero, emit, told, released = make()
     now = [0.0]

@@ -13,12 +13,24 @@ import pytest
 from companion.assembly import assemble
 from companion.clock import ManualClock
 from companion.config import validate
-from companion.games.monsieur_carrousel import Answer, MonsieurCarrouselReferee, load_table
+from companion.games.monsieur_carrousel import (
+    Answer,
+    MonsieurCarrouselReferee,
+    load_table,
+)
 from companion.journal import Journal
-from companion.sources.monsieur_camera import FullTurnAsked, MonsieurCameraSource, check_same_table
+from companion.sources.monsieur_camera import (
+    FullTurnAsked,
+    MonsieurCameraSource,
+    check_same_table,
+)
 from companion.vision.monsieur import MonsieurReader
 from companion.vision.monsieur_geometry import MonsieurGeometry
-from companion.vision.sim_monsieur import MonsieurConditions, MonsieurScene, SimulatedMonsieurCamera
+from companion.vision.sim_monsieur import (
+    MonsieurConditions,
+    MonsieurScene,
+    SimulatedMonsieurCamera,
+)
 
 SHIPPED = Path(__file__).resolve().parent.parent / "companion" / "data" / "calibration" / "monsieur_carrousel.toml"
 

@@ -11,9 +11,14 @@ import cv2
 import numpy as np
 
 from companion.games.monsieur_carrousel import load_table, seat_board_angle, zone_at
-from companion.vision.monsieur_geometry import MonsieurGeometry
-from companion.vision.sim_monsieur import MonsieurConditions, MonsieurRenderer, MonsieurScene, SimulatedMonsieurCamera
 from companion.sources.monsieur_camera import geometry_for_layout
+from companion.vision.monsieur_geometry import MonsieurGeometry
+from companion.vision.sim_monsieur import (
+    MonsieurConditions,
+    MonsieurRenderer,
+    MonsieurScene,
+    SimulatedMonsieurCamera,
+)
 from tests.real_table import CallTap, Companion, write_config
 from tests.test_monsieur_camera import one_board
 

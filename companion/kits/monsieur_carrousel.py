@@ -16,7 +16,7 @@ from typing import Any
 
 from companion.assembly import Kit, Rig, Table, gpio_part
 
-__all__ = ["KIT", "GAME"]
+__all__ = ["GAME", "KIT"]
 
 GAME = "monsieur-carrousel"
 
@@ -67,11 +67,23 @@ def _simulated_camera(t: Table, spec: str) -> Rig:
     import numpy as np
 
     from companion.sim.monsieur_camera import CameraTable
-    from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, settings_from_config
+    from companion.sim.monsieur_carrousel import (
+        MonsieurCarrouselTable,
+        settings_from_config,
+    )
     from companion.sources.carrousel_camera import ScheduledCamera
-    from companion.sources.monsieur_camera import check_same_table, geometry_for_layout, monsieur_camera_from_config
+    from companion.sources.monsieur_camera import (
+        check_same_table,
+        geometry_for_layout,
+        monsieur_camera_from_config,
+    )
     from companion.vision.monsieur_geometry import MonsieurGeometry
-    from companion.vision.sim_monsieur import MonsieurRenderer, MonsieurScene, SimulatedMonsieurCamera, die_place
+    from companion.vision.sim_monsieur import (
+        MonsieurRenderer,
+        MonsieurScene,
+        SimulatedMonsieurCamera,
+        die_place,
+    )
 
     settings = dataclasses.replace(settings_from_config(t.config), seed=t.seed, players=tuple(t.players),
                                    seat_by="camera")
@@ -122,7 +134,10 @@ def simulated(t: Table) -> Rig:
         return _simulated_camera(t, camera if camera.startswith("sim") else "sim")
     from companion.rotation import reader_from_config, tracker_from_config
     from companion.rotation.simulated import SimulatedShaft
-    from companion.sim.monsieur_carrousel import MonsieurCarrouselTable, settings_from_config
+    from companion.sim.monsieur_carrousel import (
+        MonsieurCarrouselTable,
+        settings_from_config,
+    )
     from companion.sim.shaft import ShaftSpins
 
     settings = dataclasses.replace(settings_from_config(t.config), seed=t.seed, players=tuple(t.players))
@@ -258,8 +273,8 @@ def real(t: Table) -> Rig:
         sources, announcers, delay_s = _real_camera(t, convert)
         buttons = _AnswersThrough(_buttons(t), sources[0])
         lines = [] if t.resumed else [
-            "Monsieur Carrousel: roll the die on the board; put the kid on the seat you are told; turn the "
-            "carousel when asked. The camera watches the table."]
+            ("Monsieur Carrousel: roll the die on the board; put the kid on the seat you are told; turn the "
+             "carousel when asked. The camera watches the table.")]
         return Rig(sources=[start, buttons, *sources], announcers=announcers, delay_s=delay_s, lines=lines,
                    prompts=_weather_prompts(t), camera=sources[0],
                    resume=lambda state, now: sources[0].resume(state) if state.phase != "setup" else None)

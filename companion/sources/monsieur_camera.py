@@ -42,12 +42,23 @@ from typing import Any
 
 from companion.clock import Clock
 from companion.events import Call, Observation, event_type
-from companion.games.monsieur_carrousel import Answer, DieRolled, KidSeated, SeatsSeen, SpinStarted, SpinStopped
+from companion.games.monsieur_carrousel import (
+    DieRolled,
+    KidSeated,
+    SeatsSeen,
+    SpinStarted,
+    SpinStopped,
+)
 from companion.rotation.camera_spin import CameraSpinTracker
 from companion.sources import Emit
 from companion.sources.reading_thread import ReadingThread
 from companion.vision.colour import UNKNOWN, Stabiliser
-from companion.vision.frames import CameraLost, FrameSource, FrameSourceError, open_frame_source
+from companion.vision.frames import (
+    CameraLost,
+    FrameSource,
+    FrameSourceError,
+    open_frame_source,
+)
 
 __all__ = ["FullTurnAsked", "MonsieurCameraSource", "check_same_table", "geometry_for_layout",
            "monsieur_camera_from_config"]

@@ -52,9 +52,21 @@ from companion.vision.frames import Frame
 from companion.vision.monsieur_geometry import MonsieurGeometry
 from companion.vision.sim import kelvin_to_bgr
 
-__all__ = ["MonsieurConditions", "MonsieurScene", "MonsieurTruth", "MonsieurRenderer",
-           "SimulatedMonsieurCamera", "random_monsieur_conditions", "random_scene", "truth_pointed",
-           "die_place", "random_hands", "compare", "angle_error", "CONDITION_KINDS"]
+__all__ = [
+    "CONDITION_KINDS",
+    "MonsieurConditions",
+    "MonsieurRenderer",
+    "MonsieurScene",
+    "MonsieurTruth",
+    "SimulatedMonsieurCamera",
+    "angle_error",
+    "compare",
+    "die_place",
+    "random_hands",
+    "random_monsieur_conditions",
+    "random_scene",
+    "truth_pointed",
+]
 
 #: The kinds of conditions :func:`random_monsieur_conditions` draws.
 CONDITION_KINDS = ("normal", "dim", "bright", "warm", "cool", "tilted", "blur", "noise", "hands", "glare", "any")
@@ -363,7 +375,7 @@ class MonsieurRenderer:
         r = 7.0 * s
         up = out * r
         right = np.array([up[1], -up[0]])
-        pts = lambda vs: np.array([c + a * right + b * up for a, b in vs]).round().astype(np.int32)  # noqa: E731
+        pts = lambda vs: np.array([c + a * right + b * up for a, b in vs]).round().astype(np.int32)
         kind = k % 12
         ci = tuple(int(v) for v in c.round())
         if kind == 0:
@@ -482,7 +494,6 @@ class MonsieurRenderer:
                 motion smear); default ``(scene.angle_deg,)``.
             speed_dps: the carousel's angular speed, for the truth (degrees per second).
         """
-        g = self.geometry
         w, h = self.size
         rot, t = self.pose(cond)
         cam_c = -rot.T @ t
@@ -820,7 +831,7 @@ class MonsieurRenderer:
         out = exposed + _NOISE[oy:oy + h, ox:ox + w] * np.float32(cond.noise_sigma)
         out8 = np.clip(out, 0, 255).astype(np.uint8)
         if cond.jpeg_quality:
-            ok, buf = cv2.imencode(".jpg", out8, [cv2.IMWRITE_JPEG_QUALITY, int(cond.jpeg_quality)])
+            _, buf = cv2.imencode(".jpg", out8, [cv2.IMWRITE_JPEG_QUALITY, int(cond.jpeg_quality)])
             out8 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
         return out8
 
