@@ -331,8 +331,13 @@ class Registrar:
             return cached[2]
         h, w = shape[:2]
         out: dict[int, np.ndarray | None] = {}
-        for mid in reg.marker_ids:
-            pts = np.rint(reg.to_image(self._cell_points(mid))).astype(int)
+        ids = reg.marker_ids
+        if not ids:
+            self._cell_px = (reg, shape[:2], out)
+            return out
+        # every marker's cells projected at once
+        every = np.rint(reg.to_image(np.concatenate([self._cell_points(mid) for mid in ids]))).astype(int)
+        for mid, pts in zip(ids, np.split(every, len(ids))):
             inside = (pts[:, 0] >= 0).all() and (pts[:, 1] >= 0).all() and (pts[:, 0] < w).all() and (pts[:, 1] < h).all()
             out[mid] = pts[:, 1] * w + pts[:, 0] if inside else None
         self._cell_px = (reg, shape[:2], out)
@@ -420,14 +425,16 @@ class Registrar:
         """
         h, w = frame.shape[:2]
         found: dict[int, np.ndarray] = {}
-        for mid, corners_mm in self.layout.items():
-            c = previous.to_image(corners_mm)
-            x0, y0 = np.floor(c.min(axis=0)).astype(int) - margin_px
-            x1, y1 = np.ceil(c.max(axis=0)).astype(int) + margin_px
+        ids = list(self.layout)
+        # every marker's corners projected at once; each window's bounds in whole pixels
+        corners = previous.to_image(np.concatenate([self.layout[i] for i in ids])).reshape(-1, 4, 2)
+        lo = np.floor(corners.min(axis=1)).astype(int) - margin_px
+        hi = np.ceil(corners.max(axis=1)).astype(int) + margin_px
+        for mid, (x0, y0), (x1, y1) in zip(ids, lo.tolist(), hi.tolist()):
             x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
             if x1 - x0 < 16 or y1 - y0 < 16:
                 continue
-            crop = _grey(np.ascontiguousarray(frame[y0:y1, x0:x1]))  # only the window is converted
+            crop = _grey(frame[y0:y1, x0:x1])  # only the window is converted (a view, no copy)
             for i, corners in detect_markers(crop, detector=self._window_detector).items():
                 if i == mid:
                     found[i] = corners + np.array([x0, y0], dtype=np.float32)
