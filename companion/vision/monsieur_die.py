@@ -269,7 +269,8 @@ class DieReader:
                 if max(bw, bh) > 2.5 * side_c:
                     continue
                 cx, cy = x0 + (bx + bw / 2.0) / cs, y1 - (by + bh / 2.0) / cs
-                windows.append((k, cx, cy))
+                if not self._on_a_sun(np.array([cx, cy]), cam, z):  # a printed sun: not worth a look
+                    windows.append((k, cx, cy))
         s = self.px_per_mm
         side = z * s
         lo, hi = side * (1.0 - self.size_tolerance), side * (1.0 + self.size_tolerance)
