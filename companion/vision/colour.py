@@ -403,7 +403,9 @@ class RegionClassifier:
             object.__setattr__(self, "_grid", grid)
         q = np.rint(lab)
         for j in range(3):  # column by column: numpy broadcasts over a last axis of 3 slowly
-            np.clip(q[:, j], _GRID_LO[j], _GRID_HI[j], out=q[:, j])
+            col = q[:, j]
+            np.maximum(col, _GRID_LO[j], out=col)
+            np.minimum(col, _GRID_HI[j], out=col)
         cell = (q @ _GRID_STRIDE + _GRID_OFFSET).astype(np.intp)  # exact: integers below 2**24
         cls = np.take(grid, cell)
         new = cls == _GRID_NEW
