@@ -1232,7 +1232,8 @@ def draw_readings(
     """The frame annotated with what the reader saw.
 
     Each die's box and value in green, an ``unknown`` die's box in orange with "?" and the
-    start of its reason; the tray's region of interest as a thin grey rectangle.
+    start of its reason, a ``cocked`` die's in orange with "cocked"; the tray's region of
+    interest as a thin grey rectangle.
 
     Args:
         frame: ``H x W x 3 uint8, BGR`` (not modified).
@@ -1251,10 +1252,11 @@ def draw_readings(
         cv2.rectangle(out, (int(tray[0]), int(tray[1])), (int(tray[2]) - 1, int(tray[3]) - 1), (160, 160, 160), 1)
     for r in readings:
         x0, y0, x1, y1 = (int(round(v)) for v in r.box)
-        known = r.value != UNKNOWN
+        known = r.value not in (UNKNOWN, COCKED)
         colour = (40, 170, 40) if known else (0, 140, 255)
         cv2.rectangle(out, (x0, y0), (x1, y1), colour, 2)
-        label = str(r.value) if known else "? " + r.reason.split(";")[0].split(",")[0][:24]
+        label = (str(r.value) if known else COCKED if r.value == COCKED
+                 else "? " + r.reason.split(";")[0].split(",")[0][:24])
         (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
         ty = y0 - 4 if y0 - th - 6 >= 0 else y1 + th + 4
         cv2.rectangle(out, (x0, ty - th - 3), (x0 + tw + 4, ty + 3), colour, -1)
