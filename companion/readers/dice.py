@@ -41,7 +41,16 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    (:meth:`DiceReader.colour_problem`) reads one ``unknown`` over the tray. With no tray
    given, the tray is the floor the frame is centred on (:meth:`DiceReader.floor_region`).
 
-Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py`` and
+7. **With the tray's geometry** (``DiceReader(geometry=TrayGeometry)``, from ``companion
+   calibrate tray --corners``; :mod:`companion.readers.dice_tray`): no die size to set (the
+   sizes found are those of a 16 mm die anywhere on the floor); only what stands on the floor,
+   no larger than a few dice, is read; a die whose top face there is under 18 px is ``unknown``
+   ("too small to read here"); a die whose pips do not spread as a flat face's do on the plane
+   of a flat die's top face (:meth:`DiceReader.flatness`) is ``cocked``; and a value needs both
+   readers (the pips found on a flat face and the classifier's vote for the same value).
+
+Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py``, and
+on the path-traced dice-tray photographs: ``bench/dice_tray_bench.py``; figures in
 docs/BENCHMARKS.md.
 """
 
