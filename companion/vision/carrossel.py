@@ -521,6 +521,10 @@ class CarrosselReader:
     #: detail along the turn as across it (the steps' ratio is near 1); a turning board smears
     #: only along it. Below this ratio the frame is of a board still turning: nothing is read.
     MIN_TANGENTIAL_DETAIL = 0.85
+    #: the centre marker's print matched turned by this step (deg) within this reach of its
+    #: edges' angle
+    MATCH_STEP_DEG = 1.5
+    MATCH_REACH_DEG = 9.0
     #: the centre marker's match: its least score, and its lead over the next right angle
     CENTRE_MATCH_MIN = 0.8
     CENTRE_MATCH_MARGIN = 0.1
@@ -679,14 +683,15 @@ class CarrosselReader:
         theta = np.arctan2(-gy, gx)  # the patch's rows run towards -y
         z = complex(float((wgt * np.cos(4 * theta)).sum()), float((wgt * np.sin(4 * theta)).sum()))
         phi = math.degrees(math.atan2(z.imag, z.real)) / 4.0
-        scores = []
-        for q in range(4):
-            rot = cv2.getRotationMatrix2D(((self._tpl_n - 1) / 2, (self._tpl_n - 1) / 2), phi + 90.0 * q - 90.0, 1.0)
+        def match(deg: float, x0: int = 0, y0: int = 0, x1: int = n, y1: int = n) -> tuple[float, tuple[int, int], np.ndarray]:
+            rot = cv2.getRotationMatrix2D(((self._tpl_n - 1) / 2, (self._tpl_n - 1) / 2), deg - 90.0, 1.0)
             tpl = cv2.warpAffine(self._tpl, rot, (self._tpl_n, self._tpl_n), flags=cv2.INTER_LINEAR,
                                  borderMode=cv2.BORDER_CONSTANT, borderValue=float(self.geometry.paper_white))
-            res = cv2.matchTemplate(patch, tpl, cv2.TM_CCOEFF_NORMED)
+            res = cv2.matchTemplate(patch[y0:y1, x0:x1], tpl, cv2.TM_CCOEFF_NORMED)
             _lo, hi, _lo_at, at = cv2.minMaxLoc(res)
-            scores.append((hi, at, res))
+            return hi, (at[0] + x0, at[1] + y0), res
+
+        scores = [match(phi + 90.0 * q) for q in range(4)]
         order = sorted(range(4), key=lambda i: -scores[i][0])
         best, second = scores[order[0]][0], scores[order[1]][0]
         mid = self.geometry.centre_marker_id
@@ -694,13 +699,28 @@ class CarrosselReader:
             return f"marker {mid} not found (best match {best:.2f}; covered, or the board not here)"
         if best - second < self.CENTRE_MATCH_MARGIN:
             return f"marker {mid}: its turn is unclear (match {best:.2f}, next {second:.2f})"
-        _hi, (x, y), res = scores[order[0]]
+        # the edges' orientation is biased by blur and a small print's pixels: the print's own
+        # match, turned every REFINE_STEP_DEG within +-REFINE_REACH_DEG, finds the angle
+        # (only near the place found: 3 samples each way)
+        angle = phi + 90.0 * order[0]
+        ax, ay = scores[order[0]][1]
+        t = self._tpl_n
+        win = (max(ax - 3, 0), max(ay - 3, 0), min(ax + t + 3, n), min(ay + t + 3, n))
+        offs = np.arange(-self.MATCH_REACH_DEG, self.MATCH_REACH_DEG + 1e-9, self.MATCH_STEP_DEG)
+        turned = [match(angle + o, *win) for o in offs]
+        k = int(np.argmax([m[0] for m in turned]))
+        if 0 < k < len(offs) - 1:
+            angle += offs[k] + self.MATCH_STEP_DEG * _peak_offset(turned[k - 1][0], turned[k][0], turned[k + 1][0])
+        else:
+            angle += offs[k]
+        _hi, (x, y), res = turned[k]
+        x, y = x - win[0], y - win[1]  # the peak within the window's result
         dx = _peak_offset(res[y, x - 1] if x > 0 else None, res[y, x], res[y, x + 1] if x + 1 < res.shape[1] else None)
         dy = _peak_offset(res[y - 1, x] if y > 0 else None, res[y, x], res[y + 1, x] if y + 1 < res.shape[0] else None)
-        cpx = x + dx + (self._tpl_n - 1) / 2
-        cpy = y + dy + (self._tpl_n - 1) / 2
+        cpx = win[0] + x + dx + (self._tpl_n - 1) / 2
+        cpy = win[1] + y + dy + (self._tpl_n - 1) / 2
         centre = np.array([-half + step / 2 + cpx * step, half - step / 2 - cpy * step])
-        return (phi + 90.0 * order[0]) % 360.0, centre, float(best)
+        return angle % 360.0, centre, float(best)
 
     def centre_marker(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, str]:
         """The centre marker's corners in the image, found by :meth:`centre_marker_match`.
@@ -977,6 +997,7 @@ class CarrosselReader:
         side = 2 * (self.LETTER_HALF + self.LETTER_SHIFT) + 1
         out: dict[str, SlotReading] = {}
         tiles: list[tuple[int, str, float]] = []
+        empties: list[tuple[int, float]] = []
         outside_l, dark_l, counts_l = outside.tolist(), dark.tolist(), counts.tolist()
         for j, i in enumerate(index.tolist()):
             name = g.cell_names[i]
@@ -988,10 +1009,21 @@ class CarrosselReader:
                 out[name] = SlotReading(UNKNOWN, reason=f"corners: {colour.reason}")
             elif colour.label == EMPTY:
                 # a printed number is a few per cent of the disc; a letter far more
-                out[name] = (SlotReading(EMPTY, confidence=colour.confidence) if dark_l[j] <= 0.12 else
-                             SlotReading(UNKNOWN, reason=f"white corners but {dark_l[j]:.0%} of the middle dark"))
+                if dark_l[j] <= 0.12:
+                    empties.append((j, colour.confidence))
+                else:
+                    out[name] = SlotReading(UNKNOWN, reason=f"white corners but {dark_l[j]:.0%} of the middle dark")
             else:
                 tiles.append((j, colour.label, colour.confidence))
+        if empties:
+            # white corners around a letter: a pale tile (glare washes a yellow print out)
+            idx = np.array([e[0] for e in empties])
+            region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
+            scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
+            for (j, conf), best in zip(empties, scores.max(axis=1).tolist()):
+                name = g.cell_names[int(index[j])]
+                out[name] = (SlotReading(EMPTY, confidence=conf) if best < self.LETTER_MIN else
+                             SlotReading(UNKNOWN, reason=f"white corners but a letter in the middle (r {best:.2f})"))
         if tiles:
             idx = np.array([t[0] for t in tiles])
             region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
