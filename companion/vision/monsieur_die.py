@@ -32,6 +32,7 @@ the carousel's colours); CIE 15:2004 (L*a*b*); OpenCV ``warpPerspective``,
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -210,7 +211,7 @@ class DieReader:
         return False
 
     def _second_face(self, labels: np.ndarray, k: int, px: float, py: float, side: float, area: float,
-                     toward: np.ndarray) -> bool:
+                     toward: np.ndarray, on_sun: Callable[[float, float], bool] = lambda u, v: False) -> bool:
         """Is there, within a side's length of the top candidate at (``px``, ``py``) and on its
         side away from the camera's foot (``toward``: unit vector to it, warped pixels), a blob
         of another die colour at least ``second_face`` of the candidate's ``area`` (after the same
@@ -229,8 +230,11 @@ class DieReader:
                 continue
             n, _comp, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=4)
             for j in range(1, n):
-                away = float((cents[j, 0] + x0 - px) * toward[0] + (cents[j, 1] + y0 - py) * toward[1])
-                if stats[j, cv2.CC_STAT_AREA] >= self.second_face * area and away < 0.0:
+                dx, dy = cents[j, 0] + x0 - px, cents[j, 1] + y0 - py
+                away = float(dx * toward[0] + dy * toward[1])
+                # the second face adjoins the top: its centre within 1.2 sides of the top's
+                if (stats[j, cv2.CC_STAT_AREA] >= self.second_face * area and away < 0.0 and np.hypot(dx, dy) <= 1.2 * side
+                        and not on_sun(float(cents[j, 0] + x0), float(cents[j, 1] + y0))):  # a printed sun beside it
                     return True
         return False
 
@@ -320,7 +324,10 @@ class DieReader:
                     # colour's blob beside it half as large or more means no top is flat
                     foot = cam.centre_mm[:2] - np.array([origin[0] + px / s, origin[1] - py / s])
                     toward = np.array([foot[0], -foot[1]]) / max(float(np.linalg.norm(foot)), 1e-9)
-                    if self._second_face(labels, k, px, py, side, float(areas[j]), toward):
+                    def on_sun(u: float, v: float, o: tuple[float, float] = origin) -> bool:
+                        return self._on_a_sun(np.array([o[0] + u / s, o[1] - v / s]), cam, z)
+
+                    if self._second_face(labels, k, px, py, side, float(areas[j]), toward, on_sun):
                         edge_seen = True
                         continue
                     centre = np.array([origin[0] + px / s, origin[1] - py / s])
