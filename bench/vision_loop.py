@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CHILD = r"""
+import companion  # first, as the companion command imports it: it sets one BLAS thread
 import json, resource, statistics, sys, time
 import cv2, numpy as np
 from companion.clock import MonotonicClock

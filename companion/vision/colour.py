@@ -406,7 +406,13 @@ class RegionClassifier:
             col = q[:, j]
             np.maximum(col, _GRID_LO[j], out=col)
             np.minimum(col, _GRID_HI[j], out=col)
-        cell = (q @ _GRID_STRIDE + _GRID_OFFSET).astype(np.intp)  # exact: integers below 2**24
+        # exact (integers below 2**24); by columns, not a matrix product: OpenBLAS hands a
+        # product of this size to a second thread, which then spins between frames
+        cell = q[:, 0] * _GRID_STRIDE[0]
+        cell += q[:, 1] * _GRID_STRIDE[1]
+        cell += q[:, 2]
+        cell += _GRID_OFFSET
+        cell = cell.astype(np.intp)
         cls = np.take(grid, cell)
         new = cls == _GRID_NEW
         if new.any():
