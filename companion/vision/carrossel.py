@@ -512,6 +512,10 @@ class CarrosselReader:
     #: step and half extent (mm; the 38 mm paper plus any parallax of its 4 mm height)
     PATCH_STEP_MM = 0.75
     PATCH_HALF_MM = 25.0
+    #: an empty cell's middle is the same white print as its corners but for a 5 mm slot number:
+    #: at least this share of it must read as the white (a standee or a finger over a pale
+    #: tile is not white)
+    EMPTY_MIDDLE_WHITE = 0.75
     #: a stream's cell keeps its last reading while its samples differ from that reading's by at
     #: most this mean (8-bit levels: about a sensor's noise; a tile, a standee or a hand moves
     #: them by tens) and the board has turned by at most CACHE_ANGLE_DEG
@@ -591,6 +595,10 @@ class CarrosselReader:
         self._sel_corner, self._sel_disc, self._sel_cream = (where[np.flatnonzero(mask)] for mask in
                                                              (self._corner_mask, self._disc_mask, self._cream_mask))
         self._sel_grid = sel
+        #: an empty cell's middle (the disc's place), every second sample each way
+        every_other_mid = np.zeros((n_grid, n_grid), bool)
+        every_other_mid[::2, ::2] = True
+        self._sel_middle = where[np.flatnonzero(self._disc_mask & every_other_mid.ravel())]
         # the white references: the fixed markers' paper band, and the centre marker's
         band = []
         for m in g.markers.values():
@@ -1016,14 +1024,24 @@ class CarrosselReader:
             else:
                 tiles.append((j, colour.label, colour.confidence))
         if empties:
-            # white corners around a letter: a pale tile (glare washes a yellow print out)
+            # white corners around a letter: a pale tile (glare washes a yellow print out); around
+            # something not white: a standee on a pale tile, a finger
             idx = np.array([e[0] for e in empties])
             region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
             scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
-            for (j, conf), best in zip(empties, scores.max(axis=1).tolist()):
+            middle = flat[idx][:, self._sel_middle]
+            mcls = self.classifier.pixel_classes(linear_to_lab(srgb_to_linear(middle.reshape(-1, 3)), white))
+            mcls = mcls.reshape(len(idx), -1)
+            mb, mg, mr = middle[..., 0], middle[..., 1], middle[..., 2]
+            white_mid = ((mcls == -1) | ((mb >= CLIPPED) & (mg >= CLIPPED) & (mr >= CLIPPED))).mean(axis=1)
+            for (j, conf), best, wm in zip(empties, scores.max(axis=1).tolist(), white_mid.tolist()):
                 name = g.cell_names[int(index[j])]
-                out[name] = (SlotReading(EMPTY, confidence=conf) if best < self.LETTER_MIN else
-                             SlotReading(UNKNOWN, reason=f"white corners but a letter in the middle (r {best:.2f})"))
+                if best >= self.LETTER_MIN:
+                    out[name] = SlotReading(UNKNOWN, reason=f"white corners but a letter in the middle (r {best:.2f})")
+                elif wm < self.EMPTY_MIDDLE_WHITE:
+                    out[name] = SlotReading(UNKNOWN, reason=f"white corners but only {wm:.0%} of the middle white")
+                else:
+                    out[name] = SlotReading(EMPTY, confidence=conf)
         if tiles:
             idx = np.array([t[0] for t in tiles])
             region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
