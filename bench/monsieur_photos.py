@@ -36,8 +36,8 @@ from pathlib import Path
 import cv2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import machine, percentile, reference_op_s  # noqa: E402
-from companion.vision.monsieur import KID, MonsieurReader  # noqa: E402
+from bench._common import machine, percentile, reference_op_s
+from companion.vision.monsieur import KID, MonsieurReader
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
 

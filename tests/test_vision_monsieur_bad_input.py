@@ -13,7 +13,11 @@ import numpy as np
 import pytest
 
 from companion.vision.monsieur import MonsieurReader
-from companion.vision.sim_monsieur import MonsieurConditions, MonsieurRenderer, MonsieurScene
+from companion.vision.sim_monsieur import (
+    MonsieurConditions,
+    MonsieurRenderer,
+    MonsieurScene,
+)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not SHARED.is_dir():
@@ -114,7 +118,11 @@ def test_a_die_on_its_edge_is_unknown(reader, renderer):
 
 
 def test_hands_over_the_table_never_give_a_wrong_seat(reader, renderer):
-    from companion.vision.sim_monsieur import compare, random_monsieur_conditions, random_scene
+    from companion.vision.sim_monsieur import (
+        compare,
+        random_monsieur_conditions,
+        random_scene,
+    )
 
     rng = np.random.default_rng(21)
     hidden = 0

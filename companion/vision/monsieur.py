@@ -85,9 +85,15 @@ from companion.vision.monsieur_geometry import (
     TableCamera,
     read_roof,
 )
-from companion.vision.registration import Registrar, Registration, _detector, _grey, detect_markers
+from companion.vision.registration import (
+    Registrar,
+    Registration,
+    _detector,
+    _grey,
+    detect_markers,
+)
 
-__all__ = ["AMBIGUOUS", "KID", "EMPTY", "MonsieurReading", "MonsieurReader", "draw_overlay", "seat_margin_from_table"]
+__all__ = ["AMBIGUOUS", "EMPTY", "KID", "MonsieurReader", "MonsieurReading", "draw_overlay", "seat_margin_from_table"]
 
 AMBIGUOUS = "ambiguous"
 KID = "kid"
@@ -570,9 +576,7 @@ class MonsieurReader:
             # an empty seat: its middle, which a token would hide, shows the print; or neither
             # the middle nor the head's place shows a token's light pale colour (a token's head
             # always does), with no glare there to hide it
-            if core_pale <= 0.1 and core_print >= 0.3:
-                out.append(EMPTY)
-            elif (head_seen and head_bright <= 0.3 and core_pale <= 0.45
+            if core_pale <= 0.1 and core_print >= 0.3 or (head_seen and head_bright <= 0.3 and core_pale <= 0.45
                   and clip_n[c] / count[c] <= 0.1 and clip_n[hd] / count[hd] <= 0.1):
                 out.append(EMPTY)
             # a kid: the token's head is pale and light, its middle too, and neither print nor glyph

@@ -37,10 +37,16 @@ from collections.abc import Callable
 import cv2
 import numpy as np
 
-from companion.vision.colour import _LUT, CLIPPED, UNKNOWN, ColourReferences, linear_to_lab
+from companion.vision.colour import (
+    _LUT,
+    CLIPPED,
+    UNKNOWN,
+    ColourReferences,
+    linear_to_lab,
+)
 from companion.vision.monsieur_geometry import MonsieurGeometry, TableCamera
 
-__all__ = ["DieReading", "DieReader"]
+__all__ = ["DieReader", "DieReading"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +84,9 @@ class DieReader:
             shows faces at 45 degrees, 1.41 long for wide).
         min_contrast: the top's median a*b* at least this far (Delta E in a*b*) from the median of
             what lies around it (a patch of the board's own print is not a die).
+        max_rays: at most this share (0-1) of the square ring just beyond the top's corners
+            (0.75-1.1 sides from its centre) may have the top's colour: no other face of a die
+            has it, a printed sun's rays do.
         second_face: a blob of another face colour beyond the top (away from the camera's foot)
             at least this share (0-1) of the top's area means a die on its edge (its second
             face up is at least 0.3 of the first from any view within 35 degrees of tilt).
@@ -90,7 +99,8 @@ class DieReader:
     def __init__(self, geometry: MonsieurGeometry, references: ColourReferences, px_per_mm: float = 1.0,
                  hue_tolerance_deg: float = 12.0, min_chroma: float = 15.0, size_tolerance: float = 0.3,
                  min_fill: float = 0.7, min_vote: float = 0.8, coarse_px_per_mm: float = 0.4,
-                 max_aspect: float = 1.25, min_contrast: float = 20.0, second_face: float = 0.3):
+                 max_aspect: float = 1.25, min_contrast: float = 20.0, second_face: float = 0.3,
+                 max_rays: float = 0.08):
         self.geometry = g = geometry
         self.px_per_mm = float(px_per_mm)
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
@@ -104,12 +114,13 @@ class DieReader:
         self.colours = tuple(g.die_colours)
         self._unit = (lab[:, 1:] / chroma[:, None]).astype(np.float32)  # K x 2
         self._cl = (chroma / lab[:, 0]).astype(np.float32)
-        kernel = max(int(round(g.die_size_mm * self.px_per_mm / 3.0)), 1)
+        kernel = max(round(g.die_size_mm * self.px_per_mm / 3.0), 1)
         self._kernel = np.ones((kernel, kernel), np.uint8)
         self.coarse_px_per_mm = float(coarse_px_per_mm)
         self.max_aspect = float(max_aspect)
         self.min_contrast = float(min_contrast)
         self.second_face = float(second_face)
+        self.max_rays = float(max_rays)
 
     def _warp_matrix(self, scale: float, origin: tuple[float, float]) -> np.ndarray:
         """Board mm to warped pixels: ``scale`` px/mm, board ``origin`` (x, y) at the top-left, y down."""
@@ -260,7 +271,7 @@ class DieReader:
         cs = self.coarse_px_per_mm
         circles = self._hidden_circles(cam, z)
         coarse, floors, _ab = self._labels(frame, cam, white, cs, (x0, y1),
-                                      (int(round((x1 - x0) * cs)), int(round((y1 - y0) * cs))), circles)
+                                      (round((x1 - x0) * cs), round((y1 - y0) * cs)), circles)
         side_c = z * cs
         windows = []
         for k in range(len(self.colours)):
@@ -283,7 +294,7 @@ class DieReader:
         edge_seen = False
         for k_blob, cx, cy in windows:
             origin = (cx - half, cy + half)
-            size = (int(round(2 * half * s)), int(round(2 * half * s)))
+            size = (round(2 * half * s), round(2 * half * s))
             labels, _, ab = self._labels(frame, cam, white, s, origin, size, circles, floors)
             for k in (k_blob,):
                 # an opening by a third of the side cuts off what touches the top (an edge of a
@@ -291,7 +302,7 @@ class DieReader:
                 binary = cv2.morphologyEx((labels == k).astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
                 if int(binary.sum()) < lo * lo * self.min_fill:
                     continue
-                n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=4)
+                _n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=4)
                 areas = stats[:, cv2.CC_STAT_AREA]
                 for j in np.flatnonzero((areas >= lo * lo * self.min_fill) & (areas <= hi * hi)):
                     if j == 0:
@@ -311,12 +322,17 @@ class DieReader:
                     cheb = np.maximum(np.abs(xx - px), np.abs(yy - py))
                     around = ab[(cheb >= 0.8 * side) & (cheb <= 1.3 * side)]
                     around = around[np.isfinite(around[:, 0])]
+                    # no face of a die shares the top's colour, so nothing of it lies just beyond
+                    # the top's corners; a printed sun's rays do
+                    raw = labels[(cheb >= 0.75 * side) & (cheb <= 1.1 * side)]
+                    if len(raw) and float(np.mean(raw == k)) > self.max_rays:
+                        continue
                     top_ab = ab[comp == j]
                     if len(around) < 10 or float(np.linalg.norm(np.median(top_ab, axis=0) - np.median(around, axis=0))) < self.min_contrast:
                         continue
                     # its inside (a third of the side from the centre) must vote for the colour
                     r = max(int(side / 3.0), 1)
-                    ix, iy = int(round(px)), int(round(py))
+                    ix, iy = round(px), round(py)
                     inside = labels[max(iy - r, 0):iy + r + 1, max(ix - r, 0):ix + r + 1]
                     if inside.size == 0 or float(np.mean(inside == k)) < self.min_vote:
                         continue
