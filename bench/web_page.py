@@ -2,8 +2,9 @@
 
 Run on demand (not a test): ``.venv/bin/python bench/web_page.py [--seconds 20] [--browsers 20]``.
 
-1. ``companion run`` (a subprocess) plays a fast simulated Carrousel game (real time, seed 5, a game of about 97 s;
-   a move every 1 s of game time, so a call every second or so) for ``--seconds`` once
+1. ``companion run`` (a subprocess) plays a fast simulated Carrousel game (real time, seed 5, a game of about 97 s,
+   the next one started at once when it ends; a move every 1 s of game time, so a call every second or so) for
+   ``--seconds`` once
    the browsers are connected with
    the page on 127.0.0.1:0. Headless Chromium (Debian's, driven by Playwright) opens the table
    page; each call's time from the server's publish (``sent_ms``, wall clock) to the page's DOM
@@ -74,7 +75,7 @@ def _service(tmp: Path, seconds: float) -> tuple[subprocess.Popen, str]:
     config.write_text(f'[service]\npin_factory = "mock"\nannouncers = ["console", "web"]\njournal = "{tmp / "j.db"}"\n'
                       '[web]\nlisten = "127.0.0.1:0"\n[sim]\nmove_time_s = 1.0\n[carrousel]\ndead_end_s = 20.0\n')
     proc = subprocess.Popen([sys.executable, "-m", "companion", "--config", str(config), "run", "--new",
-                             "--speed", "1", "--quiet-moves", "--seed", "5"],
+                             "--speed", "1", "--quiet-moves", "--seed", "5", "--next-game", "wait"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = ""
     assert proc.stderr is not None
@@ -85,7 +86,19 @@ def _service(tmp: Path, seconds: float) -> tuple[subprocess.Popen, str]:
             break
     if not url:
         raise SystemExit("the service did not print its page's address")
+    # Its log goes on on standard error: read it, so that a full pipe never stops the service.
+    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
     return proc, url
+
+
+def _next_game(tmp: Path) -> None:
+    """Start the next game when the service waits for one (refused, and ignored, while one is played)."""
+    from companion.sources.entries import request, socket_path_for
+
+    try:
+        request(socket_path_for(tmp / "j.db"), {"control": "new_game"}, timeout_s=2.0)
+    except (ConnectionError, TimeoutError, ValueError):
+        pass
 
 
 def run_game(seconds: float, browsers: int, pw) -> dict:
@@ -108,8 +121,9 @@ def run_game(seconds: float, browsers: int, pw) -> dict:
             rss = float("nan")
             while time.monotonic() - t0 < seconds:  # the peak memory is read while it lives
                 if proc.poll() is not None:
-                    raise SystemExit("the game ended before the measure did: use fewer --seconds")
+                    raise SystemExit("the service stopped before the measure ended")
                 rss = _peak_rss_mb(proc.pid)
+                _next_game(Path(d))  # a game ended (pages are slow to open on a loaded machine): the next one
                 time.sleep(0.5)
             elapsed = time.monotonic() - t0
             latencies = []
