@@ -9,23 +9,25 @@ How a frame is read:
 
 1. **Registration**: the four fixed ArUco markers (``DICT_4X4_50``) give the homography from
    the base board (z = 0.12 mm) to the image (:class:`~companion.vision.registration.Registrar`).
-2. **The board's angle**: the centre marker (id 14, on the round board's top at z = 4.12 mm) is
-   detected in a window around the axis; its corners taken through the homography give its up
-   vector, the zero mark's direction ``(cos b, sin b)``. Its centre does not land on the axis
-   under tilt: the shift is the parallax of its height, which gives the camera's position over
-   the board, and with it where every raised part (tile tops at 7 mm, standees' heads at 32 mm,
-   booth roofs at 55 mm) appears (:class:`TableView`).
+2. **The board's angle**: the base board around the axis is rectified through the homography;
+   the centre marker (id 14, on the round board's top at z = 4.12 mm) is found there by its
+   printed pattern (:meth:`CarrosselReader.centre_marker_match`): its edges give the angle
+   modulo 90 degrees, its bits matched at the four right angles the quarter, the print's match
+   turned within a few degrees the angle itself (the zero mark's direction ``(cos b, sin b)``).
+   Its place does not land on the axis under tilt: the shift is the parallax of its height,
+   which gives the camera's position over the board, and with it where every raised part (tile
+   tops at 7 mm, booth roofs at 55 mm) appears (:class:`TableView`).
 3. **Facing sectors**: each booth faces the sector whose middle (``b + 90 s``) is nearest its
    angle; within ``ambiguous_margin_deg`` of a boundary it is ``"ambiguous"``; without the centre
    marker, ``"unknown"``.
-4. **Slots**: each cell's tile top is sampled on a 0.75 mm grid in the tile's own frame (letter
-   up towards the centre). The four corners of the tile outside its cream disc give the player
-   colour (CIE Lab against the markers' white paper, nearest reference with abstention:
-   :class:`~companion.vision.colour.RegionClassifier`); white corners are an empty cell. The
-   disc's lightness is matched (Pearson correlation) against the five letters; a standee covers
-   the disc's middle from its foot at the tile centre towards the far side of the camera: the
-   letter is then matched outside that footprint, and the footprint must not look like the letter.
-   A slot is a tile only when its colour and its letter are both clear; else ``"unknown"``.
+4. **Slots**: each cell is sampled on a 0.75 mm grid in its own frame (its edges along the
+   sector's u and v, "up" towards the centre along the sector's middle, as its number and a
+   tile's letter are printed). The tile's corners outside its cream disc give the player colour
+   (CIE Lab against the markers' white paper, nearest reference with abstention:
+   :class:`~companion.vision.colour.RegionClassifier`); white corners around a white middle are
+   an empty cell. The letter is matched (Pearson r, slid +-2.25 mm) against the five templates
+   and read only when clear. A tile with a standee on it reads ``"unknown"`` (the standee hides
+   its letter). A board still turning (its print smeared along the turn) reads nothing.
 5. **Colour check**: the markers' paper white and the booth roofs' colours must be those of a
    colour frame of the calibrated light (:class:`~companion.vision.colour.ColourCheck`), else
    the status is ``"colour lost: ..."`` and nothing is read.
@@ -550,15 +552,15 @@ class CarrosselReader:
         # the centre marker's print (black 14/255 bits on its paper, README) on the rectified
         # patch's grid, its top edge up (+y), and the patch's geometry
         step = self.PATCH_STEP_MM
-        self._patch_n = n_patch = int(round(2 * self.PATCH_HALF_MM / step))
+        self._patch_n = n_patch = round(2 * self.PATCH_HALF_MM / step)
         self._patch_to_board = np.array([[step, 0.0, -self.PATCH_HALF_MM + step / 2],
                                          [0.0, -step, self.PATCH_HALF_MM - step / 2], [0.0, 0.0, 1.0]])
         jj, ii = np.meshgrid(np.arange(n_patch), np.arange(n_patch))
         pxy = np.stack([-self.PATCH_HALF_MM + step / 2 + jj * step, self.PATCH_HALF_MM - step / 2 - ii * step], -1)
         self._patch_points = pxy.reshape(-1, 2)
         self._patch_disc = (np.hypot(pxy[..., 0], pxy[..., 1]) < 16.0).astype(np.float32)
-        side = int(round(g.centre_marker_size_mm / step))
-        self._tpl_n = int(round(g.centre_marker_paper_mm / step))
+        side = round(g.centre_marker_size_mm / step)
+        self._tpl_n = round(g.centre_marker_paper_mm / step)
         bits = cv2.aruco.generateImageMarker(dictionary(g.dictionary), g.centre_marker_id, side)
         tpl = np.full((self._tpl_n, self._tpl_n), g.paper_white, np.float32)
         o = (self._tpl_n - side) // 2
