@@ -573,15 +573,23 @@ class DiceReader:
         if geometry is not None and self.tray is not None:
             self._floor = geometry.floor_mask(self.tray)
 
-    def _judge(self, box, probs, pips, pip_reason, seen, found) -> DieReading:
+    def _judge(self, box, probs, pips, pip_reason, seen, found, frame=None) -> DieReading:
         """One die's reading with the tray's geometry: a value needs both readers (the pips
         found, on a flat face, and the classifier's vote for the same value); pips off a flat
-        face's layout are a die that does not lie flat (``cocked``)."""
+        face's layout are a die that does not lie flat (``cocked``). The classifier's vote is
+        taken on a square centred on the face the pips show (their centroid), of the side the
+        geometry gives a die there, rather than on the finder's box (which a shadow or a side
+        face pulls off centre)."""
         off = self.flatness(found)
         if off is not None and off > FLAT_TOLERANCE and (pips is not None or len(set(seen)) == 1):
             return DieReading(box, COCKED, f"its pips lie {100 * off:.0f}% off a flat face: the die does not lie flat")
         if pips is None:
             return DieReading(box, UNKNOWN, pip_reason or "pips unsure")
+        if self.model is not None and frame is not None and found:
+            c = np.mean([f.mean(0) for f in found if len(f)], axis=0)
+            side = self._side_at((c[0], c[1], c[0], c[1]), 0.0)
+            face = (c[0] - side / 2, c[1] - side / 2, c[0] + side / 2, c[1] + side / 2)
+            probs = self.model.probabilities(die_patch(frame, face)[None])[0]
         value, reason = decide(probs, pips, pip_reason, seen)
         flat = "" if off is not None else " (a one: flatness not seen)"
         return DieReading(box, UNKNOWN if value is None else value, reason + (flat if value is None else ""))
@@ -1095,7 +1103,7 @@ class DiceReader:
                 readings.append(DieReading(box, UNKNOWN, partial))
                 continue
             if self.geometry is not None:
-                readings.append(self._judge(box, p, pips, pip_reason, seen, found))
+                readings.append(self._judge(box, p, pips, pip_reason, seen, found, frame))
                 continue
             value, reason = decide(p, pips, pip_reason, seen)
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
