@@ -157,3 +157,35 @@ def test_the_entry_socket_pauses_and_resumes_the_game_it_referees(tmp_path):
         journal.close()
     server.unbind()
     assert server.handle('{"control": "resume"}')["error"] == "resume: no game is being refereed now"
+
+
+def test_companion_enter_pauses_and_resumes_in_words(tmp_path, capsys):
+    from companion.cli import main
+    from companion.sources.entries import socket_path_for
+    from tests.real_table import write_config
+
+    config = write_config(tmp_path)
+    service, rec, journal, _ = _service(tmp_path, clock=MonotonicClock())
+    server = EntryServer(socket_path_for(tmp_path / "journal.db"))
+    server.open()
+    source = server.source("carrousel", service.referee.vocabulary)
+    service.sources.append(source)
+    service.observers.append(source)
+    thread = threading.Thread(target=service.run, kwargs={"stop_when_over": False}, daemon=True)
+    thread.start()
+    try:
+        assert server.bound.wait(5)
+        service.emit(GameStart(t=0.0, players=("Ana", "Ben"), spaces=START, seed=1))
+        assert main(["enter", "--config", str(config), "--pause"]) == 0
+        assert "The game is paused: the clock waits." in capsys.readouterr().out
+        assert main(["enter", "--config", str(config), "--pause"]) == 1
+        assert "the game is already paused" in capsys.readouterr().out
+        assert main(["enter", "--config", str(config), "--resume"]) == 0
+        assert "The game goes on." in capsys.readouterr().out
+        assert main(["enter", "--config", str(config), "--pause", "--resume"]) != 0
+    finally:
+        service.stop()
+        thread.join(5)
+        server.close()
+        journal.close()
+    assert [c.TYPE for c in rec.calls if c.TYPE in ("paused", "resumed")] == ["paused", "resumed"]
