@@ -227,6 +227,7 @@ class Service:
         self._paused_real: float | None = None
         if paused_at is not None:
             self._hold(paused_at)
+            self._paused_real = None  # how long it waited before the restart is not known
         self.heartbeat = heartbeat
         self.heartbeat_s = heartbeat_s
         self._inbox: deque[Observation] = deque()
