@@ -88,7 +88,8 @@ def _print_status(status: Mapping[str, Any], out: Callable[[str], None]) -> None
     t = status.get("t")
     when = f", at {float(t):.1f} s" if isinstance(t, (int, float)) else ""
     phase = summary.get("phase")
-    over = " (game over)" if status.get("over") else ""
+    over = " (game over)" if status.get("over") else (" (paused: `companion enter --resume`)"
+                                                       if status.get("paused") else "")
     out(f"session {status.get('session', '?')}{when}" + (f", phase {phase}" if phase else "") + over)
     for line in (scores_in_words(game, summary), _result_in_words(summary)):
         if line:
