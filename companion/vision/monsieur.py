@@ -360,6 +360,7 @@ class MonsieurReader:
         self._plan: _SeatPlan | None = None
         #: why each seat of the last frame read ``"unknown"`` ("" for a seat read)
         self.seat_reasons: tuple[str, ...] = ("",) * g.n_seats
+        self._covers = g.glyph_covers_middle or (True,) * g.n_seats
         self.die_change_levels = 3.0
         self._die_cache: tuple[_SeatPlan, np.ndarray, np.ndarray, DieReading] | None = None
         self._paper_plan: tuple[Registration, tuple[int, int], np.ndarray] | None = None
@@ -573,11 +574,17 @@ class MonsieurReader:
             core_pale = bright_n[c] / count[c]
             head_seen = count[hd] >= self.min_visible * plan.planned[2, k] and count[hd] >= 5
             head_bright = bright_n[hd] / count[hd] if count[hd] else 0.0
-            # an empty seat: its middle, which a token would hide, shows the print; or neither
-            # the middle nor the head's place shows a token's light pale colour (a token's head
-            # always does), with no glare there to hide it
-            if core_pale <= 0.1 and core_print >= 0.3 or (head_seen and head_bright <= 0.3 and core_pale <= 0.45
-                  and clip_n[c] / count[c] <= 0.1 and clip_n[hd] / count[hd] <= 0.1):
+            # an empty seat: its middle, which a token would hide, shows the print; or the middle
+            # is mostly print or glyph and neither it nor the head's place shows a token's light
+            # pale colour, with no glare there to hide it (a wooden token under a warm lamp can
+            # look less pale than a token should: "no token seen" alone is not enough)
+            # (a glyph over the middle shows there too: a wooden token of the print's hue under a
+            # bright lamp can pass for print, never for the glyph)
+            glyph_shown = core_dark >= 0.1 or not self._covers[k]
+            bare = core_pale <= 0.1 and core_print >= 0.3 and glyph_shown
+            no_token = (head_seen and glyph_shown and head_bright <= 0.3 and core_pale <= 0.45 and core_print + core_dark >= 0.5
+                        and clip_n[c] / count[c] <= 0.1 and clip_n[hd] / count[hd] <= 0.1)
+            if bare or no_token:
                 out.append(EMPTY)
             # a kid: the token's head is pale and light, its middle too, and neither print nor glyph
             # and the seat's clear ring shows nothing pale (a hand over the seat, a finger

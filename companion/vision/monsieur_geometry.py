@@ -66,7 +66,7 @@ class MonsieurGeometry:
     ``kid_max_offset_mm``, ``kid_srgb`` (token colour -> sRGB), ``figure_mm``,
     ``figure_radius_mm``, ``figure_top_z_mm``, ``arm_mm`` (shoulder and finger tip), ``finger_deg``, ``sun_from_deg``,
     ``sun_to_deg``, ``die_size_mm``, ``die_colours``, ``die_area_mm`` (x0, y0, x1, y1),
-    ``paper_srgb``, ``dictionary``, ``suns_mm`` and ``sun_radius_mm`` (the printed suns).
+    ``paper_srgb``, ``dictionary``, ``suns_mm`` and ``sun_radius_mm`` (the printed suns), ``glyph_covers_middle``.
     """
 
     dictionary: str
@@ -113,6 +113,8 @@ class MonsieurGeometry:
     #: the board's printed suns: centres (x, y mm) and their radius (mm), as big as a die's top
     suns_mm: tuple[tuple[float, float], ...] = ()
     sun_radius_mm: float = 0.0
+    #: per seat: does its dark glyph cover the seat's very middle
+    glyph_covers_middle: tuple[bool, ...] = ()
 
     @classmethod
     def load(cls, path: str | Path | None = None, config: Any = None) -> MonsieurGeometry:
@@ -172,6 +174,9 @@ class MonsieurGeometry:
         for c in set(colours) | set(die_colours):
             if c not in print_srgb:
                 raise ValueError(f"{p}: colour {c!r} has no [print_srgb] entry")
+        covers = get("seats", "glyph_covers_middle")
+        if not (isinstance(covers, list) and len(covers) == n and all(isinstance(v, bool) for v in covers)):
+            raise ValueError(f"{p}: seats.glyph_covers_middle must be {n} true/false, one per seat, got {covers!r}")
         area = get("board", "die_area_mm")
         suns = get("board", "printed_suns_mm")
         if not (isinstance(suns, list) and all(isinstance(v, list) and len(v) == 2 for v in suns)):
@@ -210,6 +215,7 @@ class MonsieurGeometry:
             die_area_mm=(float(area[0]), float(area[1]), float(area[2]), float(area[3])),
             arm_mm=(arm[0], arm[1]),
             suns_mm=tuple((float(v[0]), float(v[1])) for v in suns), sun_radius_mm=num("board", "printed_sun_radius_mm"),
+            glyph_covers_middle=tuple(covers),
         )
 
     def seat_disc_angle(self, k: int) -> float:
