@@ -654,6 +654,15 @@ class ColourCheck:
     def cast_distance(self, white: np.ndarray) -> float:
         """Distance of a white (``3`` linear BGR) from the lamp locus, natural-log units."""
         b, g, r = (max(float(v), 1e-6) for v in white)
+        last = self.__dict__.get("_last_cast")
+        if last is not None and last[0] == (b, g, r):  # a still table: the same white again
+            return last[1]
+        distance = self._cast_distance(b, g, r)
+        object.__setattr__(self, "_last_cast", ((b, g, r), distance))
+        return distance
+
+    def _cast_distance(self, b: float, g: float, r: float) -> float:
+        """:meth:`cast_distance` of the white (b, g, r), computed."""
         p = np.array([np.log(r / g), np.log(b / g)])
         segments = self.__dict__.get("_segments")
         if segments is None:  # the locus's segments, once (the same arithmetic as per call)
