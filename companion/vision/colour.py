@@ -115,6 +115,21 @@ _GRID_OFFSET = np.float32(-(_GRID_LO @ _GRID_STRIDE))
 _GRID_NEW, _GRID_UNSURE, _GRID_SHIFT = 0, 127, 4
 
 
+def _with_neighbours(cells: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The grid ``cells`` (flat indices) and the cells next to them (3 x 3 x 3 around each,
+    inside the grid) not classified yet, sorted, each once."""
+    rest, b = np.divmod(cells, _GRID_SHAPE[2])
+    l, a = np.divmod(rest, _GRID_SHAPE[1])
+    step = np.array([-1, 0, 1])
+    ll = l[:, None, None, None] + step[None, :, None, None]
+    aa = a[:, None, None, None] + step[None, None, :, None]
+    bb = b[:, None, None, None] + step[None, None, None, :]
+    inside = ((ll >= 0) & (ll < _GRID_SHAPE[0]) & (aa >= 0) & (aa < _GRID_SHAPE[1])
+              & (bb >= 0) & (bb < _GRID_SHAPE[2]))
+    every = np.unique(((ll * _GRID_SHAPE[1] + aa) * _GRID_SHAPE[2] + bb)[inside])
+    return every[grid[every] == _GRID_NEW]
+
+
 def lab_fast(rel: np.ndarray) -> np.ndarray:
     """White-relative linear BGR (``N x 3 float32``, 0-1) to CIE L*a*b* in one vectorised
     OpenCV call (about a tenth of :func:`linear_to_lab`'s time per pixel), each component
@@ -416,8 +431,10 @@ class RegionClassifier:
         cls = np.take(grid, cell)
         new = cls == _GRID_NEW
         if new.any():
+            # the new cells, and when they are few (a camera's noise wandering off the cells
+            # already met) their neighbours too, where the noise goes next
             cells = np.unique(cell[new])
-            self._fill(grid, cells)
+            self._fill(grid, _with_neighbours(cells, grid) if len(cells) <= 500 else cells)
             cls[new] = np.take(grid, cell[new])
         unsure = np.flatnonzero(cls == _GRID_UNSURE)
         out = cls.astype(np.int16)
