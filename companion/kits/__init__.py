@@ -134,15 +134,22 @@ class _Converted:
         return getattr(self.source, name)
 
 
-def camera_status(t: Table, spec: str, frames_read: Callable[[], int]) -> Callable[[str], None]:
+def camera_status(t: Table, spec: str, source: Callable[[], Any]) -> Callable[[str], None]:
     """An ``on_status(text)`` for a camera source: ``camera lost`` -> the part is lost, the
-    end of a video file or folder -> the run ends with a one-line summary, any other state
-    after a loss -> the part is back."""
+    end of a video file or folder -> the run ends with a one-line summary (the frames read,
+    and those the reader had no time for: ``source()`` gives the camera source, or None, whose
+    ``frames_read`` and, when it captures on a thread of its own, ``frames_captured`` count
+    them), any other state after a loss -> the part is back."""
 
     def on_status(text: str) -> None:
         log.info("camera: %s", text)
         if text.startswith("camera: end of frames"):
-            t.on_end(f"{spec}: the frames ended after {frames_read()} frames read")
+            cam = source()
+            read = getattr(cam, "frames_read", 0)
+            captured = getattr(cam, "frames_captured", None)
+            skipped = (f" ({captured - read} more skipped while the reader was busy: the newest frame wins)"
+                       if isinstance(captured, int) and captured > read else "")
+            t.on_end(f"{spec}: the frames ended after {read} frames read{skipped}")
         elif text.startswith("camera lost"):
             t.parts.lost("camera", text, CAMERA_LOST_FIX)
         else:

@@ -170,7 +170,7 @@ def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
 
     spec = camera_spec(t)  # refuses the simulated camera at a real table
     holder: list[Any] = []
-    on_status = camera_status(t, spec, lambda: holder[0].frames_read if holder else 0)
+    on_status = camera_status(t, spec, lambda: holder[0] if holder else None)
     watch = CarrosselWatch(t.referee, t.opened.state, tell=lambda call: _tell(t, call))
     angle = BoardAngle(expected, follow_encoder=False)
     sources: list[Any] = []

@@ -91,7 +91,7 @@ def real(t: Table) -> Rig:
     players = _players(t)
     spec = camera_spec(t)
     holder: list[Any] = []
-    on_status = camera_status(t, spec, lambda: holder[0].frames_read if holder else 0)
+    on_status = camera_status(t, spec, lambda: holder[0] if holder else None)
     try:
         camera = camera_source_from_config(t.config, players, spec=spec, clock=t.clock.now, on_status=on_status)
     except FrameSourceError as exc:

@@ -226,7 +226,7 @@ def _real_camera(t: Table, convert: Any) -> tuple[list[Any], list[Any], float]:
 
     spec = camera_spec(t)
     holder: list[Any] = []
-    on_status = camera_status(t, spec, lambda: holder[0].frames_read if holder else 0)
+    on_status = camera_status(t, spec, lambda: holder[0] if holder else None)
     rotation = _encoder_or_none(t, None)
     try:
         camera = monsieur_camera_from_config(t.config, t.referee.table, t.referee.layout, spec=spec,

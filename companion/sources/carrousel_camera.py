@@ -103,6 +103,8 @@ class CarrouselCameraSource(ReadingThread):
         self._cards = {p: Stabiliser[tuple[str, ...]](settle_s) for p in self.players}
         self.status = ""
         self.frames_read = 0
+        #: frames captured by :meth:`start`'s capture thread (read or skipped: the newest wins)
+        self.frames_captured = 0
         self.relight_ratio = relight_ratio
         self.relocks = 0
         self._light_ref: float | None = None
@@ -229,6 +231,7 @@ class CarrouselCameraSource(ReadingThread):
                     frame = self._capture(None if into is _NEW else into)
                     if frame is None:
                         break
+                    self.frames_captured += 1
                     dropped = newest.put((clock.now(), frame.image))
                     if dropped is not None and reusable:
                         free.append(dropped[1])
