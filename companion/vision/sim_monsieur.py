@@ -4,7 +4,8 @@ Everything is drawn from the geometry file (``calibration/monsieur-board.toml``,
 :mod:`companion.vision.monsieur_geometry`), in millimetres, and carried into a 640 x 480
 pinhole camera:
 
-* the fixed board (sun half yellowish, rain half bluish, the dashed zone line, suns and clouds)
+* the fixed board (sun half yellowish, rain half bluish, the dashed zone line, the printed suns
+  where the geometry has them (``board.printed_suns_mm``), clouds)
   with its four ArUco markers on their white paper, as a top view warped by the homography of
   the plane z = 0;
 * the wooden seating disc (its rim as a shaded cylinder z 0-10; its top at z = 10 with the 12
@@ -73,6 +74,7 @@ CONDITION_KINDS = ("normal", "dim", "bright", "warm", "cool", "tilted", "blur", 
 
 TABLE_BGR = (92, 118, 140)        # the table under the board (oak-like), BGR
 SUN_BGR = (176, 234, 250)         # the sun half's light print
+SUN_PRINT_BGR = (40, 150, 240)    # the printed suns' orange
 RAIN_BGR = (246, 224, 196)        # the rain half's light print
 WOOD_BGR = (112, 160, 206)        # the seating disc
 GLYPH_BGR = (40, 34, 34)          # the seats' dark glyphs, the zero mark
@@ -349,11 +351,20 @@ class MonsieurRenderer:
         for x in np.arange(-200, 200, 12):  # the dashed zone line outside the carousel
             if abs(x) > g.disc_radius_mm + 4 and abs(x + 6) > g.disc_radius_mm + 4:
                 cv2.line(img, px(x, 0), px(x + 6, 0), (120, 120, 120), 2, cv2.LINE_AA)
-        for cx, cy in ((-120, 60), (0, 135), (120, 60), (-60, 120)):
-            cv2.circle(img, px(cx, cy), int(9 * s), (40, 150, 240), -1, cv2.LINE_AA)
-            for a in np.linspace(0, 2 * np.pi, 8, endpoint=False):
-                cv2.line(img, px(cx + 11 * math.cos(a), cy + 11 * math.sin(a)),
-                         px(cx + 16 * math.cos(a), cy + 16 * math.sin(a)), (40, 150, 240), 2, cv2.LINE_AA)
+        # the printed suns where the geometry has them (board.printed_suns_mm): an orange disc
+        # of 0.86 sun_radius_mm and 12 rays from 1.07 to 1.5 of it, one every 30 degrees from 15
+        # (photographs monsieur_030, monsieur_045 seen from above: disc 12 mm, rays 15-21 mm of
+        # the 14 mm radius); a sun near the board's edge is printed smaller, its rays 4 mm short
+        # of the edge (the top sun of the photographs: disc 7 mm, rays to 15 mm)
+        for cx, cy in g.suns_mm:
+            reach = 1.5 * g.sun_radius_mm
+            room = min(200.0 - abs(cx), 150.0 - abs(cy)) - 4.0
+            r = g.sun_radius_mm * min(1.0, max(room, 0.0) / reach)
+            cv2.circle(img, px(cx, cy), int(round(0.86 * r * s)), SUN_PRINT_BGR, -1, cv2.LINE_AA)
+            for a in np.radians(15.0 + 30.0 * np.arange(12)):
+                cv2.line(img, px(cx + 1.07 * r * math.cos(a), cy + 1.07 * r * math.sin(a)),
+                         px(cx + 1.5 * r * math.cos(a), cy + 1.5 * r * math.sin(a)), SUN_PRINT_BGR,
+                         max(1, int(round(1.5 * s))), cv2.LINE_AA)
         for cx, cy in ((-120, -60), (0, -135), (120, -60), (60, -125)):
             for dx, r in ((-7, 7), (0, 9), (8, 6)):
                 cv2.circle(img, px(cx + dx, cy), int(r * s), (150, 150, 150), -1, cv2.LINE_AA)
