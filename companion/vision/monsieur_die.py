@@ -92,6 +92,15 @@ class DieReader:
             face up is at least 0.3 of the first from any view within 35 degrees of tilt).
         min_vote: the blob's pixels of its colour at least this share of its inside (its
             border pixels aside).
+        border_px: image pixels at the top's edge that mix with what lies beside it (a side
+            face of a near hue, the board): JPEG keeps chroma at half resolution (4:2:0), so 2.
+        min_core_px: the top's core (the top less ``border_px`` all round) at least this many
+            image pixels (a 3 x 3 patch) for its colour to be told; a smaller die (far from a
+            tilted camera, a low camera) reads ``"unknown"``.
+        hue_margin: the core's median a*b* hue nearer the top's print hue than any other die
+            colour's by at least this share (0-1) of their hue separation (CIE Lab: red-orange
+            24 degrees, orange-yellow 34); nearer the middle, a blend of the top with a side face
+            of the neighbouring colour cannot be told from the neighbour: ``"unknown"``.
 
     Every bound comes from the die's size and print colours, not from the photographs.
     """
@@ -100,7 +109,8 @@ class DieReader:
                  hue_tolerance_deg: float = 12.0, min_chroma: float = 15.0, size_tolerance: float = 0.3,
                  min_fill: float = 0.7, min_vote: float = 0.8, coarse_px_per_mm: float = 0.4,
                  max_aspect: float = 1.25, min_contrast: float = 20.0, second_face: float = 0.3,
-                 max_rays: float = 0.08):
+                 max_rays: float = 0.08, border_px: float = 2.0, min_core_px: float = 9.0,
+                 hue_margin: float = 0.25):
         self.geometry = g = geometry
         self.px_per_mm = float(px_per_mm)
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
@@ -121,6 +131,10 @@ class DieReader:
         self.min_contrast = float(min_contrast)
         self.second_face = float(second_face)
         self.max_rays = float(max_rays)
+        self.border_px = float(border_px)
+        self.min_core_px = float(min_core_px)
+        self.hue_margin = float(hue_margin)
+        self._hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1]))  # K: each print colour's a*b* hue
 
     def _warp_matrix(self, scale: float, origin: tuple[float, float]) -> np.ndarray:
         """Board mm to warped pixels: ``scale`` px/mm, board ``origin`` (x, y) at the top-left, y down."""
@@ -202,7 +216,11 @@ class DieReader:
                 for k in range(len(self.colours)):
                     sel = label == k
                     if sel.sum() > 8 * area:
-                        floors[k] = float(np.percentile(chroma[sel], 90)) + self.min_chroma
+                        # the die has one face of each colour: its most saturated pixels, up to
+                        # two tops' area (a face and its blur), are not the board's print and
+                        # must not raise the floor above the die's own top
+                        c = np.sort(chroma[sel])[: int(sel.sum() - 2 * area)]
+                        floors[k] = float(np.percentile(c, 90)) + self.min_chroma
             label[(label >= 0) & (chroma < floors[np.maximum(label, 0)])] = -1
             labels[cand] = label
             ab[cand] = lab[:, 1:]
@@ -220,6 +238,37 @@ class DieReader:
             if float(np.linalg.norm(centre_mm - seen)) <= g.sun_radius_mm:
                 return True
         return False
+
+    def _unclear(self, blob: np.ndarray, ab: np.ndarray, k: int, centre_mm: np.ndarray, cam: TableCamera,
+                 z: float) -> str:
+        """Why the top candidate ``blob`` (``h x w bool`` of the fine window, its a*b* ``ab``) of
+        colour ``k`` cannot be told from its neighbours' colours, or ``""``.
+
+        The top's size in image pixels comes from the camera model (its corners at ``z``); its
+        core is the blob less ``border_px`` image pixels all round (in warped pixels by the
+        top's scale). The core must have ``min_core_px`` image pixels and its median a*b* hue
+        must be nearer k's print hue than every other die colour's by ``hue_margin`` of their
+        separation."""
+        g = self.geometry
+        h = g.die_size_mm / 2.0
+        quad = cam.to_image(centre_mm + np.array([[-h, -h], [h, -h], [h, h], [-h, h]]), z).astype(np.float32)
+        side_px = float(np.sqrt(max(abs(cv2.contourArea(quad)), 1e-9)))
+        warped_per_image = g.die_size_mm * self.px_per_mm / side_px
+        r = max(int(round(self.border_px * warped_per_image)), 1)
+        core = cv2.erode(blob.astype(np.uint8), np.ones((2 * r + 1, 2 * r + 1), np.uint8)) > 0
+        core_px = float(core.sum()) / warped_per_image ** 2
+        if core_px < self.min_core_px:
+            return (f"the die's top is {side_px:.0f} px across in the frame: too small to tell "
+                    f"{self.colours[k]} from its neighbouring colours (unknown)")
+        med = np.median(ab[core & np.isfinite(ab[..., 0])], axis=0)
+        hue = float(np.degrees(np.arctan2(med[1], med[0])))
+        d = np.abs((self._hue - hue + 180.0) % 360.0 - 180.0)  # K: to each print hue
+        sep = np.abs((self._hue - self._hue[k] + 180.0) % 360.0 - 180.0)
+        for j in range(len(self.colours)):
+            if j != k and d[k] > d[j] - self.hue_margin * sep[j]:
+                return (f"the die's top ({side_px:.0f} px across, hue {hue:.0f} deg) lies between "
+                        f"{self.colours[k]} and {self.colours[j]}: cannot tell them apart (unknown)")
+        return ""
 
     def _second_face(self, labels: np.ndarray, k: int, px: float, py: float, side: float, area: float,
                      toward: np.ndarray, on_sun: Callable[[float, float], bool] = lambda u, v: False) -> bool:
@@ -292,6 +341,7 @@ class DieReader:
         half = z * 1.5  # mm around the coarse blob's centre
         tops: list[tuple[int, np.ndarray]] = []
         edge_seen = False
+        unclear: list[str] = []
         for k_blob, cx, cy in windows:
             origin = (cx - half, cy + half)
             size = (round(2 * half * s), round(2 * half * s))
@@ -336,6 +386,8 @@ class DieReader:
                     inside = labels[max(iy - r, 0):iy + r + 1, max(ix - r, 0):ix + r + 1]
                     if inside.size == 0 or float(np.mean(inside == k)) < self.min_vote:
                         continue
+                    centre = np.array([origin[0] + px / s, origin[1] - py / s])
+                    why = self._unclear(comp == j, ab, k, centre, cam, z)
                     # a die on its edge shows two faces up, each about as large as a top: another
                     # colour's blob beside it half as large or more means no top is flat
                     foot = cam.centre_mm[:2] - np.array([origin[0] + px / s, origin[1] - py / s])
@@ -346,11 +398,14 @@ class DieReader:
                     if self._second_face(labels, k, px, py, side, float(areas[j]), toward, on_sun):
                         edge_seen = True
                         continue
-                    centre = np.array([origin[0] + px / s, origin[1] - py / s])
                     if self._on_a_sun(centre, cam, z):
                         continue
-                    if all(np.linalg.norm(centre - c) > z / 2.0 or kk != k for kk, c in tops):
+                    if why:
+                        unclear.append(why)
+                    elif all(np.linalg.norm(centre - c) > z / 2.0 or kk != k for kk, c in tops):
                         tops.append((k, centre))
+        if unclear:  # a top whose colour cannot be told: never a guess
+            return DieReading(UNKNOWN, unclear[0])
         if not tops and edge_seen:
             return DieReading(UNKNOWN, "two die faces up side by side: the die is on its edge, roll it again")
         if not tops:
