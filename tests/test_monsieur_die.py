@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 
 from companion.vision.monsieur import MonsieurReader
-from companion.vision.sim_monsieur import MonsieurConditions, MonsieurRenderer, MonsieurScene
+from companion.vision.sim_monsieur import (
+    MonsieurConditions,
+    MonsieurRenderer,
+    MonsieurScene,
+)
 
 #: a camera 513 mm up tilted 27 degrees: the die near the board's -x edge is about 13 px across
 TILTED = MonsieurConditions(height_mm=513.1, tilt_deg=26.69, azimuth_deg=6.85, roll_deg=281.4,

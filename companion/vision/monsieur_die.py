@@ -254,7 +254,7 @@ class DieReader:
         quad = cam.to_image(centre_mm + np.array([[-h, -h], [h, -h], [h, h], [-h, h]]), z).astype(np.float32)
         side_px = float(np.sqrt(max(abs(cv2.contourArea(quad)), 1e-9)))
         warped_per_image = g.die_size_mm * self.px_per_mm / side_px
-        r = max(int(round(self.border_px * warped_per_image)), 1)
+        r = max(round(self.border_px * warped_per_image), 1)
         core = cv2.erode(blob.astype(np.uint8), np.ones((2 * r + 1, 2 * r + 1), np.uint8)) > 0
         core_px = float(core.sum()) / warped_per_image ** 2
         if core_px < self.min_core_px:

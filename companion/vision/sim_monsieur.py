@@ -360,11 +360,11 @@ class MonsieurRenderer:
             reach = 1.5 * g.sun_radius_mm
             room = min(200.0 - abs(cx), 150.0 - abs(cy)) - 4.0
             r = g.sun_radius_mm * min(1.0, max(room, 0.0) / reach)
-            cv2.circle(img, px(cx, cy), int(round(0.86 * r * s)), SUN_PRINT_BGR, -1, cv2.LINE_AA)
+            cv2.circle(img, px(cx, cy), round(0.86 * r * s), SUN_PRINT_BGR, -1, cv2.LINE_AA)
             for a in np.radians(15.0 + 30.0 * np.arange(12)):
                 cv2.line(img, px(cx + 1.07 * r * math.cos(a), cy + 1.07 * r * math.sin(a)),
                          px(cx + 1.5 * r * math.cos(a), cy + 1.5 * r * math.sin(a)), SUN_PRINT_BGR,
-                         max(1, int(round(1.5 * s))), cv2.LINE_AA)
+                         max(1, round(1.5 * s)), cv2.LINE_AA)
         for cx, cy in ((-120, -60), (0, -135), (120, -60), (60, -125)):
             for dx, r in ((-7, 7), (0, 9), (8, 6)):
                 cv2.circle(img, px(cx + dx, cy), int(r * s), (150, 150, 150), -1, cv2.LINE_AA)
