@@ -49,6 +49,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import machine, percentile  # noqa: E402
 
 CHROMIUM = "/usr/lib/chromium/chromium"
+#: CPUs the browsers (and the plain event-stream readers) run on with ``--apart``; None: anywhere.
+CLIENT_CPUS: set[int] | None = None
+
+
+def _chromium() -> str:
+    """The browser to launch: Chromium itself, or with ``--apart`` a wrapper that pins it (and every
+    process it starts) to :data:`CLIENT_CPUS`, as the players' phones and tablets are not the Pi."""
+    if CLIENT_CPUS is None:
+        return CHROMIUM
+    wrapper = Path(tempfile.gettempdir()) / f"chromium-on-{'-'.join(map(str, sorted(CLIENT_CPUS)))}.sh"
+    wrapper.write_text(f"#!/bin/sh\nexec taskset -c {','.join(map(str, sorted(CLIENT_CPUS)))} {CHROMIUM} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
 
 
 def reference_op_s(repeat: int = 300) -> float:
@@ -109,7 +122,7 @@ def run_game(seconds: float, browsers: int, pw) -> dict:
         pages = []
         try:
             if browsers:
-                chromium = pw.chromium.launch(executable_path=CHROMIUM,
+                chromium = pw.chromium.launch(executable_path=_chromium(),
                                               args=["--no-sandbox"] if os.geteuid() == 0 else [])
                 for _ in range(browsers):
                     page = chromium.new_context().new_page()
@@ -234,14 +247,16 @@ def referee_latency(browsers: int, presses: int, pw, readers: int = 0, every_s: 
         reader_proc = None
         try:
             if readers:
-                reader_proc = subprocess.Popen([sys.executable, __file__, "--sse-readers", server.url, str(readers)])
+                reader_proc = subprocess.Popen(
+                    [sys.executable, __file__, "--sse-readers", server.url, str(readers)],
+                    preexec_fn=(lambda: os.sched_setaffinity(0, CLIENT_CPUS)) if CLIENT_CPUS else None)
                 deadline = time.monotonic() + 20
                 while hub.clients < readers and time.monotonic() < deadline:
                     time.sleep(0.05)
                 if hub.clients < readers:
                     raise SystemExit(f"only {hub.clients} of {readers} event-stream readers connected")
             if browsers:
-                chromium = pw.chromium.launch(executable_path=CHROMIUM,
+                chromium = pw.chromium.launch(executable_path=_chromium(),
                                               args=["--no-sandbox"] if os.geteuid() == 0 else [])
                 for _ in range(browsers):
                     page = chromium.new_context().new_page()
@@ -345,7 +360,17 @@ def main() -> None:
     parser.add_argument("--press-every", type=float, default=0.1, metavar="SECONDS",
                         help="pace of the refereeing-latency game: a claim press every so many seconds")
     parser.add_argument("--sse-readers", nargs=2, metavar=("URL", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--apart", metavar="SERVICE_CPUS:CLIENT_CPUS",
+                        help="pin the service (this process) and the browsers to separate CPUs, e.g. 0:1: the "
+                             "clients are the players' devices, not the Pi; the refereeing latency is then the "
+                             "service's own with 20 pages connected")
     args = parser.parse_args()
+    if args.apart:
+        global CLIENT_CPUS
+        service_cpus, _, client_cpus = args.apart.partition(":")
+        os.sched_setaffinity(0, {int(c) for c in service_cpus.split(",")})
+        CLIENT_CPUS = {int(c) for c in client_cpus.split(",")}
+        print(f"service on CPUs {sorted(os.sched_getaffinity(0))}, browsers and readers on {sorted(CLIENT_CPUS)}")
     if args.sse_readers:
         _sse_readers(args.sse_readers[0], int(args.sse_readers[1]))
         return
@@ -432,7 +457,7 @@ def page_weight(pw) -> str:
     """Bytes each page loads (its HTML, CSS, JS, /api/session, /api/status...), streams left out."""
     with tempfile.TemporaryDirectory() as d:
         proc, url = _service(Path(d), 60)
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"] if os.geteuid() == 0 else [])
+        chromium = pw.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"] if os.geteuid() == 0 else [])
         lines = []
         try:
             for path in ("", "camera", "entries", "correct", "game", "kids", "setup", "screen"):
