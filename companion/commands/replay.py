@@ -11,6 +11,7 @@ most recent session is replayed; --list shows them all.
 Examples:
   companion replay ~/.local/share/carousel-companion/journal.db
   companion replay journal.db --list
+  companion replay --list            (the journal of [service] journal)
   companion replay journal.db --session 3 --quiet
 """
 
@@ -28,7 +29,8 @@ __all__ = ["configure", "run", "replay_session", "ReplayResult"]
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``companion replay``."""
-    parser.add_argument("journal", help="the SQLite journal file")
+    parser.add_argument("journal", nargs="?", default=None,
+                        help="the SQLite journal file (default: [service] journal)")
     parser.add_argument("--session", type=int, help="session number (default: the latest)")
     parser.add_argument("--list", action="store_true", help="list the sessions and stop")
     parser.add_argument("--quiet", "-q", action="store_true", help="print only the verdict")
@@ -123,8 +125,15 @@ def run(args: argparse.Namespace) -> int:
 
     from companion.cli import UsageError
 
+    where = ""
+    if args.journal is None:  # the service's own journal, as status, enter and doctor use
+        from companion import config as config_mod
+
+        config = config_mod.load(getattr(args, "config", None))
+        args.journal = os.path.expanduser(str(config["service"]["journal"]))
+        where = " ([service] journal; give the journal file as an argument)"
     if not os.path.exists(args.journal):
-        raise UsageError(f"{args.journal}: no such journal file")
+        raise UsageError(f"{args.journal}: no such journal file{where}")
     with Journal(args.journal, readonly=True) as journal:
         sessions = journal.sessions()
         if args.list:
