@@ -4,7 +4,8 @@
 
 The running service answers on its entry socket, beside the journal (journal.db ->
 journal.sock; the protocol is in companion/sources/entries.py). When nothing answers there, status says "not running", shows the journal's last
-game with its scores, and exits with status 3 (as `systemctl status` does); a service that
+game with its scores (with --json, as one JSON object: "running": false, "reason",
+"last_session", "unfinished"), and exits with status 3 (as `systemctl status` does); a service that
 does not answer in time exits with 1.
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["configure", "run", "scores_in_words", "GAME_NAMES", "NOT_RUNNING"]
+__all__ = ["configure", "run", "scores_in_words", "journal_state", "GAME_NAMES", "NOT_RUNNING"]
 
 #: Exit status when no service answers (systemctl status uses 3 for "not running").
 NOT_RUNNING = 3
@@ -101,21 +102,34 @@ def _print_status(status: Mapping[str, Any], out: Callable[[str], None]) -> None
             out(f"  {name}: {part.get('state', '?')}{detail}")
 
 
-def _last_session(journal_path: Path, out: Callable[[str], None], service_game: str = "") -> None:
-    """The journal's last game and its scores, and for every game the unfinished session
-    ``companion run --game GAME`` would resume (its latest unfinished one; read-only).
-    ``service_game``: ``[service] game``, the game the service starts with."""
+def journal_state(journal_path: Path, service_game: str = "") -> dict[str, Any]:
+    """What the journal tells of its games when no service runs (read-only).
+
+    Args:
+        journal_path: the journal file.
+        service_game: ``[service] game``, the game the service starts with.
+
+    Returns:
+        A JSON-ready dict: ``"journal"`` (the path, str); ``"error"``: None, or a line saying
+        why the journal cannot be read or is not there; ``"last_session"``: None, or
+        ``{"session": int, "game": str, "started_at": ISO-8601 str, "finished": bool,
+        "summary": dict | None, "note": str, "resumes": str | None}`` (``summary``: a
+        finished game's result, an unfinished one's scores replayed from its observations;
+        ``resumes``: how ``companion run`` resumes it, None when finished); ``"unfinished"``:
+        the latest unfinished session of each game ``companion run --game GAME`` would resume,
+        as ``{"session", "game", "started_at", "resumes"}`` dicts, oldest game first.
+    """
     from companion.journal import Journal, JournalError
 
+    state: dict[str, Any] = {"journal": str(journal_path), "error": None, "last_session": None, "unfinished": []}
     if not journal_path.exists():
-        out(f"no journal at {journal_path} yet: no game has been played")
-        return
+        state["error"] = f"no journal at {journal_path} yet: no game has been played"
+        return state
     try:
         with Journal(journal_path, readonly=True) as journal:
             sessions = journal.sessions()
             if not sessions:
-                out(f"the journal {journal_path} holds no game yet")
-                return
+                return state
             last = sessions[-1]
             summary: Mapping[str, Any] | None = last.result if isinstance(last.result, dict) else None
             note = ""
@@ -126,21 +140,46 @@ def _last_session(journal_path: Path, out: Callable[[str], None], service_game: 
                 if not s.finished:
                     resumable[s.game] = s
     except JournalError as exc:
-        out(f"the journal cannot be read: {exc}")
+        state["error"] = f"the journal cannot be read: {exc}"
+        return state
+    state["last_session"] = {
+        "session": last.id, "game": last.game, "started_at": last.started_at, "finished": last.finished,
+        "summary": dict(summary) if summary else None, "note": note,
+        "resumes": None if last.finished else _resumes_when(last.game, service_game)}
+    state["unfinished"] = [{"session": s.id, "game": game, "started_at": s.started_at,
+                            "resumes": _resumes_when(game, service_game)} for game, s in resumable.items()]
+    return state
+
+
+def _when(started_at: str) -> str:
+    return started_at.replace('T', ' ').replace('+00:00', ' UTC')
+
+
+def _last_session(journal_path: Path, out: Callable[[str], None], service_game: str = "") -> None:
+    """The journal's last game and its scores, and for every game the unfinished session
+    ``companion run --game GAME`` would resume (its latest unfinished one; read-only).
+    ``service_game``: ``[service] game``, the game the service starts with."""
+    state = journal_state(journal_path, service_game)
+    if state["error"]:
+        out(state["error"])
         return
-    state = "finished" if last.finished else f"unfinished: {_resumes_when(last.game, service_game)}"
-    out(f"last game in {journal_path}: session {last.id}, {_game_name(last.game)}, "
-        f"started {last.started_at.replace('T', ' ').replace('+00:00', ' UTC')}, {state}")
-    if summary:
-        for line in (scores_in_words(last.game, summary), _result_in_words(summary)):
+    last = state["last_session"]
+    if last is None:
+        out(f"the journal {journal_path} holds no game yet")
+        return
+    how = "finished" if last["finished"] else f"unfinished: {last['resumes']}"
+    out(f"last game in {journal_path}: session {last['session']}, {_game_name(last['game'])}, "
+        f"started {_when(last['started_at'])}, {how}")
+    if last["summary"]:
+        for line in (scores_in_words(last["game"], last["summary"]), _result_in_words(last["summary"])):
             if line:
                 out(line)
-    if note:
-        out(note)
-    for game, s in resumable.items():
-        if s.id != last.id:
-            out(f"unfinished {_game_name(game)} game: session {s.id}, started "
-                f"{s.started_at.replace('T', ' ').replace('+00:00', ' UTC')}; {_resumes_when(game, service_game)}")
+    if last["note"]:
+        out(last["note"])
+    for s in state["unfinished"]:
+        if s["session"] != last["session"]:
+            out(f"unfinished {_game_name(s['game'])} game: session {s['session']}, started "
+                f"{_when(s['started_at'])}; {s['resumes']}")
 
 
 def _resumes_when(game: str, service_game: str) -> str:
@@ -178,6 +217,10 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     try:
         reply = request(sock, {"control": "status"}, timeout_s=args.timeout)
     except ConnectionError as exc:
+        if args.json:  # one JSON object, as when the service answers
+            state = journal_state(journal, str(config["service"]["game"]))
+            out(json.dumps({"running": False, "reason": str(exc), **state}, ensure_ascii=False, indent=2))
+            return NOT_RUNNING
         out(f"carousel-companion: not running ({exc})")
         _last_session(journal, out, str(config["service"]["game"]))
         return NOT_RUNNING
