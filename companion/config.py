@@ -651,6 +651,10 @@ def validate(data: Mapping[str, Any], where: str = "<config>") -> Config:
             out[key] = v
         values[section] = out
     _check_pins(values["pins"], where)
+    dice = values["dice"]
+    if dice["die_px_min"] >= dice["die_px_max"]:
+        raise ConfigError(f"{where}: [dice] die_px_min: expected less than die_px_max ({_toml_value(dice['die_px_max'])}), "
+                          f"got {_toml_value(dice['die_px_min'])}")
     return Config(values)
 
 

@@ -140,6 +140,8 @@ def _converter(hint: Any) -> tuple[Converter, str]:
                     raise TypeError
                 return tuple(item(x) for x in v)
 
+            if " or " in item_desc:  # "an integer or a string": no plural to make of it
+                return conv_tuple, f"a list, each item {item_desc}"
             return conv_tuple, f"a list of {item_desc.removeprefix('a ').removeprefix('an ')}s"
         items = [_converter(a) for a in args]
 

@@ -124,3 +124,9 @@ def test_config_option_is_accepted_after_the_command(tmp_path):
         [sys.executable, "-m", "companion", "config", "--config", str(p)], capture_output=True, text=True
     )
     assert proc.returncode == 0 and "dead_end_s = 9.0" in proc.stdout
+
+
+def test_a_dice_size_range_the_wrong_way_round_is_one_line():
+    """[dice] die_px_min must be below die_px_max: both named, with the values."""
+    with pytest.raises(ConfigError, match=r"x.toml: \[dice\] die_px_min: expected less than die_px_max \(20.0\), got 80.0"):
+        validate({"dice": {"die_px_min": 80, "die_px_max": 20}}, "x.toml")

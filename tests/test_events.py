@@ -75,3 +75,12 @@ def test_events_are_immutable():
 def test_invalid_observation_keeps_the_raw_input():
     call = InvalidObservation(t=2.0, reason="line 3: not valid JSON", line=3, observation="{oops")
     assert json.loads(call.to_line())["observation"] == "{oops"
+
+
+def test_a_list_of_a_union_is_worded_without_a_broken_plural():
+    """Carnival's roll takes dice as integers or "unknown": the refusal reads as English."""
+    from companion.games import referee_for
+
+    vocabulary = referee_for("carnival").vocabulary
+    with pytest.raises(Exception, match=r"roll: field 'dice': expected a list, each item an integer or a string"):
+        vocabulary.observation({"type": "roll", "t": 1, "player": "A", "dice": [{}]})
