@@ -16,12 +16,21 @@ from typing import Any
 from companion.assembly import Table
 from companion.health import PartMissing
 
-__all__ = ["real_encoder", "camera_status", "camera_spec", "CAMERA_FIX", "CAMERA_LOST_FIX", "ENCODER_FIX"]
+__all__ = ["real_encoder", "camera_status", "camera_spec", "camera_fix", "CAMERA_FIX", "CAMERA_LOST_FIX", "ENCODER_FIX"]
 
 log = logging.getLogger("companion.kits")
 
 CAMERA_FIX = ("check the camera's ribbon cable (or the USB webcam) and `companion doctor`; "
               "[camera] source names it (picamera2, opencv:0, opencv:FILE)")
+
+
+def camera_fix(exc: BaseException) -> str:
+    """The fix for a camera that cannot be opened: the source's own (a video file's path, a
+    folder of images: :attr:`companion.vision.frames.FrameSourceError.fix`), else
+    :data:`CAMERA_FIX` (the cable)."""
+    return getattr(exc, "fix", None) or CAMERA_FIX
+
+
 #: what the table is told when the camera is lost while playing
 CAMERA_LOST_FIX = "The game waits. Check the camera's cable; the game goes on when it sees the table again."
 ENCODER_FIX = ("plug the Pico in with a data USB cable (flashed as in firmware/README.md), or set "
@@ -142,7 +151,7 @@ def camera_status(t: Table, spec: str, source: Callable[[], Any]) -> Callable[[s
     them), any other state after a loss -> the part is back."""
 
     def on_status(text: str) -> None:
-        log.info("camera: %s", text)
+        log.info("%s", text if text.startswith("camera") else f"camera: {text}")
         if text.startswith("camera: end of frames"):
             cam = source()
             read = getattr(cam, "frames_read", 0)
