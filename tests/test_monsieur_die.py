@@ -54,3 +54,17 @@ def test_a_die_too_small_in_the_frame_reads_unknown(reader):
     reading = reader.read(image)
     assert reading.status == "ok"  # the table is read; only the die is not
     assert reading.die == "unknown" and "too small" in reading.die_status, reading.die_status
+
+
+def test_a_die_on_its_edge_seen_across_its_ridge_reads_unknown(reader, renderer):
+    # yellow and orange up, the camera 22 degrees tilted: the orange face is about square on the
+    # top's plane and the yellow one, tilted away, a thin strip beyond it
+    cond = MonsieurConditions(height_mm=672.8, tilt_deg=22.05, azimuth_deg=283.57, roll_deg=257.86,
+                              look_mm=(-4.96, -2.85), light=1.36, kelvin=5067.0, gradient=0.039, vignetting=0.216,
+                              noise_sigma=1.61, jpeg_quality=53, lamp_xy=(-0.128, -0.006), glare=0.425,
+                              glare_xy_mm=(-88.2, 60.9), gradient_deg=154.2)
+    scene = MonsieurScene(angle_deg=313.7, die="edge", die_xy_mm=(139.1, -81.2), die_yaw_deg=148.3)
+    image, truth = renderer.render(scene, cond, np.random.default_rng(1))
+    assert truth.die == "unknown"
+    reading = reader.read(image)
+    assert reading.die == "unknown" and "edge" in reading.die_status, reading.die_status

@@ -20,7 +20,14 @@ die under a hand, off the board, or on its edge: then no face is horizontal), se
 unclear. The board's printed suns are orange and about the size of a die's top: at this
 resolution a sun's disc (its rays cut off by an opening) can pass as a square, so a candidate
 where a printed sun is seen (``board.printed_suns_mm`` of the geometry) is not a die, and a
-frame with two candidates reads ``"unknown"`` (the status names them). The carousel (disc, tokens, roof) and the figure, seen from the camera, are masked
+frame with two candidates reads ``"unknown"`` (the status names them). A colour that covers
+much of the board (the sun half's pale yellow) is the board's print: a top of that hue must be
+more saturated than it, the floor measured without the die's own most saturated pixels (else a
+yellow top on the sun half is lost and its side face, another colour, is left as the only
+square). A top whose colour cannot be told from a neighbouring print colour's reads
+``"unknown"``: its core (less the pixels at its edge that blend with a side face; JPEG keeps
+chroma at half resolution) under a 3 x 3 patch of the frame, or its median hue too near the
+middle between two print hues. The carousel (disc, tokens, roof) and the figure, seen from the camera, are masked
 out.
 
 Sources: the table, ``shared/data/monsieur-table/README.md`` (Die: 16 mm cube lying flat, face
@@ -126,6 +133,10 @@ class DieReader:
         self._cl = (chroma / lab[:, 0]).astype(np.float32)
         kernel = max(round(g.die_size_mm * self.px_per_mm / 3.0), 1)
         self._kernel = np.ones((kernel, kernel), np.uint8)
+        # a die on its edge tilts its second face away from the camera, foreshortened to a
+        # strip; its opening is by a sixth of the side (a blurred fringe, not the strip, goes)
+        thin = max(round(g.die_size_mm * self.px_per_mm / 6.0), 1)
+        self._thin_kernel = np.ones((thin, thin), np.uint8)
         self.coarse_px_per_mm = float(coarse_px_per_mm)
         self.max_aspect = float(max_aspect)
         self.min_contrast = float(min_contrast)
@@ -275,17 +286,18 @@ class DieReader:
         """Is there, within a side's length of the top candidate at (``px``, ``py``) and on its
         side away from the camera's foot (``toward``: unit vector to it, warped pixels), a blob
         of another die colour at least ``second_face`` of the candidate's ``area`` (after the same
-        opening)?
+        opening, or one by a sixth of the side: the second face of a die on its edge tilts away
+        and is foreshortened to a strip that the first opening removes)?
 
         A flat die's side faces stand below its top, so on the plane of the top they show on the
         camera's side of it; a die on its edge has its second face up beyond the ridge, on the
         far side."""
         y0, x0 = max(int(py - 1.5 * side), 0), max(int(px - 1.5 * side), 0)
         sub = labels[y0:int(py + 1.5 * side) + 1, x0:int(px + 1.5 * side) + 1]
-        for other in range(len(self.colours)):
+        for other, kernel in ((o, kk) for o in range(len(self.colours)) for kk in (self._kernel, self._thin_kernel)):
             if other == k:
                 continue
-            binary = cv2.morphologyEx((sub == other).astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
+            binary = cv2.morphologyEx((sub == other).astype(np.uint8), cv2.MORPH_OPEN, kernel)
             if int(binary.sum()) < self.second_face * area:
                 continue
             n, _comp, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=4)
