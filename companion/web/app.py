@@ -299,15 +299,27 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         length = request.headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
             return None, PlainTextResponse(f"the body is larger than {MAX_BODY} bytes", status_code=413)
+        from starlette.requests import ClientDisconnect
+
         body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY:
-                return None, PlainTextResponse(f"the body is larger than {MAX_BODY} bytes", status_code=413)
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY:
+                    return None, PlainTextResponse(f"the body is larger than {MAX_BODY} bytes", status_code=413)
+        except ClientDisconnect:  # the browser went away mid-body: nobody reads the answer
+            log.info("web: a client disconnected before sending all of its %s %s body",
+                     request.method, request.url.path)
+            return None, PlainTextResponse("the body was cut short", status_code=400)
         try:
             obj = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except UnicodeDecodeError:
+            return None, PlainTextResponse("the body is not UTF-8 text", status_code=400)
+        except json.JSONDecodeError as exc:
             return None, PlainTextResponse(f"the body is not JSON: {exc}", status_code=400)
+        except (ValueError, RecursionError) as exc:  # an integer of 5000 digits, nesting too deep (as the socket)
+            return None, PlainTextResponse(f"the body is not JSON this service reads: {str(exc)[:120]}",
+                                           status_code=400)
         if not isinstance(obj, dict):
             return None, PlainTextResponse(f"expected a JSON object, got {type(obj).__name__}", status_code=400)
         return obj, None

@@ -602,7 +602,7 @@ class CameraView:
     def _get(self, held_id: Any) -> _Held:
         try:
             key = int(held_id)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an id of 1e999 (infinity)
             raise CaptureError(f"frame {held_id!r}: expected the number the page got when it held a frame") from None
         with self._lock:
             held = self._held.get(key)
@@ -659,7 +659,7 @@ class CameraView:
         held = self._get(held_id)
         try:
             fx, fy = float(x), float(y)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an integer of 400 digits
             raise CaptureError(f"tap ({x!r}, {y!r}): expected fractions of the frame's width and height") from None
         if not (0.0 <= fx <= 1.0 and 0.0 <= fy <= 1.0):
             raise CaptureError(f"tap ({fx}, {fy}): expected fractions from 0 to 1 of the frame's width and height")
@@ -731,7 +731,8 @@ class CameraView:
             if not isinstance(cards, dict):
                 raise CaptureError(f"{where}: cards: expected {{seat: [3 colours]}}, got {cards!r}")
             for seat, triple in cards.items():
-                if seat not in SEATS or not isinstance(triple, list) or len(triple) != 3 or not set(triple) <= set(COLOURS):
+                if (seat not in SEATS or not isinstance(triple, list) or len(triple) != 3
+                        or not all(isinstance(c, str) and c in COLOURS for c in triple)):
                     raise CaptureError(f"{where}: card {seat!r}: expected a seat among {', '.join(SEATS)} and 3 colours "
                                        f"among {', '.join(COLOURS)}, got {triple!r}")
             if self._register(held) is None:
