@@ -21,16 +21,19 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["load_token", "token_path_for", "is_local_host", "is_loopback", "HEADER", "COOKIE"]
+__all__ = ["load_token", "token_path_for", "is_local_host", "is_loopback", "HEADER", "COOKIE", "TOKEN_RE"]
 
 #: The request header that carries the token of a changing request.
 HEADER = "x-companion-token"
 #: The cookie set after ``?token=`` on the LAN.
 COOKIE = "companion_token"
+#: What a token may be, ``[web] token`` or the token file's one line (:mod:`companion.config`).
+TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{16,128}")
 
 _LOCAL_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 
@@ -54,7 +57,7 @@ def load_token(configured: str, lan: bool, journal_path: str | os.PathLike[str])
 
     Raises:
         ValueError: the token file is a symlink or not a regular file, is readable by others,
-            or cannot be read or written (the message names the file and the fix).
+            does not hold one token of :data:`TOKEN_RE`, or cannot be read or written (the message names the file and the fix).
     """
     if configured:
         return configured
@@ -77,8 +80,9 @@ def load_token(configured: str, lan: bool, journal_path: str | os.PathLike[str])
                 token = f.read().strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path}: cannot read the web token ({exc}); delete it (a new one is made)") from None
-        if len(token) < 16:
-            raise ValueError(f"{path}: the web token is too short; delete the file (a new one is made)")
+        if TOKEN_RE.fullmatch(token) is None:
+            raise ValueError(f"{path}: the web token must be one word of 16 to 128 letters, digits, '-' or '_' "
+                             "(as [web] token); delete the file (a new one is made)")
         return token
     token = secrets.token_urlsafe(32)
     try:
