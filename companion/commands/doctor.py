@@ -188,7 +188,8 @@ def _open_opencv(source: str) -> Check:
     try:
         frames = open_frame_source(source)
     except (FrameSourceError, ValueError) as exc:
-        return Check("camera", False, str(exc), "check the cable, and that no other program (the service?) uses it")
+        return Check("camera", False, str(exc), getattr(exc, "fix", None)
+                     or "check the cable, and that no other program (the service?) uses it")
     try:
         frame = frames.read()
     except FrameSourceError as exc:

@@ -32,7 +32,7 @@ def real(t: Table) -> Rig:
     """The dice camera reports each roll of the active player once the dice lie still; the
     players tell the deal (``game_start`` with the face-up discard cards), builds, actions and
     tickets through the entry source."""
-    from companion.kits import CAMERA_FIX, CAMERA_LOST_FIX, camera_spec
+    from companion.kits import CAMERA_LOST_FIX, camera_fix, camera_spec
     from companion.sources.dice_camera import dice_source_from_config
     from companion.vision.frames import FrameSourceError
 
@@ -60,7 +60,7 @@ def real(t: Table) -> Rig:
         dice = dice_source_from_config(t.config, spec=spec, clock=t.clock.now, on_status=on_status,
                                        on_part=on_part, on_end=t.on_end, on_call=on_call)
     except FrameSourceError as exc:
-        raise PartMissing("camera", str(exc), CAMERA_FIX) from None
+        raise PartMissing("camera", str(exc), camera_fix(exc)) from None
     except ValueError as exc:
         if "too small to read" not in str(exc):
             raise

@@ -164,7 +164,7 @@ def _encoder_turns(t: Table, angle: BoardAngle) -> Any:
 
 def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
     from companion.health import PartMissing
-    from companion.kits import CAMERA_FIX, camera_spec, camera_status, real_encoder
+    from companion.kits import camera_fix, camera_spec, camera_status, real_encoder
     from companion.sources.carrossel_camera import CarrosselWatch, carrossel_camera_from_config
     from companion.vision.frames import FrameSourceError
 
@@ -197,7 +197,7 @@ def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
             t.config, spec, watch=watch, on_status=on_status, clock=t.clock.now, expected_deg=expected,
             on_rest=on_rest, report_turns=zero is None, on_frame=zero.frame if zero is not None else None)
     except FrameSourceError as exc:
-        raise PartMissing("camera", str(exc), CAMERA_FIX) from None
+        raise PartMissing("camera", str(exc), camera_fix(exc)) from None
     holder.append(camera)
     t.parts.set("camera", "ok", spec)
     return Rig(sources=[camera, *sources], observers=[watch], camera=camera, lines=lines)

@@ -83,7 +83,7 @@ def simulated(t: Table) -> Rig:
 def real(t: Table) -> Rig:
     """The camera reads the horses and cards (its own thread, the real clock); the players press
     their claim buttons; the game starts with the first full reading of the board."""
-    from companion.kits import CAMERA_FIX, camera_spec, camera_status
+    from companion.kits import camera_fix, camera_spec, camera_status
     from companion.sources.carrousel_camera import camera_source_from_config
     from companion.sources.starters import FirstBoardStarts
     from companion.vision.frames import FrameSourceError
@@ -95,7 +95,7 @@ def real(t: Table) -> Rig:
     try:
         camera = camera_source_from_config(t.config, players, spec=spec, clock=t.clock.now, on_status=on_status)
     except FrameSourceError as exc:
-        raise PartMissing("camera", str(exc), CAMERA_FIX) from None
+        raise PartMissing("camera", str(exc), camera_fix(exc)) from None
     holder.append(camera)
     camera.stamp_first_seen = True
     t.parts.set("camera", "ok", spec)

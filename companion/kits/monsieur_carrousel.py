@@ -219,7 +219,7 @@ def _real_camera(t: Table, convert: Any) -> tuple[list[Any], list[Any], float]:
         PartMissing: the camera cannot be opened, or a configured encoder is missing.
     """
     from companion.health import PartMissing
-    from companion.kits import CAMERA_FIX, camera_spec, camera_status
+    from companion.kits import camera_fix, camera_spec, camera_status
     from companion.rotation.camera_zero import CameraZero, ZeroedRotation
     from companion.sources.monsieur_camera import monsieur_camera_from_config
     from companion.vision.frames import FrameSourceError
@@ -233,7 +233,7 @@ def _real_camera(t: Table, convert: Any) -> tuple[list[Any], list[Any], float]:
                                              clock=t.clock.now, on_status=on_status, ask=_tell(t),
                                              spins=rotation is None)
     except FrameSourceError as exc:
-        raise PartMissing("camera", str(exc), CAMERA_FIX) from None
+        raise PartMissing("camera", str(exc), camera_fix(exc)) from None
     holder.append(camera)
     t.parts.set("camera", "ok", spec)
     sources: list[Any] = [camera]

@@ -70,7 +70,16 @@ class Frame:
 
 
 class FrameSourceError(Exception):
-    """A frame source cannot be opened or used (the message names the device or path)."""
+    """A frame source cannot be opened or used (the message names the device or path).
+
+    Attributes:
+        fix: what to do about it when the source knows better than a camera's cable (a video
+            file's path, a folder of images), else None.
+    """
+
+    def __init__(self, message: str, fix: str | None = None):
+        super().__init__(message)
+        self.fix = fix
 
 
 class CameraLost(FrameSourceError):
@@ -289,10 +298,14 @@ class OpenCVSource:
         self.name = f"opencv:{target}"
         self.is_file = isinstance(target, str) and Path(target).is_file()
         if isinstance(target, str) and "://" not in target and not self.is_file:
-            raise FrameSourceError(f"{target}: no such video file")
+            raise FrameSourceError(f"{target}: no such video file",
+                                   fix="check the video file's path in --camera opencv:FILE or [camera] source "
+                                   "(opencv:0 for a USB webcam, picamera2 for the Pi camera)")
         self.cap = cv2.VideoCapture(target)
         if not self.cap.isOpened():
-            raise FrameSourceError(f"{self.name}: cannot open (not connected, busy or not a video)")
+            raise FrameSourceError(f"{self.name}: cannot open (not connected, busy or not a video)",
+                                   fix="give a video file OpenCV can decode (an .mp4 or .avi, H.264 or MJPEG)"
+                                   if self.is_file else None)
         if size is not None and not self.is_file:
             self.cap.set(cv2.CAP_PROP_FRAME_WIDTH, size[0])
             self.cap.set(cv2.CAP_PROP_FRAME_HEIGHT, size[1])
@@ -351,10 +364,11 @@ class FolderSource:
         self.path = Path(path)
         self.name = f"folder:{self.path}"
         if not self.path.is_dir():
-            raise FrameSourceError(f"{self.path}: no such folder")
+            raise FrameSourceError(f"{self.path}: no such folder", fix="check the folder's path")
         self.files = sorted(p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
         if not self.files:
-            raise FrameSourceError(f"{self.path}: no images ({', '.join(IMAGE_SUFFIXES)})")
+            raise FrameSourceError(f"{self.path}: no images ({', '.join(IMAGE_SUFFIXES)})",
+                                   fix="put the frames there as image files")
         self.loop, self.clock = loop, clock
         self.repeat = max(1, int(repeat))
         self._held: Frame | None = None
