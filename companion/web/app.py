@@ -517,9 +517,12 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
     async def qr(request: Request) -> Response:
         import segno
 
-        if not lan or not lan_url:
+        if not lan:
             return PlainTextResponse("the page is local only ([web] lan = false): no address to share",
                                      status_code=404)
+        if not lan_url:
+            return PlainTextResponse("this machine had no network address when the page started: connect it "
+                                     "to the network (Wi-Fi or cable) and restart the companion", status_code=404)
         import io
 
         out = io.BytesIO()

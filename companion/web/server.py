@@ -100,17 +100,55 @@ class WebServer:
             pass
 
 
-def _lan_address() -> str | None:
-    """This machine's first non-loopback IPv4 address by its host name, or None."""
+#: ``ioctl`` request for an interface's IPv4 address (Linux ``<linux/sockios.h>``).
+_SIOCGIFADDR = 0x8915
+#: Interface name prefixes of containers and virtual machines (not where the players are).
+_VIRTUAL = ("docker", "br-", "veth", "virbr", "lxc", "tun", "tap", "wg")
+
+
+def _interface_addresses() -> list[tuple[str, str]]:
+    """``[(interface name, IPv4 address), ...]`` of this machine's interfaces that have one, in
+    index order, read with ``ioctl(SIOCGIFADDR)`` on each of :func:`socket.if_nameindex` (Linux
+    ``netdevice(7)``); no packet is sent. An interface without an address is left out; ``[]``
+    where the call is not available."""
+    import fcntl
+    import struct
+
+    out: list[tuple[str, str]] = []
     try:
-        infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+        names = [name for _, name in socket.if_nameindex()]
     except OSError:
-        return None
-    for info in infos:
-        address = info[4][0]
-        if not address.startswith("127."):
-            return address
-    return None
+        return out
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for name in names:
+            try:
+                raw = fcntl.ioctl(s.fileno(), _SIOCGIFADDR, struct.pack("256s", name.encode()[:15]))
+            except OSError:  # no IPv4 address on it (EADDRNOTAVAIL), or it went away
+                continue
+            out.append((name, socket.inet_ntoa(raw[20:24])))
+    return out
+
+
+def _lan_address(addresses: Any = None) -> str | None:
+    """The address the players' devices reach this machine at: an IPv4 address of an interface
+    other than loopback, a real one (``eth0``, ``wlan0``) before a container's bridge, a private
+    or public one before a link-local 169.254.x.x; None when there is none.
+
+    Not the host name's address: Debian and Raspberry Pi OS map it to 127.0.1.1 in /etc/hosts.
+
+    Args:
+        addresses: ``[(interface, IPv4 address), ...]``; default :func:`_interface_addresses`.
+    """
+    import ipaddress
+
+    found = _interface_addresses() if addresses is None else addresses
+    ranked = []
+    for n, (name, address) in enumerate(found):
+        ip = ipaddress.ip_address(address)
+        if ip.is_loopback or ip.is_unspecified or ip.is_multicast:
+            continue
+        ranked.append((name.startswith(_VIRTUAL), ip.is_link_local, n, address))
+    return min(ranked)[3] if ranked else None
 
 
 class WebPage:
@@ -185,17 +223,27 @@ class WebPage:
                   file=out, flush=True)
             return
         lan_url = None
+        no_address = ""
         if web["lan"]:
             address = _lan_address() if host in ("0.0.0.0", "::") else host
-            lan_url = f"http://{address or host}:{sock.getsockname()[1]}/"
+            if address is None:
+                no_address = (f"companion: the table's page listens on every interface ([web] listen = "
+                              f"{web['listen']!r}), but this machine has no network address now (no interface "
+                              "but loopback has one): connect it to the network (Wi-Fi or cable) and restart; "
+                              "on the Pi itself the page is")
+            else:
+                lan_url = f"http://{address}:{sock.getsockname()[1]}/"
         app = make_app(self.hub, entries, token=token, lan=web["lan"], lan_url=lan_url, config=self.config)
         server = WebServer(app, sock, self.hub, lan_url=lan_url)
         server.token = token  # type: ignore[attr-defined]
         server.start()
         self.server = server
         if lan_url:
+            here = f"http://127.0.0.1:{server.port}/" if host in ("0.0.0.0", "::") else server.url
             print(f"companion: the table's page on the network: {lan_url}?token={token} "
-                  f"(the QR code: {server.url}screen on the Pi's own screen)", file=out, flush=True)
+                  f"(the QR code: {here}screen on the Pi's own screen)", file=out, flush=True)
+        elif no_address:
+            print(f"{no_address} http://127.0.0.1:{server.port}/", file=out, flush=True)
         else:
             print(f"companion: the table's page: {server.url}", file=out, flush=True)
 
