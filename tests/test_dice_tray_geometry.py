@@ -148,3 +148,52 @@ def test_calibrate_tray_writes_the_geometry_and_dice_reads_with_it(truth, tmp_pa
     assert code == 0
     line = json.loads(capsys.readouterr().out.splitlines()[0])
     assert len(line["dice"]) >= 2 and any(d["value"] == 2 for d in line["dice"])
+
+
+USER_057 = [(505, 425), (174, 462), (141, 233), (454, 167)]  # clicked on dice_057, the other turning sense
+
+
+def test_corners_in_the_other_turning_sense_give_the_camera_above_the_tray(truth):
+    """Corners clockwise on the photo mirror the floor's frame: the pose is found in the mirrored
+    frame (mirroring the rotation alone put the camera some 30 m away and a die under 1 px)."""
+    im = truth["dice_057.jpg"]
+    exact = _camera(im)
+    for hfov in (None, 60.0):
+        g = TrayGeometry.from_corners(USER_057, (220, 160), (640, 480), hfov_deg=hfov)
+        assert g.camera_centre_mm[2] == pytest.approx(im["camera"]["height_above_floor_mm"], rel=0.03)
+        assert g.tilt_deg == pytest.approx(im["camera"]["tilt_deg"], abs=1.0)
+        for die in im["dice"]:
+            c = die["top_face_centre_px"]
+            assert g.face_side_px(c) == pytest.approx(exact.face_side_px(c), rel=0.03)
+    # every first corner, either sense: the same die sizes
+    px, size = _corners(im)
+    for k in range(4):
+        for pts in (np.roll(px, -k, axis=0), np.roll(px[::-1], -k, axis=0)):
+            first = float(np.hypot(*(pts[1] - pts[0])))
+            second = float(np.hypot(*(pts[2] - pts[1])))
+            sides = size if (first > second) == (size[0] > size[1]) else size[::-1]
+            g = TrayGeometry.from_corners(pts, sides, (640, 480))
+            for die in im["dice"]:
+                c = die["top_face_centre_px"]
+                assert g.face_side_px(c) == pytest.approx(exact.face_side_px(c), rel=0.02)
+
+
+def test_a_round_tray_with_a_square_card_either_sense(truth):
+    im = truth["dice_030.jpg"]  # round tray, camera tilted 7.6 degrees
+    exact = _camera(im)
+    card = np.array([[-50, -50, 0], [50, -50, 0], [50, 50, 0], [-50, 50, 0]], float)
+    a = np.linspace(0, 2 * np.pi, 96, endpoint=False)
+    floor = np.column_stack([np.cos(a), np.sin(a)]) * 100
+    px = np.round(exact.project(card))
+    for pts in (px, px[::-1]):
+        for hfov in (None, 60.0):
+            g = TrayGeometry.from_corners(pts, (100, 100), (640, 480), hfov_deg=hfov, floor_mm=floor)
+            assert g.face_px_range() == pytest.approx(exact.face_px_range(), rel=0.04)
+            assert g.die_px_range()[0] > 4
+
+
+def test_a_rectangle_no_camera_can_see_is_refused_in_one_line():
+    # the sides swapped: no pinhole over the floor maps a 160 x 220 rectangle onto these corners
+    with pytest.raises(TrayGeometryError, match=r"^corners: .*--size-mm.*--hfov-deg") as info:
+        TrayGeometry.from_corners(USER_057, (160, 220), (640, 480))
+    assert "\n" not in str(info.value)

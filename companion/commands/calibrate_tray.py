@@ -133,6 +133,11 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--die-mm {args.die_mm}: expected the dice's edge in mm, 4 to 60")
         geometry = TrayGeometry.from_corners(corners, size, (w, h), hfov_deg=args.hfov_deg, floor_mm=floor,
                                              die_mm=args.die_mm)
+        face_hi = geometry.face_px_range()[1]
+        if face_hi < 4:
+            raise ValueError(f"--corners/--size-mm: a die would be at most {face_hi:.1f} px across in this photo; check "
+                             "the corners (in turn around the rectangle) and --size-mm (its real sides, first side "
+                             "first), or give the lens's field of view (--hfov-deg)")
         box = geometry.roi()
     else:
         box = _box(args.box)

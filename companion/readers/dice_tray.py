@@ -109,7 +109,11 @@ class TrayGeometry:
 
         Raises:
             TrayGeometryError: corners not four distinct points of a convex quadrilateral, sizes
-                not positive, the focal length not found (one line: give ``--hfov-deg``).
+                not positive, the focal length not found (one line: give ``--hfov-deg``), or no
+                camera above the floor that maps the rectangle onto the corners within 2 % of their
+                spread (sides swapped, corners mistyped, a degenerate focal length: one line naming
+                ``--size-mm`` and ``--hfov-deg``). Corners in either turning sense give the same
+                camera; in one of the two senses the frame (and ``floor_mm``) is mirrored, y to -y.
         """
         import cv2
 
@@ -146,18 +150,16 @@ class TrayGeometry:
                     "the corners; give the lens's field of view (--hfov-deg; Pi Camera Module 3: 66, v2: 62.2, "
                     "HQ with the 6 mm lens: 63)")
         K = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1]], float)
-        M = np.linalg.inv(K) @ H
-        lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
-        M = M * lam
-        if M[2, 2] < 0:  # the floor must lie in front of the camera
-            M = -M
-        r1, r2, t = M[:, 0], M[:, 1], M[:, 2]
-        R = _rot_ok(np.column_stack([r1, r2, np.cross(r1, r2)]))
-        t = t.copy()
-        # The camera must be above the floor (z up towards it): corners given in the other turning
-        # sense mirror the floor's frame; mirror it back (a die and a tray look the same mirrored).
-        if (-R.T @ t)[2] < 0:
-            R = R @ np.diag([1.0, -1.0, -1.0])
+        R, t = _pose(H, K)
+        # The camera must be above the floor (z up towards it). Corners given in the other
+        # turning sense describe the floor's frame seen from below: mirror the frame (y to -y,
+        # the rectangle's corners and the outline with it) and find the pose again. (Mirroring
+        # the rotation alone leaves a pose that does not map the corners where they were clicked.)
+        mirrored = (-R.T @ t)[2] < 0
+        if mirrored:
+            world = world * np.array([1.0, -1.0])
+            H = cv2.getPerspectiveTransform(world.astype(np.float32), pts.astype(np.float32)).astype(np.float64)
+            R, t = _pose(H, K)
         # refine R, t on the four corners (the SVD's orthogonalisation moved them a little)
         ok, rvec, tvec = cv2.solvePnP(np.column_stack([world, np.zeros(4)]), pts, K, None,
                                       cv2.Rodrigues(R)[0], t.reshape(3, 1), True, cv2.SOLVEPNP_ITERATIVE)
@@ -165,7 +167,17 @@ class TrayGeometry:
             R2, t2 = cv2.Rodrigues(rvec)[0], tvec.reshape(3)
             if (-R2.T @ t2)[2] > 0:
                 R, t = R2, t2
+        height = float((-R.T @ t)[2])
+        back = _project(K, R, t, np.column_stack([world, np.zeros(4)]))
+        err = float(np.max(np.hypot(*(back - pts).T)))
+        if not (height > die_mm and err < max(2.0, 0.02 * float(np.ptp(pts, 0).max()))):
+            raise TrayGeometryError(
+                f"corners: no camera above the floor sees this {a:g} x {b:g} mm rectangle there (focal length from "
+                f"the {how}): check the corners and --size-mm (first side first), or give the lens's field of "
+                f"view (--hfov-deg; Pi Camera Module 3: 66, v2: 62.2)")
         outline = np.asarray(floor_mm, float).reshape(-1, 2) if floor_mm is not None else world
+        if mirrored and floor_mm is not None:
+            outline = outline * np.array([1.0, -1.0])
         return cls(K, R, np.asarray(t, float).reshape(3), (w, h), outline, float(die_mm), how)
 
     # ------------------------------------------------------------------ projection
@@ -423,6 +435,25 @@ class TrayGeometry:
         if geo.camera_centre_mm[2] <= geo.die_mm:
             raise TrayGeometryError(f"{p}: [geometry]: the camera is not above the tray; {fix}")
         return geo
+
+
+def _project(K: np.ndarray, R: np.ndarray, t: np.ndarray, points_mm: np.ndarray) -> np.ndarray:
+    """``N x 3`` world points (mm) to ``N x 2`` px through the pinhole ``K [R | t]``."""
+    uv = (points_mm @ R.T + t) @ K.T
+    return uv[:, :2] / uv[:, 2:3]
+
+
+def _pose(H: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The world-to-camera ``(R 3 x 3, t 3 mm)`` of the plane z = 0 from its homography ``H``
+    (``3 x 3``, plane mm to px) and the camera matrix ``K``
+    (Zhang 2000, section 3.1), the plane in front of the camera. The camera may come out below
+    the plane (z < 0) when the corners turn the other way; the caller mirrors the frame."""
+    M = np.linalg.inv(K) @ H
+    M = M * (2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1])))
+    if M[2, 2] < 0:  # the floor must lie in front of the camera
+        M = -M
+    r1, r2 = M[:, 0], M[:, 1]
+    return _rot_ok(np.column_stack([r1, r2, np.cross(r1, r2)])), M[:, 2].copy()
 
 
 def _focal_from_homography(Hc: np.ndarray) -> float | None:
