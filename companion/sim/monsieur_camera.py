@@ -11,7 +11,10 @@ simulated children do into what the camera sees, instead of observations:
   time, decelerating, swings back and rests (:meth:`SimulatedMonsieurCamera.spin`);
 * ``seats_seen`` and ``spin_stopped`` are dropped: the camera makes its own;
 * the kids' answers pass through the camera source (:meth:`MonsieurCameraSource.take_answer`),
-  and the kids answer the camera's full-turn question truthfully after a moment.
+  and the kids answer the camera's full-turn question truthfully after a moment;
+* told that the camera cannot see the seat (``seat_unseen``: the roof hides the seat the kid
+  was put on), the players enter that ``kid_seated`` by hand after a moment, as at a real
+  table on the web page (counted in ``fallbacks``).
 
 So the referee learns the stop angle, the kids on seats and the die's colour from rendered
 frames alone. A scheduled source (the service loop times the scene changes); it also listens to
@@ -41,7 +44,8 @@ class CameraTable:
         kid_colour: ``kid_colour(name) -> token colour`` (a key of the geometry's ``kids.srgb``).
         spin_s_per_rev: seconds a spin takes per turn (the table's setting).
         seed: seeds where the die lands.
-        think_s: seconds the kids take to answer the full-turn question.
+        think_s: seconds the kids take to answer the full-turn question, or to enter a seat the
+            camera cannot see.
     """
 
     def __init__(self, camera: Any, source: Any, kid_colour: Callable[[str], str], spin_s_per_rev: float = 1.5,
@@ -59,6 +63,9 @@ class CameraTable:
         self._seq = itertools.count()
         self._emit: Emit | None = None
         self.last_revolutions: float | None = None
+        self._seated: Any = None  # the last kid_seated the table did (what a fallback enters)
+        #: observations entered by hand because the camera could not see them (``seat_unseen``)
+        self.fallbacks: list[Any] = []
 
     # the shaft's protocol on MonsieurCarrouselTable -------------------------------------
     def expect(self, revolutions: float | None, direction: str) -> None:
@@ -84,6 +91,7 @@ class CameraTable:
                 self._roll(obs.t, obs.colour)
                 return
             if kind == "kid_seated":
+                self._seated = obs
                 self._seat(obs.t, obs.seat, obs.kid)
                 return
             if kind == "answer":
@@ -129,7 +137,11 @@ class CameraTable:
 
     # the call the kids hear --------------------------------------------------------------
     def announce(self, call: Any, summary: Any = None) -> None:
-        """The camera's full-turn question: the kids answer what they saw after a moment."""
+        """The camera's full-turn question: the kids answer what they saw after a moment; the
+        camera cannot see the seat: the players enter it by hand after a moment."""
+        if call.type == "seat_unseen":
+            self._enter_seat(round(call.t + self.think_s, 3))
+            return
         if call.type != "full_turn_asked":
             return
         from companion.games.monsieur_carrousel import Answer
@@ -143,6 +155,20 @@ class CameraTable:
                     self._emit(o)
 
         self._later(answer.t, press)
+
+    def _enter_seat(self, at: float) -> None:
+        import dataclasses
+
+        seated = self._seated
+
+        def enter() -> None:
+            if seated is None or self._emit is None or int(seated.seat) in self.source.game_seats:
+                return  # the camera saw it meanwhile
+            obs = dataclasses.replace(seated, t=at)
+            self.fallbacks.append(obs)
+            self._emit(obs)
+
+        self._later(at, enter)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -10,6 +10,11 @@ becomes an observation of the game's vocabulary (``companion.games.monsieur_carr
   edge, out of the board) is ``die_rolled`` ``unknown`` (the referee asks for another roll).
 * ``kid_seated``: a seat the game has no kid on reads ``kid`` for ``settle_s`` while a seat
   was asked for (``seat_kid``), the carousel at rest.
+* ``seat_unseen`` (a call told to the table, :class:`SeatUnseen`): a seat was asked for and no
+  kid has been seen seated ``seat_unseen_s`` after, while the camera cannot read some seats
+  (the roof hides them, a hand, the board out of sight); told once per seat asked, it says how
+  to enter the seat (the web page's entries or ``companion enter monsieur-carrousel kid_seated
+  seat=N``); the referee goes on waiting.
 * ``seats_seen``: once every seat has been read ``kid`` or ``empty`` (a seat hidden now keeps
   its last reading), each change of the set of occupied seats.
 * ``spin_started`` / ``spin_stopped`` (with ``spins=True``: no encoder): the roof marker moving
@@ -60,7 +65,7 @@ from companion.vision.frames import (
     open_frame_source,
 )
 
-__all__ = ["FullTurnAsked", "MonsieurCameraSource", "check_same_table", "geometry_for_layout",
+__all__ = ["FullTurnAsked", "MonsieurCameraSource", "SeatUnseen", "check_same_table", "geometry_for_layout",
            "monsieur_camera_from_config"]
 
 log = logging.getLogger(__name__)
@@ -77,6 +82,22 @@ class FullTurnAsked(Call):
     """
 
     part: str = "carousel"
+
+
+@event_type("seat_unseen")
+@dataclasses.dataclass(frozen=True, slots=True)
+class SeatUnseen(Call):
+    """A call of the service: a kid was to be seated, and ``seat_unseen_s`` later the camera
+    has seen no kid seated while it cannot read some seats (the roof hides them); the table is
+    told to enter the seat itself (the web page's entries, or ``companion enter
+    monsieur-carrousel kid_seated seat=N``). Not for the YES/NO buttons.
+
+    Attributes:
+        hidden: the seats (the referee's seat numbers, 0-based) the camera cannot read, as
+            text (``"3, 4, 5"``).
+    """
+
+    hidden: str = ""
 
 
 def geometry_for_layout(geometry: Any, layout: Any) -> Any:
@@ -134,6 +155,9 @@ class MonsieurCameraSource(ReadingThread):
         die_unread_s: seconds after the die left the camera's sight without a colour read before
             ``die_rolled unknown``.
         spin_tracker: the :class:`CameraSpinTracker` (default: ``settle_s``, 2 degrees still).
+        seat_unseen_s: seconds of session time after a seat was asked (``seat_kid``) with no
+            kid seen seated, while some seats read unknown, before :class:`SeatUnseen` is told
+            through ``ask`` (once per seat asked; nothing with ``ask`` None).
 
     Raises:
         ValueError: a bad spec. FrameSourceError: the camera cannot be opened.
@@ -146,7 +170,7 @@ class MonsieurCameraSource(ReadingThread):
                  ask: Callable[[Call], None] | None = None,
                  on_rest: Callable[[float, float], Any] | None = None,
                  on_frame: Callable[[float], Any] | None = None, die_unread_s: float = 4.0,
-                 spin_tracker: CameraSpinTracker | None = None):
+                 spin_tracker: CameraSpinTracker | None = None, seat_unseen_s: float = 15.0):
         self.frames = open_frame_source(frames) if isinstance(frames, str) else frames
         self.reader = reader
         self.settle_s = float(settle_s)
@@ -157,6 +181,7 @@ class MonsieurCameraSource(ReadingThread):
         self.on_rest = on_rest
         self.on_frame = on_frame
         self.die_unread_s = float(die_unread_s)
+        self.seat_unseen_s = float(seat_unseen_s)
         self.spin_tracker = spin_tracker or CameraSpinTracker(settle_s=settle_s)
         n = reader.geometry.n_seats
         self._seat_stab = [Stabiliser[str](settle_s) for _ in range(n)]
@@ -165,6 +190,9 @@ class MonsieurCameraSource(ReadingThread):
         self.game_seats: set[int] = set()  # seats the referee has a kid on
         self._reported: set[int] = set()  # seats reported kid_seated, not yet confirmed
         self._seat_asked: tuple[int, ...] | None = None
+        self._seat_asked_t: float | None = None  # session time of the seat asked (its first frame)
+        self._unseen_told = False  # SeatUnseen told for the seat asked
+        self._hidden: tuple[int, ...] = ()  # seats the last frame could not read
         self._roll_asked = False
         self._die_left = False
         self._die_unread_since: float | None = None
@@ -194,6 +222,8 @@ class MonsieurCameraSource(ReadingThread):
                 self._die_unread_since = None
             elif kind == "seat_kid":
                 self._seat_asked = tuple(call.seats)  # type: ignore[attr-defined]
+                self._seat_asked_t = None
+                self._unseen_told = False
             elif kind == "kid_seated":
                 self.game_seats.add(int(call.seat))  # type: ignore[attr-defined]
                 self._reported.discard(int(call.seat))  # type: ignore[attr-defined]
@@ -213,6 +243,8 @@ class MonsieurCameraSource(ReadingThread):
             self._roll_asked = state.phase == "roll"
             self._die_left = False
             self._seat_asked = tuple(state.choices) if state.phase == "seat" else None
+            self._seat_asked_t = None
+            self._unseen_told = False
 
     # ------------------------------------------------------------------ one frame
     def _set_status(self, text: str) -> None:
@@ -253,7 +285,27 @@ class MonsieurCameraSource(ReadingThread):
         if ok and reading.carousel_angle_deg is not None and not self.spin_tracker.moving:
             out += self._seats(t, reading.seats)
         out += self._die(t, reading.die if ok else UNKNOWN)
+        self._unseen(t, reading.seats if ok else None)
         return out
+
+    def _unseen(self, t: float, seats: tuple[str, ...] | None) -> None:
+        """Tell the table once when a seat asked for has not been seen taken ``seat_unseen_s``
+        after, while seats are hidden (``seats`` None: the board not read)."""
+        n = len(self.seats_known)
+        self._hidden = tuple(range(n)) if seats is None else tuple(k for k, s in enumerate(seats) if s == UNKNOWN)
+        if self._seat_asked is None or self._unseen_told:
+            return
+        if self._seat_asked_t is None:
+            self._seat_asked_t = t
+            return
+        if t - self._seat_asked_t < self.seat_unseen_s or not self._hidden or self._reported:
+            return
+        self._unseen_told = True
+        hidden = ", ".join(str(k) for k in self._hidden)
+        log.info("camera: no kid seen seated %.0f s after the seat was asked; seats %s hidden", self.seat_unseen_s,
+                 hidden)
+        if self.ask is not None:
+            self.ask(SeatUnseen(t=t, hidden=hidden))
 
     def _spin(self, t: float, angle: float | None) -> list[Observation]:
         tracker = self.spin_tracker
@@ -396,7 +448,7 @@ def monsieur_camera_from_config(config: Any, table: Any, layout: str, spec: str 
         clock: timestamps of the frames (default ``time.monotonic``).
         frames: a frame source to use instead of opening ``spec`` (the simulated camera).
         **kwargs: passed to :class:`MonsieurCameraSource` (``on_status``, ``spins``, ``ask``,
-            ``on_rest``, ``on_frame``).
+            ``on_rest``, ``on_frame``, ``seat_unseen_s``).
 
     Raises:
         ValueError: a bad geometry or lens file, or geometry and layouts that disagree.

@@ -1,0 +1,105 @@
+"""A kid put on a seat the camera cannot read (a token the reader cannot tell from the seat,
+the roof over it): the camera source tells the table once, after ``seat_unseen_s`` of session
+time, how to enter the seat; the simulated table then enters it by hand (a fallback), so
+``--camera sim`` games play to their end on every seed."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+
+from companion.assembly import assemble
+from companion.clock import ManualClock
+from companion.config import validate
+from companion.games.monsieur_carrousel import SeatKid
+from companion.journal import Journal
+from companion.sources.monsieur_camera import MonsieurCameraSource, SeatUnseen
+from companion.vision.monsieur import MonsieurReader
+from companion.vision.sim_monsieur import MonsieurScene, SimulatedMonsieurCamera
+from tests.test_monsieur_camera import one_board
+
+#: seat 1 with the natural-wood token, the carousel at 85 degrees: the reader reads it unknown
+HIDDEN_SEAT, ANGLE = 1, 85.0
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return MonsieurReader()
+
+
+def play(src, cam, now, t0, t1, period=0.5):
+    out = []
+    t = t0
+    while t < t1 - 1e-9:
+        now[0] = round(t, 3)
+        out += src.step(now[0])
+        t += period
+    return out
+
+
+def test_a_seat_the_camera_cannot_read_is_told_once_per_seat_asked(reader):
+    now = [0.0]
+    kids = [None] * 12
+    kids[HIDDEN_SEAT] = "natural_wood"
+    cam = SimulatedMonsieurCamera(seed=4, clock=lambda: now[0], scene=MonsieurScene(angle_deg=ANGLE, kids=tuple(kids)))
+    told: list = []
+    src = MonsieurCameraSource(cam, reader, settle_s=0.3, ask=told.append, seat_unseen_s=15.0)
+    out = play(src, cam, now, 0.0, 2.0)
+    assert src.latest[2].seats[HIDDEN_SEAT] == "unknown"  # the scene this test needs
+    src.announce(SeatKid(t=2.0, player="Cleo", kid="Lulu", colour="purple", seats=(HIDDEN_SEAT, 7), seat=HIDDEN_SEAT))
+    out += play(src, cam, now, 2.0, 16.5)
+    assert told == []  # not before 15 s of waiting
+    out += play(src, cam, now, 16.5, 40.0)
+    assert len(told) == 1 and isinstance(told[0], SeatUnseen)
+    assert 17.0 <= told[0].t <= 18.0 and str(HIDDEN_SEAT) in told[0].hidden.split(", ")
+    assert not [o for o in out if o.TYPE == "kid_seated"]
+    # the next kid asked for: told again once, after its own wait
+    src.announce(SeatKid(t=40.0, player="Ana", kid="Paul", colour="purple", seats=(HIDDEN_SEAT,), seat=HIDDEN_SEAT))
+    play(src, cam, now, 40.0, 70.0)
+    assert len(told) == 2 and 55.0 <= told[1].t <= 56.0
+
+
+def test_a_seat_the_camera_reads_is_not_told(reader):
+    now = [0.0]
+    cam = SimulatedMonsieurCamera(seed=4, clock=lambda: now[0], scene=MonsieurScene(angle_deg=ANGLE))
+    told: list = []
+    src = MonsieurCameraSource(cam, reader, settle_s=0.3, ask=told.append, seat_unseen_s=5.0)
+    play(src, cam, now, 0.0, 1.0)
+    assert "unknown" not in src.latest[2].seats
+    src.announce(SeatKid(t=1.0, player="Ana", kid="Paul", colour="red", seats=(3,), seat=3))
+    play(src, cam, now, 1.0, 12.0)  # nobody seats the kid: the camera sees every seat, nothing to tell
+    assert told == []
+
+
+GAMES = [(1, "sim"), (4, "sim"), (1, "sim:7")]
+
+
+@pytest.mark.parametrize(("seed", "camera"), GAMES)
+def test_camera_sim_games_play_to_their_end(tmp_path, seed, camera):
+    config = validate({"service": {"pin_factory": "mock", "announcers": ["console"]}, "sim": {"seed": seed},
+                       "monsieur_carrousel": {"table_file": str(one_board(tmp_path))},
+                       "monsieur_carrousel_sim": {"think_s": 0.5},
+                       "camera": {"frame_period_s": 0.2}})
+    service = assemble("monsieur-carrousel", config, Journal(tmp_path / "j.db"), ManualClock, "sim",
+                       players=["Ana", "Ben"], new=True, stream=io.StringIO(), options={"camera": camera})
+    seen = service.scheduled[1]
+    seen.source.seat_unseen_s = 5.0
+    calls: list = []
+    service.announcers.append(type("Tap", (), {"announce": lambda self, c, s=None: calls.append(c),
+                                               "close": lambda self: None})())
+    wall = time.perf_counter()
+    service.run(until=1500.0)
+    wall = time.perf_counter() - wall
+    state = service.state
+    service.close()
+    kinds = [c.TYPE for c in calls]
+    assert state.phase == "over", f"stuck in {state.phase} at {service.clock.now():.0f} s: {kinds[-5:]}"
+    assert "invalid_observation" not in kinds
+    # every seat entered by hand followed the camera's one tell for that seat
+    assert kinds.count("seat_unseen") == len(seen.fallbacks)
+    assert all(o.TYPE == "kid_seated" for o in seen.fallbacks)
+    print(f"seed {seed} {camera}: over at {service.clock.now():.0f} s session, {wall:.1f} s wall, "
+          f"{len(seen.fallbacks)} fallbacks")
