@@ -162,6 +162,11 @@ class _NextGame:
     Args:
         over: ``over() -> bool``: the current game has ended (a request is then taken at once,
             even before the service has closed the game and started waiting).
+        current: ``current() -> str | None``: the current game's name (for the players' check).
+
+    One request is taken per ended game: a second one (a double tap, two pages) is refused
+    until the game it asked for has started (:meth:`started`), so it never starts a game by
+    itself after that one ends.
     """
 
     def __init__(self, over: Any = None, current: Any = None) -> None:
@@ -171,6 +176,14 @@ class _NextGame:
         self.waiting = False
         self.over = over or (lambda: False)
         self.current = current or (lambda: None)
+        self._lock = threading.Lock()
+        self._taken = False  # a request was taken and its game has not started yet
+
+    def started(self) -> None:
+        """The run loop's word that a game has started (its service is the current one): the
+        next game over takes a request again."""
+        with self._lock:
+            self._taken = False
 
     def request(self, game: str | None, players: list[str] | None = None) -> str | None:
         """Entry socket's ``new_game`` (with the players, or None: the last game's); returns an
@@ -183,13 +196,15 @@ class _NextGame:
             problem = check_players([str(p).strip() for p in players], game or self.current() or "")
             if problem:
                 return f"players: {problem}"
-        if self.event.is_set():
-            return "a new game is already starting"
-        if not (self.waiting or self.over()):
-            return "a game is being played; it must end first (or stop the service)"
-        self.game = game
-        self.players = [str(p).strip() for p in players] if players is not None else None
-        self.event.set()
+        with self._lock:  # two requests at once: one is taken
+            if self._taken or self.event.is_set():
+                return "a new game is already starting"
+            if not (self.waiting or self.over()):
+                return "a game is being played; it must end first (or stop the service)"
+            self.game = game
+            self.players = [str(p).strip() for p in players] if players is not None else None
+            self._taken = True
+            self.event.set()
         return None
 
 
@@ -285,6 +300,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
             if notifier.watchdog_period_s:
                 service.heartbeat_s = notifier.watchdog_period_s
             current["service"] = service
+            nxt.started()
             if service.referee.is_over(service.state):
                 # Stopped after the last call but before the session was closed: close it now.
                 journal.finish_session(service.session, dict(service.referee.summary(service.state)))
@@ -336,7 +352,7 @@ def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier
             from gpiozero import Button
 
             button = Button(config["pins"]["claim_buttons"][0], pull_up=True, hold_time=3.0, pin_factory=factory)
-            button.when_held = lambda: nxt.event.set()
+            button.when_held = lambda: nxt.request(None)  # taken once, as a new_game on the socket
         except Exception as exc:  # the socket still works without the button
             log.warning("long press for a new game unavailable: %s", exc)
     line = (f"game over: a new {game} game starts with a long press (3 s) on button 1 or "
