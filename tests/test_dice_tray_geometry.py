@@ -197,3 +197,25 @@ def test_a_rectangle_no_camera_can_see_is_refused_in_one_line():
     with pytest.raises(TrayGeometryError, match=r"^corners: .*--size-mm.*--hfov-deg") as info:
         TrayGeometry.from_corners(USER_057, (160, 220), (640, 480))
     assert "\n" not in str(info.value)
+
+
+def test_the_documented_corners_examples_survive_the_shell():
+    """Every ``--corners`` example in ``calibrate tray --help`` and docs/carnival.md is quoted:
+    unquoted, the shell ends the command at the first ``;``."""
+    import shlex
+
+    from companion.commands import calibrate_tray
+
+    docs = Path(__file__).resolve().parents[1] / "docs" / "carnival.md"
+    lines = [ln.strip() for text in (calibrate_tray.__doc__, docs.read_text(encoding="utf-8"))
+             for ln in text.splitlines() if ln.strip().startswith("companion calibrate tray") and "--corners" in ln]
+    assert len(lines) >= 4
+    for line in lines:
+        lex = shlex.shlex(line, posix=True, punctuation_chars=True)  # ";" ends a command, as in sh
+        lex.whitespace_split = True
+        words = list(lex)
+        assert ";" not in words, line
+        value = words[words.index("--corners") + 1]
+        assert value == "..." or len(calibrate_tray.parse_corners(value)) == 4, line
+    with pytest.raises(ValueError, match="in quotes"):
+        calibrate_tray.parse_corners("101,96")  # what the shell leaves of an unquoted --corners

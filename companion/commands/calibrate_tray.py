@@ -6,9 +6,10 @@ camera will give), then give the four corners of a rectangle on the tray's floor
 millimetres: the floor's own corners (for a tray with rounded corners, where its straight edges
 would meet), or the corners of a card or sheet laid flat on the floor (an A4 sheet is 297 x 210
 mm; for a round tray, lay one in the middle and give --round-mm). The corners go in turn around
-the rectangle (either sense); the first side is the first size. From them the reader knows the
-camera's pose over the tray, so a die's size and shape in pixels anywhere in the tray (its top
-face 16 mm above the floor, --die-mm); no die size to set. When the camera looks almost straight
+the rectangle (either sense), in quotes (the shell splits a command at ";"); the first side is
+the first size. From them the reader knows the camera's pose over the tray, so a die's size and
+shape in pixels anywhere in the tray (its top face 16 mm above the floor, --die-mm); no die size
+to set. When the camera looks almost straight
 down its focal length cannot be found from the corners: give the lens's field of view
 (--hfov-deg; Pi Camera Module 3: 66, v2: 62.2). The dice reader is run once on the photo, and
 what it sees is printed as a check, with the size of the dice in pixels, and a warning when they
@@ -18,8 +19,8 @@ The older form, --box x0,y0,x1,y1 (a pixel box around the floor), still works; t
 needs [dice] die_px_min/die_px_max instead of the geometry.
 
 Examples:
-  companion calibrate tray tray.jpg --corners 101,96;538,88;553,402;92,410 --size-mm 220x160
-  companion calibrate tray tray.jpg --corners 250,180;400,182;398,290;252,288 --size-mm 297x210 --round-mm 200 --hfov-deg 66
+  companion calibrate tray tray.jpg --corners "101,96;538,88;553,402;92,410" --size-mm 220x160
+  companion calibrate tray tray.jpg --corners "250,180;400,182;398,290;252,288" --size-mm 297x210 --round-mm 200 --hfov-deg 66
   companion calibrate tray tray.jpg --box 90,140,545,495
 """
 
@@ -39,8 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("image", metavar="IMAGE", help="a photo from the dice camera, at its place")
     how = parser.add_mutually_exclusive_group(required=True)
-    how.add_argument("--corners", metavar="X,Y;X,Y;X,Y;X,Y",
-                     help="the corners (px) of a rectangle on the tray's floor, in turn around it")
+    how.add_argument("--corners", metavar='"X,Y;X,Y;X,Y;X,Y"',
+                     help="the corners (px) of a rectangle on the tray's floor, in turn around it, in quotes")
     how.add_argument("--box", metavar="X0,Y0,X1,Y1",
                      help="(older form) the tray's floor in the photo, pixels (left, top, right, bottom)")
     parser.add_argument("--size-mm", metavar="AxB", help="the rectangle's sides in mm: first side x second side")
@@ -74,7 +75,8 @@ def parse_corners(text: str) -> list[tuple[float, float]]:
     except ValueError:
         pts = []
     if len(pts) != 4 or any(len(p) != 2 or not all(math.isfinite(v) for v in p) for p in pts):
-        raise ValueError(f"--corners {text}: expected four corners x,y;x,y;x,y;x,y (pixels, in turn around the rectangle)")
+        raise ValueError(f'--corners {text}: expected four corners "x,y;x,y;x,y;x,y" (pixels, in turn around '
+                         'the rectangle; in quotes, or the shell splits them at each ;)')
     return [(p[0], p[1]) for p in pts]
 
 
