@@ -89,7 +89,7 @@ def test_a_covered_marker_is_missing_where_it_belongs_and_a_foreign_one_is_named
     assert three.state == "missing" and "bottom-left" in three.text and three.corners_px is not None
     seven = _state(check, 7)
     assert seven.state == "foreign" and seven.other == 3
-    assert "3 not seen" in check.summary
+    assert "marker 3 not seen" in check.summary
 
 
 def test_a_marker_turned_in_its_place(frame):

@@ -54,7 +54,7 @@ def test_the_marker_check_names_a_covered_marker_and_tapped_colours_are_written(
         page.wait_for_selector("#markers li[data-id='3'][data-state='missing']", timeout=8_000)
         assert "marker 3: not seen where it belongs (the bottom-left)" in page.inner_text("#markers")
         assert page.locator("#markers li[data-state='in_place']").count() == 3
-        assert "3 of 4 markers in place; 3 not seen" in page.inner_text("#marker-summary")
+        assert "3 of 4 markers in place; marker 3 not seen" in page.inner_text("#marker-summary")
         page.wait_for_function("document.querySelector('#live').naturalWidth > 0")
 
         page.click("#hold")

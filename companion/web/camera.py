@@ -183,7 +183,8 @@ def camera_of(rig: Any) -> Any:
 
 # ---------------------------------------------------------------------------------- markers
 #: Marker states of :class:`MarkerState`, worst first on the page.
-STATES = ("swapped", "misplaced", "turned", "out_of_place", "foreign", "missing", "outside", "seen", "in_place")
+STATES = ("swapped", "misplaced", "turned", "out_of_place", "foreign", "missing", "outside", "seen", "in_place",
+          "moving")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,7 +198,9 @@ class MarkerState:
             view); ``swapped`` (it stands at the place of marker ``other``, which stands at its
             place); ``misplaced`` (at the place of marker ``other``); ``turned`` (at its place,
             turned by ``turned_deg``); ``out_of_place`` (elsewhere); ``foreign`` (not one of this
-            board's markers); ``seen`` (the places could not be checked: too few markers agree).
+            board's markers); ``seen`` (the places could not be checked: too few markers agree);
+            ``moving`` (one of the board's moving markers, not a fixed one: Monsieur Carrousel's roof,
+            Carrossel's turning centre; seen, its place not checked).
         text: one line for people.
         corners_px: ``4 x 2`` pixel corners: where it was seen, else where it belongs (None when
             the frame is not registered).
@@ -255,7 +258,8 @@ def _fit(board: np.ndarray, image: np.ndarray) -> np.ndarray | None:
 
 
 def marker_check(frame: np.ndarray, layout: Mapping[int, np.ndarray], dictionary_name: str = "DICT_4X4_50",
-                 lens: tuple[np.ndarray, np.ndarray] | None = None) -> MarkerCheck:
+                 lens: tuple[np.ndarray, np.ndarray] | None = None,
+                 moving: Mapping[int, str] | None = None) -> MarkerCheck:
     """Which of the board's ArUco markers is seen, missing, swapped or out of place.
 
     Every pair of the layout's markers seen proposes a homography (board mm -> pixels, from
@@ -272,6 +276,9 @@ def marker_check(frame: np.ndarray, layout: Mapping[int, np.ndarray], dictionary
             the board geometry file (e.g. ``calibration/carrousel-board.json`` ``markers``).
         dictionary_name: the markers' ArUco dictionary.
         lens: (camera matrix, distortion coefficients) of ``camera.json``, or None.
+        moving: the board's moving markers, id -> what carries it (``{9: "the roof"}``, from
+            ``roof_marker_id`` of ``monsieur-board.toml``; Carrossel's ``centre_marker_id``): seen,
+            such a marker is ``moving``, not ``foreign``; not seen, it is not named (it turns).
 
     Returns:
         The :class:`MarkerCheck`.
@@ -384,7 +391,12 @@ def marker_check(frame: np.ndarray, layout: Mapping[int, np.ndarray], dictionary
         else:
             states.append(MarkerState(i, "out_of_place", f"marker {i}: {off:.0f} mm from its place; {belongs}",
                                       corners, offset_mm=off))
-    for i in sorted(set(seen) - set(board)):
+    carried = {int(k): str(v) for k, v in (moving or {}).items() if int(k) not in board}
+    for i in sorted(set(seen) & set(carried)):
+        states.append(MarkerState(i, "moving", f"marker {i}: {carried[i]}'s marker, seen (it moves with "
+                                               f"{carried[i]}; the board is placed by its fixed markers)",
+                                  seen[i].round(1).tolist()))
+    for i in sorted(set(seen) - set(board) - set(carried)):
         at = landed.get(i)
         where = f" at marker {at}'s place" if at is not None else ""
         states.append(MarkerState(i, "foreign", f"marker {i}: not one of this board's markers ({', '.join(map(str, sorted(board)))})"
@@ -406,14 +418,14 @@ def _summary(states: Sequence[MarkerState], n: int, registered: bool) -> str:
     for state, word in (("misplaced", "stands at another's place"), ("turned", "turned"), ("out_of_place", "out of place"),
                         ("missing", "not seen"), ("outside", "outside the view"), ("foreign", "not this board's")):
         ids = [str(s.id) for s in states if s.state == state]
-        if ids:
-            parts.append(f"{', '.join(ids)} {word}")
+        if ids:  # "marker 9 not this board's", not a count
+            parts.append(f"marker{'s' if len(ids) > 1 else ''} {', '.join(ids)} {word}")
     return "; ".join(parts)
 
 
 _STATE_BGR = {"in_place": (60, 200, 60), "missing": (0, 165, 255), "outside": (0, 165, 255), "seen": (200, 200, 0),
               "foreign": (40, 40, 230), "swapped": (40, 40, 230), "misplaced": (40, 40, 230),
-              "turned": (40, 40, 230), "out_of_place": (40, 40, 230)}
+              "turned": (40, 40, 230), "out_of_place": (40, 40, 230), "moving": (230, 160, 0)}
 
 
 def draw_marker_check(frame: np.ndarray, check: MarkerCheck) -> np.ndarray:
@@ -520,9 +532,11 @@ class CameraView:
         return self._cached("overlay", latest, make)
 
     # -- markers ------------------------------------------------------------------------------
-    def marker_layout(self) -> tuple[dict[int, np.ndarray], str, Any] | None:
-        """``(layout, dictionary name, lens)`` of the reader's board, or None for a camera
-        without markers (the dice tray)."""
+    def marker_layout(self) -> tuple[dict[int, np.ndarray], str, Any, dict[int, str]] | None:
+        """``(layout, dictionary name, lens, moving markers)`` of the reader's board (the
+        arguments of :func:`marker_check` after the frame), or None for a camera without markers
+        (the dice tray). The moving markers: the geometry's ``roof_marker_id`` (Monsieur
+        Carrousel) and ``centre_marker_id`` (Carrossel)."""
         reader = self.reader
         geometry = getattr(reader, "geometry", None)
         registrar = getattr(reader, "registrar", None)
@@ -530,7 +544,11 @@ class CameraView:
         if not layout:
             return None
         dictionary = getattr(geometry, "dictionary", None) or getattr(registrar, "dictionary_name", "DICT_4X4_50")
-        return {int(k): np.asarray(v, np.float64) for k, v in layout.items()}, dictionary, getattr(registrar, "lens", None)
+        moving = {int(i): what for i, what in ((getattr(geometry, "roof_marker_id", None), "the roof"),
+                                                 (getattr(geometry, "centre_marker_id", None), "the turning board's centre"))
+                  if i is not None}
+        return ({int(k): np.asarray(v, np.float64) for k, v in layout.items()}, dictionary,
+                getattr(registrar, "lens", None), moving)
 
     def markers(self) -> tuple[MarkerCheck, tuple[float, np.ndarray, Any]] | None:
         """The :func:`marker_check` of the latest frame and that frame, or None before the
