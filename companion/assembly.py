@@ -178,6 +178,9 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
         PartMissing: at a real table, a part that is missing or fails (the message names it
             and the fix).
         ValueError: a bad calibration or data file (the message names it).
+
+    A start that raises leaves no new session in the journal (the empty one it opened is
+    discarded: :meth:`~companion.journal.Journal.discard_session`); a resumed game is kept.
     """
     from companion.games import referee_from_config
     from companion.service import Service, open_session
@@ -192,85 +195,92 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
     referee_options = kit.options(config)
     settings = {**kit.table_settings(config, players, seed, options), "table": table}
     opened = open_session(referee, journal, referee_options, settings, new)
-    players = list(opened.table.get("players", players))
-    seed = int(opened.table.get("seed", seed))
-    the_clock = clock(opened.origin)
-    parts = Parts(clock=the_clock.now)
-    factory, mock_pins = _pins(config, table, parts)
-    names = list(config["service"]["announcers"])
-    if table == "hardware" and not names:
-        raise ValueError("[service] announcers is empty: at a real table nothing would tell the players "
-                         "the calls; list console, speech and/or lights")
-    console = speech = lights = None
-    if "console" in names:
-        from companion.announcers.console import ConsoleAnnouncer
+    # A start refused before anything was observed (a part missing) leaves no session: the
+    # empty one just opened is discarded (a resumed game's is kept, whatever happens).
+    try:
+        players = list(opened.table.get("players", players))
+        seed = int(opened.table.get("seed", seed))
+        the_clock = clock(opened.origin)
+        parts = Parts(clock=the_clock.now)
+        factory, mock_pins = _pins(config, table, parts)
+        names = list(config["service"]["announcers"])
+        if table == "hardware" and not names:
+            raise ValueError("[service] announcers is empty: at a real table nothing would tell the players "
+                             "the calls; list console, speech and/or lights")
+        console = speech = lights = None
+        if "console" in names:
+            from companion.announcers.console import ConsoleAnnouncer
 
-        console = ConsoleAnnouncer(stream=stream, show_moves=options.get("show_moves", True), game=game,
-                                   language=config["speech"]["language"])
-    if "lights" in names:
-        lights = _lights(game, config, players, factory, parts)
-    if "speech" in names and config["speech"]["enabled"]:
-        speech = _speech(game, config, table, lights, parts)
-    web = None
-    if "web" in names and config["web"]["enabled"] and options.get("web") is not None:
-        from companion.web import WebAnnouncer
+            console = ConsoleAnnouncer(stream=stream, show_moves=options.get("show_moves", True), game=game,
+                                       language=config["speech"]["language"])
+        if "lights" in names:
+            lights = _lights(game, config, players, factory, parts)
+        if "speech" in names and config["speech"]["enabled"]:
+            speech = _speech(game, config, table, lights, parts)
+        web = None
+        if "web" in names and config["web"]["enabled"] and options.get("web") is not None:
+            from companion.web import WebAnnouncer
 
-        web = WebAnnouncer(options["web"], game, players, table)  # the page's server runs in `companion run`
-    ended: list[str] = []
-    service_box: list[Any] = []
+            web = WebAnnouncer(options["web"], game, players, table)  # the page's server runs in `companion run`
+        ended: list[str] = []
+        service_box: list[Any] = []
 
-    def end(summary: str) -> None:
-        ended.append(summary)
-        if on_end is not None:
-            on_end(summary)
-        if service_box:
-            service_box[0].stop()
+        def end(summary: str) -> None:
+            ended.append(summary)
+            if on_end is not None:
+                on_end(summary)
+            if service_box:
+                service_box[0].stop()
 
-    ctx = Table(game=game, config=config, referee=referee, players=players, seed=seed, opened=opened,
-                clock=the_clock, kind=table, pin_factory=factory, mock_pins=mock_pins, parts=parts,
-                console=console, lights=lights, options=options, on_end=end)
-    rig = kit.real(ctx) if table == "hardware" else kit.simulated(ctx)
-    if opened.resumed and rig.resume is not None and opened.state is not None:
-        rig.resume(opened.state, the_clock.now())
-    if speech is not None and rig.prompts:
-        _warm(speech, game, rig.prompts)
-    by_name = {"console": console, "speech": speech, "lights": lights, "web": web}
-    # Speech before the lights: on close it finishes its prompts while the buzzer still works.
-    announcers = [by_name[n] for n in ANNOUNCERS if n in names and by_name[n] is not None]
-    sources = list(rig.sources)
-    observers: list[Any] = list(rig.observers)
-    if entries is not None:
-        entry_source = entries.source(game, referee.vocabulary)
-        sources.append(entry_source)
-        observers.append(entry_source)
-        parts.set("entry socket", "ok", str(entries.path))
-    service = Service(referee, the_clock, journal=journal, session=opened.session, sources=sources,
-                      scheduled=rig.scheduled, announcers=[*announcers, *rig.announcers],
-                      state=opened.state, last_t=opened.last_t, delay_s=rig.delay_s, observers=observers,
-                      paused=lambda: parts.any_lost, heartbeat=heartbeat,
-                      paused_at=the_clock.now() if opened.paused else None)  # paused by the players
-    service_box.append(service)
-    if web is not None:
-        from companion.web.camera import CameraView, camera_of
+        ctx = Table(game=game, config=config, referee=referee, players=players, seed=seed, opened=opened,
+                    clock=the_clock, kind=table, pin_factory=factory, mock_pins=mock_pins, parts=parts,
+                    console=console, lights=lights, options=options, on_end=end)
+        rig = kit.real(ctx) if table == "hardware" else kit.simulated(ctx)
+        if opened.resumed and rig.resume is not None and opened.state is not None:
+            rig.resume(opened.state, the_clock.now())
+        if speech is not None and rig.prompts:
+            _warm(speech, game, rig.prompts)
+        by_name = {"console": console, "speech": speech, "lights": lights, "web": web}
+        # Speech before the lights: on close it finishes its prompts while the buzzer still works.
+        announcers = [by_name[n] for n in ANNOUNCERS if n in names and by_name[n] is not None]
+        sources = list(rig.sources)
+        observers: list[Any] = list(rig.observers)
+        if entries is not None:
+            entry_source = entries.source(game, referee.vocabulary)
+            sources.append(entry_source)
+            observers.append(entry_source)
+            parts.set("entry socket", "ok", str(entries.path))
+        service = Service(referee, the_clock, journal=journal, session=opened.session, sources=sources,
+                          scheduled=rig.scheduled, announcers=[*announcers, *rig.announcers],
+                          state=opened.state, last_t=opened.last_t, delay_s=rig.delay_s, observers=observers,
+                          paused=lambda: parts.any_lost, heartbeat=heartbeat,
+                          paused_at=the_clock.now() if opened.paused else None)  # paused by the players
+        service_box.append(service)
+        if web is not None:
+            from companion.web.camera import CameraView, camera_of
 
-        camera = camera_of(rig)  # the camera page's frames: encoded only when a page asks
-        options["web"].camera = CameraView(camera, config) if camera is not None else None
-        web.attach(service)
-    parts.tell = service.tell
-    service.parts = parts  # type: ignore[attr-defined]
-    service.speech = speech  # type: ignore[attr-defined]
-    service.table_kind = table  # type: ignore[attr-defined]
-    service.ended = ended  # type: ignore[attr-defined]
-    service.players = players  # type: ignore[attr-defined]
-    out = console.stream if console is not None else None
-    if out is not None:
-        if opened.resumed:
-            out.write(f"resumed session {opened.session} at t={opened.last_t:.1f} s after {opened.n} "
-                      f"observations{_scores(referee.summary(opened.state))}\n")
-        for line in rig.lines:
-            out.write(line + "\n")
-        out.flush()
-    return service
+            camera = camera_of(rig)  # the camera page's frames: encoded only when a page asks
+            options["web"].camera = CameraView(camera, config) if camera is not None else None
+            web.attach(service)
+        parts.tell = service.tell
+        service.parts = parts  # type: ignore[attr-defined]
+        service.speech = speech  # type: ignore[attr-defined]
+        service.table_kind = table  # type: ignore[attr-defined]
+        service.ended = ended  # type: ignore[attr-defined]
+        service.players = players  # type: ignore[attr-defined]
+        out = console.stream if console is not None else None
+        if out is not None:
+            if opened.resumed:
+                out.write(f"resumed session {opened.session} at t={opened.last_t:.1f} s after {opened.n} "
+                          f"observations{_scores(referee.summary(opened.state))}\n")
+            for line in rig.lines:
+                out.write(line + "\n")
+            out.flush()
+        return service
+    except BaseException:
+        if not opened.resumed:
+            journal.discard_session(opened.session)
+        raise
 
 
 def _warm(speech: Any, game: str, prompts: Sequence[Any]) -> None:

@@ -563,6 +563,32 @@ class Journal:
         """Replace the table's settings of a session (prefer ``start_session(..., table)``)."""
         self._db.execute("UPDATE sessions SET table_settings = ? WHERE id = ?", (json.dumps(table), session))
 
+    def discard_session(self, session: int) -> bool:
+        """Delete a session that holds no entry at all (a start refused before anything was
+        observed: a part missing), so that it is neither listed nor resumed. A session with
+        entries (in the database or waiting in memory), or a finished one, is kept: the
+        journal's entries stay append-only.
+
+        Returns:
+            True when the session was deleted, False when it was kept (or is not there).
+
+        Raises:
+            JournalError: the disk refuses it or the journal is damaged.
+        """
+        if any(row[1] == session for row in self._backlog):
+            return False
+        try:
+            cur = self._db.execute(
+                "DELETE FROM sessions WHERE id = ? AND finished = 0 "
+                "AND NOT EXISTS (SELECT 1 FROM entries WHERE entries.session = sessions.id)", (session,))
+        except _DAMAGE as exc:
+            raise JournalError(f"{self.path}: cannot discard session {session}: {exc}") from None
+        if cur.rowcount != 1:
+            return False
+        if session == self._next_session - 1:
+            self._next_session = session  # its number is given to the next session again
+        return True
+
     def finish_session(self, session: int, result: Any) -> None:
         """Mark a session as ended, with a JSON-able result.
 
