@@ -9,9 +9,9 @@ sentences (an entry the referee rejects, ``invalid_observation``, in plain words
 1; an entry refused by the service, e.g. for another game than the one refereed, exit status 1).
 
 Examples:
-  companion enter carrossel play player=Ana slot=9 animals=swan,fox
+  companion enter carrossel play player=Ana slot=9 animals=swan,fish
   companion enter carrossel choose player=Ben option=2
-  companion enter carnival game_start players=Ana,Ben discard=ferris_wheel,carousel
+  companion enter carnival game_start players=Ana,Ben discard=ferris_wheel:lights,carousel:seats
   companion enter monsieur-carrousel answer value=yes
   companion enter --json '{"type": "claim", "player": "Ana"}' carrousel
   companion enter --new-game carnival       # between games: start the next one
@@ -49,8 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_fields(pairs: list[str]) -> dict[str, Any]:
-    """``["player=Ana", "slot=9", "animals=swan,fox"]`` -> ``{"player": "Ana", "slot": 9,
-    "animals": ["swan", "fox"]}``.
+    """``["player=Ana", "slot=9", "animals=swan,fish"]`` -> ``{"player": "Ana", "slot": 9,
+    "animals": ["swan", "fish"]}``.
 
     Raises:
         companion.cli.UsageError: a pair without ``=``, or a field given twice.
