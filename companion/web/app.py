@@ -29,6 +29,7 @@ Routes (every page is a static file of ``companion/web/static/``; nothing comes 
                                    colours file from the held frames
 ``/api/calibration``       GET     each calibration file's state
 ``/api/qr.svg``            GET     the QR code of the LAN address with the token (local clients)
+``/favicon.ico``           GET     the page's icon (``static/favicon.ico``, shipped with the package)
 =========================  ======  =================================================================
 
 Bad input: a body over :data:`MAX_BODY` bytes is HTTP 413, a body that is not a JSON object is
@@ -532,8 +533,12 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
     async def screen_info(request: Request) -> Response:
         return JSONResponse({"lan": lan, "url": lan_url, "token": token if lan else None})
 
+    async def favicon(request: Request) -> Response:
+        return FileResponse(STATIC / "favicon.ico", media_type="image/x-icon",
+                            headers={"cache-control": "max-age=86400"})
+
     routes = [Route(path, page(name)) for path, name in PAGES.items()]
-    routes += [
+    routes += [Route("/favicon.ico", favicon),
         Route("/api/session", session), Route("/api/events", events), Route("/api/status", status),
         Route("/api/entry", entry, methods=["POST"]), Route("/api/control", control, methods=["POST"]),
         Route("/api/camera.jpg", camera_jpg), Route("/api/camera.mjpg", camera_mjpg),

@@ -1,7 +1,7 @@
 // Monsieur Carrousel for small kids: pictures, no text needed. The die's colour (with its
 // symbol, for colour-blind players), the seat to take, sun or rain, the raindrops and sunbeams.
 "use strict";
-const {el, nav, live, FILL, SYMBOLS} = Companion;
+const {el, nav, live, FILL, SYMBOLS, GAME_NAMES} = Companion;
 nav();
 const NS = "http://www.w3.org/2000/svg";
 function svg(inner) { const s = document.createElementNS(NS, "svg"); s.setAttribute("viewBox", "0 0 100 100"); s.innerHTML = inner; return s; }
@@ -44,8 +44,23 @@ function take(ev) {
   if (ev.type === "seat_kid") seat = {seat: c.seat, colour: c.colour};
   if (ev.type === "weather") zone = c.zone;
 }
+// The pictures are Monsieur Carrousel's: at a table playing another game, a sentence says so.
+function forMonsieur(state) {
+  const game = state && state.game;
+  if (!game) return true;  // no game yet
+  const other = game !== "monsieur-carrousel";
+  document.querySelector(".kids").hidden = other;
+  document.getElementById("who").hidden = other;
+  const note = document.getElementById("other-game");
+  note.hidden = !other;
+  note.dataset.game = other ? game : "";
+  note.textContent = other ? `The kids' view is for Monsieur Carrousel; this table plays ${GAME_NAMES[game] || game}: ` +
+    "its game is on " : "";
+  if (other) note.append(el("a", {href: "/", text: "the table's page"}), ".");
+  return !other;
+}
 live({
-  hello(h) { for (const ev of h.history) take(ev); draw(h.state); },
-  call(ev) { take(ev); draw(ev.state); },
-  game(ev) { die = seat = zone = null; draw(ev.state); },
+  hello(h) { for (const ev of h.history) take(ev); if (forMonsieur(h.state)) draw(h.state); },
+  call(ev) { take(ev); if (forMonsieur(ev.state)) draw(ev.state); },
+  game(ev) { die = seat = zone = null; if (forMonsieur(ev.state)) draw(ev.state); },
 });
