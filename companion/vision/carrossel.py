@@ -187,15 +187,16 @@ class CarrosselGeometry:
 
         def num(key: str) -> float:
             v = get(key)
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise ValueError(f"{p}: {key}: expected a number, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"{p}: {key}: expected a finite number, got {v!r}")
             return float(v)
 
         def nums(key: str, n: int | None = None, v: Any = None) -> tuple[float, ...]:
             v = get(key) if v is None else v
-            if not (isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+            if not (isinstance(v, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                and math.isfinite(x) for x in v)
                     and (n is None or len(v) == n)):
-                raise ValueError(f"{p}: {key}: expected {n or 'a list of'} numbers, got {v!r}")
+                raise ValueError(f"{p}: {key}: expected {n or 'a list of'} finite numbers, got {v!r}")
             return tuple(float(x) for x in v)
 
         size = num("fixed_markers.size_mm")
@@ -207,7 +208,10 @@ class CarrosselGeometry:
             if not str(k).isdigit():
                 raise ValueError(f"{p}: fixed_markers.centres_mm: {k!r} is not a marker id")
             markers[int(k)] = _corners(nums(f"fixed_markers.centres_mm.{k}", 2, v), size)
-        labels = tuple(str(x) for x in get("sectors.labels"))
+        labels = get("sectors.labels")
+        if not (isinstance(labels, list) and labels and all(isinstance(x, str) for x in labels)):
+            raise ValueError(f"{p}: sectors.labels: expected a list of sector letters, got {labels!r}")
+        labels = tuple(labels)
         middle = nums("sectors.middle_deg", len(labels))
         rows = nums("cells.row_u_mm")
         cols = nums("cells.column_v_mm")
@@ -227,6 +231,8 @@ class CarrosselGeometry:
         booths = {}
         for name in BOOTHS:
             b = get(f"booths.{name}")
+            if not isinstance(b, dict):
+                raise ValueError(f"{p}: booths.{name}: expected a table with centre_mm and angle_deg, got {b!r}")
             booths[name] = (np.array(nums(f"booths.{name}.centre_mm", 2, b.get("centre_mm"))),
                             num(f"booths.{name}.angle_deg"))
         return cls(

@@ -20,6 +20,7 @@ horses). Board numbering and reading order: DESIGN.md (Carrousel) and the geomet
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -128,8 +129,8 @@ class CarrouselGeometry:
         :func:`~companion.calibration_dir.calibration_path`).
 
         Raises:
-            ValueError: a missing file, bad JSON or a missing/ill-shaped field, naming the file
-                and the field.
+            ValueError: a missing file, bad JSON or a missing, ill-shaped, wrong-typed or
+                non-finite field: one line ``FILE: FIELD: expected ...``.
         """
         p = Path(path) if path is not None else calibration_path("carrousel-board.json")
         d = load_json(p)
@@ -144,12 +145,26 @@ class CarrouselGeometry:
                 a = np.asarray(v, dtype=np.float64)
             except (TypeError, ValueError):
                 a = np.zeros(0)
-            if a.shape != shape:
-                raise ValueError(f"{p}: {where}: expected numbers of shape {shape}, got {v!r}")
+            if a.shape != shape or not np.isfinite(a).all() or _has_bool(v):
+                raise ValueError(f"{p}: {where}: expected finite numbers of shape {shape}, got {v!r}")
             return a
 
+        def num(obj: Any, key: str, where: str) -> float:
+            v = field(obj, key, where)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"{p}: {where}{key}: expected a finite number (mm), got {v!r}")
+            return float(v)
+
+        def kind(obj: Any, key: str, where: str, typ: type, expected: str) -> Any:
+            v = field(obj, key, where)
+            if not isinstance(v, typ):
+                raise ValueError(f"{p}: {where}{key}: expected {expected}, got {v!r}")
+            return v
+
+        if not isinstance(d, dict):
+            raise ValueError(f"{p}: expected a JSON object of the board's fields, got {type(d).__name__}")
         markers = {}
-        for k, m in field(d, "markers", "").items():
+        for k, m in kind(d, "markers", "", dict, '{"id": {"corners_mm": [[x, y] x 4]}}').items():
             if not str(k).isdigit():
                 raise ValueError(f"{p}: markers: {k!r} is not a marker id")
             markers[int(k)] = arr(field(m, "corners_mm", f"markers.{k}."), (4, 2), f"markers.{k}.corners_mm")
@@ -158,13 +173,13 @@ class CarrouselGeometry:
             raise ValueError(f"{p}: spaces: expected a list of 7 spaces")
         centres = np.stack([arr(field(s, "centre_mm", f"spaces[{i}]."), (2,), f"spaces[{i}].centre_mm")
                             for i, s in enumerate(spaces)])
-        diam = float(field(spaces[0], "diameter_mm", "spaces[0]."))
+        diam = num(spaces[0], "diameter_mm", "spaces[0].")
         wr = field(d, "white_reference", "")
         white = (tuple(arr(field(wr, "centre_mm", "white_reference."), (2,), "white_reference.centre_mm")),
-                 float(field(wr, "inner_radius_mm", "white_reference.")),
-                 float(field(wr, "outer_radius_mm", "white_reference.")))
+                 num(wr, "inner_radius_mm", "white_reference."),
+                 num(wr, "outer_radius_mm", "white_reference."))
         cards = []
-        for i, c in enumerate(field(d, "cards", "")):
+        for i, c in enumerate(kind(d, "cards", "", list, "a list of card slots")):
             seat = field(c, "seat", f"cards[{i}].")
             if seat not in SEATS:
                 raise ValueError(f"{p}: cards[{i}].seat: expected one of {', '.join(SEATS)}, got {seat!r}")
@@ -173,11 +188,16 @@ class CarrouselGeometry:
                 centre_mm=arr(field(c, "centre_mm", f"cards[{i}]."), (2,), f"cards[{i}].centre_mm"),
                 reading_direction=arr(field(c, "reading_direction", f"cards[{i}]."), (2,), f"cards[{i}].reading_direction"),
                 disc_centres_mm=arr(field(c, "disc_centres_mm", f"cards[{i}]."), (3, 2), f"cards[{i}].disc_centres_mm"),
-                disc_diameter_mm=float(field(c, "disc_diameter_mm", f"cards[{i}].")),
+                disc_diameter_mm=num(c, "disc_diameter_mm", f"cards[{i}]."),
             ))
-        return cls(markers=markers, dictionary=str(field(d, "marker_dictionary", "")),
+        return cls(markers=markers, dictionary=kind(d, "marker_dictionary", "", str, "an ArUco dictionary name (e.g. \"DICT_4X4_50\")"),
                    space_centres_mm=centres, space_diameter_mm=diam, white_reference=white,  # type: ignore[arg-type]
                    cards=tuple(cards), source=str(p))
+
+
+def _has_bool(v: Any) -> bool:
+    """Whether a JSON value holds a true/false anywhere (numpy would read it as 1/0)."""
+    return isinstance(v, bool) or (isinstance(v, list) and any(_has_bool(x) for x in v))
 
 
 def load_references(path: str | Path | None = None) -> tuple[ColourReferences, ColourReferences]:

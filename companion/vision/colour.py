@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -194,8 +195,9 @@ class ColourReferences:
         """
         names, rows = [], []
         for name, v in d.items():
-            if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(isinstance(x, (int, float)) for x in v)):
-                raise ValueError(f"{where}: {name}: expected [L, a, b] (three numbers), got {v!r}")
+            if not (isinstance(v, (list, tuple)) and len(v) == 3
+                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)):
+                raise ValueError(f"{where}: {name}: expected [L, a, b] (three finite numbers), got {v!r}")
             names.append(str(name))
             rows.append([float(x) for x in v])
         if not names:
@@ -823,7 +825,8 @@ def load_json(path: str | Path) -> Any:
     """Read a JSON calibration file.
 
     Raises:
-        ValueError: the file is missing or not valid JSON, naming the file and line.
+        ValueError: the file is missing, unreadable, not UTF-8 or not valid JSON, naming the file
+            (and the line).
     """
     p = Path(path)
     try:
@@ -832,3 +835,7 @@ def load_json(path: str | Path) -> Any:
         raise ValueError(f"{p}: no such file") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{p}: not a JSON text file (not UTF-8)") from None
+    except OSError as exc:
+        raise ValueError(f"{p}: cannot read it: {exc.strerror or exc}") from None

@@ -20,6 +20,7 @@ the table: ``shared/data/monsieur-table/README.md``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -142,9 +143,22 @@ class MonsieurGeometry:
 
         def num(section: str, key: str) -> float:
             v = get(section, key)
-            if not isinstance(v, (int, float)) or isinstance(v, bool):
-                raise ValueError(f"{p}: {section}.{key} must be a number, got {v!r}")
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+                raise ValueError(f"{p}: {section}.{key} must be a finite number, got {v!r}")
             return float(v)
+
+        def point(section: str, key: str, n: int, what: str) -> tuple[float, ...]:
+            v = get(section, key)
+            if not (isinstance(v, list) and len(v) == n and all(
+                    isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c) for c in v)):
+                raise ValueError(f"{p}: {section}.{key} must be {what} in mm, got {v!r}")
+            return tuple(float(c) for c in v)
+
+        def names(section: str, key: str) -> tuple[str, ...]:
+            v = get(section, key)
+            if not (isinstance(v, list) and all(isinstance(c, str) for c in v)):
+                raise ValueError(f"{p}: {section}.{key} must be a list of colour names, got {v!r}")
+            return tuple(v)
 
         def rgb_table(section: str) -> dict[str, tuple[int, int, int]]:
             t = d.get(section) if "." not in section else d.get(section.split(".")[0], {}).get(section.split(".")[1])
@@ -163,26 +177,26 @@ class MonsieurGeometry:
             raise ValueError(f"{p}: markers.centres_mm must give at least two markers as \"id\" = [x, y]")
         try:
             markers = {int(k): square_corners((float(v[0]), float(v[1])), size) for k, v in centres.items()}
-        except (ValueError, TypeError, IndexError):
+        except (ValueError, TypeError, IndexError, KeyError):
             raise ValueError(f"{p}: markers.centres_mm: each marker is \"id\" = [x, y] in mm") from None
         print_srgb = rgb_table("print_srgb")
-        colours = tuple(str(c) for c in get("seats", "colours"))
+        colours = names("seats", "colours")
         n = int(num("seats", "count"))
         if len(colours) != n:
             raise ValueError(f"{p}: seats.colours lists {len(colours)} colours for {n} seats")
-        die_colours = tuple(str(c) for c in get("die", "colours"))
+        die_colours = names("die", "colours")
         for c in set(colours) | set(die_colours):
             if c not in print_srgb:
                 raise ValueError(f"{p}: colour {c!r} has no [print_srgb] entry")
         covers = get("seats", "glyph_covers_middle")
         if not (isinstance(covers, list) and len(covers) == n and all(isinstance(v, bool) for v in covers)):
             raise ValueError(f"{p}: seats.glyph_covers_middle must be {n} true/false, one per seat, got {covers!r}")
-        area = get("board", "die_area_mm")
+        area = point("board", "die_area_mm", 4, "[x0, y0, x1, y1]")
         suns = get("board", "printed_suns_mm")
         if not (isinstance(suns, list) and all(isinstance(v, list) and len(v) == 2 for v in suns)):
             raise ValueError(f"{p}: board.printed_suns_mm must be a list of [x, y] in mm, got {suns!r}")
-        axis = get("carousel", "axis_mm")
-        fig = get("figure", "position_mm")
+        axis = point("carousel", "axis_mm", 2, "[x, y]")
+        fig = point("figure", "position_mm", 2, "[x, y]")
         arm = []
         for key in ("arm_from_mm", "fingertip_mm"):
             v = get("figure", key)
