@@ -311,3 +311,23 @@ def test_say_command_writes_a_wav(tmp_path, monkeypatch, capsys):
     assert "wrote" in capsys.readouterr().out
     assert main(["say", "hi", "--lang", "de"]) == 2
     assert "known: en, fr, pt-BR" in capsys.readouterr().err
+
+
+def test_a_colour_takes_its_own_article():
+    """"an orange seat", never "a orange seat" (en); never "le orange" (fr, elided "l'"): every
+    die colour of the table in every sentence of a call with a colour."""
+    import dataclasses
+    import re
+
+    table = mc.load_table()
+    assert set(table.die_colours) <= set(Catalogue("en")._data["words"]["a_colour"])
+    ask = mc.SeatKid(t=0, player="Ben", kid="Paul", colour="orange", seats=(2,), seat=2, picture="car")
+    assert Catalogue("en").text(ask, GAME) == "Orange! Ben, put Paul on an orange seat."
+    slip = {"en": re.compile(r"\ba [aeiou]", re.I), "fr": re.compile(r"\b(le|la) [aeiouy]", re.I)}
+    calls = [c for c in sample_calls() if isinstance(getattr(c, "colour", None), str)]
+    assert {c.type for c in calls} >= {"seat_kid", "wrong_seat", "spin"}
+    for lang, bad in slip.items():
+        for call in calls:
+            for colour in table.die_colours:
+                said = Catalogue(lang).text(dataclasses.replace(call, colour=colour), GAME)
+                assert not bad.search(said), (lang, said)
