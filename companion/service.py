@@ -98,6 +98,9 @@ class Opened:
         table: the table's settings (players, seed...): the journal's when resumed.
         paused: the restored game was paused by the players when the service stopped (it
             starts paused: :class:`Service` ``paused_at``).
+        pending: the observations journaled on arrival but not applied when the service
+            stopped (the jitter buffer's content, oldest first): the service applies them first
+            when it runs (:meth:`Service.run`); see :meth:`table_state`.
     """
 
     session: int
@@ -107,11 +110,29 @@ class Opened:
     n: int
     table: dict[str, Any]
     paused: bool = False
+    pending: tuple[Any, ...] = ()
 
     @property
     def origin(self) -> float:
-        """Session time (s) to start the clock at: just after the last restored observation."""
-        return round(self.last_t + 0.5, 3) if self.resumed else 0.0
+        """Session time (s) to start the clock at: just after the last restored observation;
+        a game the players had paused starts again at the moment it was paused (session time
+        stood still during the pause, and it stands still until they resume)."""
+        if not self.resumed:
+            return 0.0
+        return round(self.last_t, 3) if self.paused else round(self.last_t + 0.5, 3)
+
+    def table_state(self, referee: Referee) -> Any:
+        """The state the table is in once the :attr:`pending` observations are applied (in
+        time order, as the jitter buffer releases them): what a simulated table resumes from,
+        so that it does not show the horses or cards of before them. Pure (the referee's
+        ``apply``); the restored :attr:`state` when nothing is pending."""
+        from companion.pause import is_pause_or_resume
+
+        state = self.state
+        for obs in sorted(self.pending, key=lambda o: o.t):
+            if state is not None and not is_pause_or_resume(obs):
+                state, _ = referee.apply(state, obs)
+        return state
 
 
 def open_session(referee: Referee, journal: Journal, options: dict[str, Any], table: dict[str, Any],
@@ -144,7 +165,8 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
                                f"{f' (and {len(losses) - 1} more problems)' if len(losses) > 1 else ''}; "
                                "`companion run --new` starts a new game, `companion journal check` shows the rest")
         state, last_t, n, paused = restore_paused(referee, journal, unfinished.id)
-        return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table}, paused)
+        pending = tuple(journal.observation(e, referee.vocabulary) for e in journal.pending(unfinished.id))
+        return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table}, paused, pending)
     if empty is not None:
         journal.set_table(empty.id, table)
         return Opened(empty.id, False, None, 0.0, 0, dict(table))

@@ -86,3 +86,34 @@ def test_carrossel_and_carnival_play_to_the_end_and_resume(tmp_path):
             session = [s for s in journal.sessions() if s.game == game][-1]
             assert session.finished
             assert replay_session(journal, session).identical
+
+
+def test_a_camera_game_stopped_with_a_point_pending_resumes_without_a_stale_card(tmp_path):
+    """`--camera sim`: stopped while a claim waits in the jitter buffer (journaled, not yet
+    applied; seed 7: Ben presses for red-yellow-green at 3.14 s), the restart applies it and the
+    camera is shown the table of after that point from its first frame: no stale card is
+    read, nothing is refused, and the journal replays exactly."""
+    first = companion(tmp_path, "--camera", "sim", "--seed", "7", "--new", "--until", "3.5")
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    with Journal(tmp_path / "journal.db") as journal:
+        session = journal.unfinished("carrousel")
+        pending = [journal.observation(e, referee_for("carrousel").vocabulary) for e in journal.pending(session.id)]
+        state, _, _ = restore(referee_for("carrousel"), journal, session.id)
+    assert [o.TYPE for o in pending] == ["claim"]  # the point is decided only after the restart
+    assert {p.name: p.score for p in state.players}["Ben"] == 0
+
+    again = companion(tmp_path, "--camera", "sim", "--until", "6")
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert out.startswith(f"resumed session {session.id}")
+    with Journal(tmp_path / "journal.db") as journal:
+        entries = list(journal.entries(session.id))
+        calls = [e for e in entries if e.kind == "call"]
+        assert [c.type for c in calls if c.type in ("invalid_observation", "illegal_move")] == []
+        points = [c for c in calls if c.type == "point"]
+        assert points and (points[0].body["player"], points[0].body["card"]) == ("Ben", ["red", "yellow", "green"])
+        seen = [e.body["card"] for e in entries if e.kind == "observation" and e.type == "card_seen" and e.t > 3.5]
+        assert ["red", "yellow", "green"] not in seen  # the card Ben won is never read again
+        assert any(e.kind == "observation" and e.type == "board" and e.t > 3.5 for e in entries)  # play went on
+        assert replay_session(journal, journal.session(session.id)).identical

@@ -76,8 +76,16 @@ def simulated(t: Table) -> Rig:
         dead_end_s=carrousel["dead_end_s"], advanced=carrousel["advanced"],
         press=press if t.mock_pins else None, start_t=t.clock.now(), **camera_options,
     )
+    def resume(state: Any, now: float) -> None:
+        # The table as it is once the jitter buffer's journaled content is applied: the camera
+        # must not show (and settle) the horses or a card of before a point still pending.
+        state = t.opened.table_state(t.referee) if t.opened.state is state else state
+        sim.resume(state, now)
+        if camera is not None and state.position is not None:
+            source.prime(state.position.spaces, {p.name: p.active for p in state.players})
+
     return Rig(sources=[buttons, sim, *extra], scheduled=[sim, *extra], announcers=[sim], delay_s=delay_s,
-               resume=sim.resume)
+               resume=resume)
 
 
 def real(t: Table) -> Rig:

@@ -138,14 +138,23 @@ class SimulatedCarrouselTable:
     # -- resuming a journaled game -------------------------------------------------------
 
     def resume(self, state: Any, t: float) -> None:
-        """Carry on a game restored from the journal (``state``, the referee's): the horses
-        stand as last read, the cards as the referee tracks them; play goes on at ``t`` (s)."""
+        """Carry on a game restored from the journal (``state``, the referee's, with the
+        observations still pending applied: :meth:`companion.service.Opened.table_state`):
+        the horses stand as last read, the cards as the referee tracks them, and the camera
+        is shown that table from its first frame (never the horses or cards of before the
+        last point); play goes on at ``t`` (s).
+
+        The decisions after ``t`` come from a fresh stream fixed by the seed and ``t``: the
+        random stream of the first run is not replayed, so the game goes on differently from
+        an uninterrupted one (every call still follows from what the camera sees)."""
         if state.position is None:
             return  # the game had not started: the table starts it as usual
         self.position = state.position
         self.cards = {p.name: p.active for p in state.players}
         self.over = state.phase == "over"
         self._queue.clear()
+        if self.camera is not None:
+            self.camera.set_table(spaces=self.position.spaces, cards=self._seat_cards())
         # A different stream of decisions after a restart, still fixed by the seed.
         self.rng = random.Random(f"{self.seed}:{t:.3f}")
         if not self.over:
@@ -180,10 +189,7 @@ class SimulatedCarrouselTable:
         if "cards" in summary:
             self.cards = dict(summary["cards"])
             if self.camera is not None:
-                self.camera.set_table(
-                    cards={seat: card for seat, p in zip(self.seats, self.players)
-                           if (card := self.cards.get(p)) is not None}
-                )
+                self.camera.set_table(cards=self._seat_cards())
         kind = call.TYPE
         if kind in ("point", "lucky_bird"):
             scorer = getattr(call, "player", None)
@@ -207,6 +213,10 @@ class SimulatedCarrouselTable:
 
     def _schedule(self, t: float, action: str, arg: Any) -> None:
         heapq.heappush(self._queue, (t, next(self._seq), action, arg))
+
+    def _seat_cards(self) -> dict[str, Card]:
+        """The card in front of each seat (``{seat: card}``), for the camera."""
+        return {seat: card for seat, p in zip(self.seats, self.players) if (card := self.cards.get(p)) is not None}
 
     def _drop(self, action: str) -> None:
         self._queue = [q for q in self._queue if q[2] != action]

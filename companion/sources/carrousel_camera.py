@@ -116,6 +116,23 @@ class CarrouselCameraSource(ReadingThread):
         self._thread: threading.Thread | None = None
         self._capture_thread: threading.Thread | None = None
 
+    def prime(self, spaces: Sequence[str] | None, cards: dict[str, Sequence[str]]) -> None:
+        """Take ``spaces`` (7 labels) and ``cards`` (``{player: (first, second, third)}``) as
+        already reported: a game resumed from the journal, whose referee knows them. A frame
+        showing the same is then quiet; only a change is reported, after ``settle_s`` as usual
+        (no ``card_seen`` of a card the referee has already moved on from because a stale
+        reading settled after the restart)."""
+        def settled(stabiliser: Stabiliser[tuple[str, ...]], value: tuple[str, ...]) -> None:
+            stabiliser.reset()
+            stabiliser.update(0.0, value)  # seen, and unchanged for the settle time: reported
+            stabiliser.update(self.settle_s, value)
+
+        if spaces is not None:
+            settled(self._board, tuple(spaces))
+        for player, card in cards.items():
+            if player in self._cards and card is not None:
+                settled(self._cards[player], tuple(card))
+
     # ------------------------------------------------------------------ one frame
     def _set_status(self, text: str) -> None:
         if text != self.status:
