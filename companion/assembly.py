@@ -279,7 +279,12 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
         return service
     except BaseException:
         if not opened.resumed:
-            journal.discard_session(opened.session)
+            from companion.journal import JournalError
+
+            try:
+                journal.discard_session(opened.session)
+            except JournalError as exc:  # the refusal is the news; the empty session stays
+                log.warning("%s", exc)
         raise
 
 
