@@ -1024,13 +1024,16 @@ class CarnivalReferee:
 
     def summary(self, state: CarnivalState) -> dict[str, Any]:
         """Phase, whose turn and step, each Midway, hand sizes, Tickets, complete rides per
-        player (the score of Fim de Jogo) and the winner, for the views."""
+        player (the score of Fim de Jogo) and the winner, for the views. ``dice``: the assigned
+        dice whose actions are still to be carried out; ``rolled``: the three dice of the roll
+        while two of them are still to be chosen (step ``assign``), else ``[]``."""
         return {
             "phase": state.phase,
             "turn": state.turn,
             "player": state.active_player.name if state.players else None,
             "step": state.step,
             "dice": list(state.dice),
+            "rolled": list(state.roll) if state.step == "assign" else [],
             "deck": state.deck,
             "discard_top": state.discard[-1] if state.discard else None,
             "midways": {p.name: {r: str(x) for r, x in zip(RIDES, p.midway)} for p in state.players},

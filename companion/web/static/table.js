@@ -71,7 +71,7 @@ function render(state) {
   } else if (game === "carnival") {
     extra.append(el("div", {class: "panel big"},
       el("div", {text: `turn ${s.turn ?? 0} · ${s.player || ""} · step ${s.step || ""}`}),
-      el("div", {text: `dice ${(s.dice || []).join(" ") || "—"} · deck ${s.deck ?? 0} · discard ${s.discard_top || "—"}`})));
+      el("div", {text: `${(s.rolled || []).length ? `rolled ${s.rolled.join(" ")} · choose two` : `dice ${(s.dice || []).join(" ") || "—"}`} · deck ${s.deck ?? 0} · discard ${s.discard_top || "—"}`})));
   }
   tick();
 }
