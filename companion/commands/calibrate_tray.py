@@ -112,8 +112,10 @@ def run(args: argparse.Namespace) -> int:
     from companion.readers.dice import DiceReader, draw_readings, roll_values
     from companion.readers.dice_tray import TrayGeometry
     from companion.sources.dice_camera import TRAY_FILE, tray_toml
-    from companion.vision.images import read_image
+    from companion.vision.images import check_image_path, read_image, write_image
 
+    if args.overlay:  # before the photo is read: an extension without an image writer
+        check_image_path(args.overlay)
     image = read_image(args.image)  # ImageError (a ValueError): one line; a pixel limit before decoding
     h, w = image.shape[:2]
     geometry = None
@@ -182,7 +184,6 @@ def run(args: argparse.Namespace) -> int:
             for z in (0.0, geometry.die_mm):
                 pts = geometry.project(np.column_stack([geometry.floor_mm, np.full(len(geometry.floor_mm), z)]))
                 cv2.polylines(drawn, [np.round(pts).astype(np.int32)], True, (255, 200, 0) if z else (200, 120, 0), 1)
-        if not cv2.imwrite(args.overlay, drawn):
-            raise ValueError(f"{args.overlay}: cannot write the overlay image (folder missing or unknown extension?)")
+        write_image(args.overlay, drawn, "overlay image")
     print(out)
     return 0

@@ -73,7 +73,6 @@ def _calibration(args: argparse.Namespace, config, tray) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     """Run ``companion dice``; exit status 0, or 2 when an image could not be read (the
     others are still read; each failure is one line on stderr)."""
-    import cv2
 
     from companion.cli import UsageError
     from companion.config import load
@@ -119,8 +118,19 @@ def run(args: argparse.Namespace) -> int:
             overlay_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"--overlay {args.overlay}: cannot make the folder ({exc.strerror})") from None
+    from companion.vision.images import (
+        ImageError,
+        check_image_path,
+        read_image,
+        write_image,
+    )
+
+    if args.overlay and overlay_dir is None:
+        try:  # before any image is read
+            check_image_path(args.overlay)
+        except ImageError as exc:
+            raise UsageError(f"--overlay {exc}") from None
     failed = 0
-    from companion.vision.images import ImageError, read_image
 
     for path in args.images:
         try:  # the size from the header first: a pixel limit before decoding
@@ -148,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         if args.overlay:
             target = overlay_dir / f"{Path(path).stem}_dice.png" if overlay_dir else Path(args.overlay)
-            if not cv2.imwrite(str(target), draw_readings(frame, readings, reader.tray)):
-                raise UsageError(f"{target}: cannot write the overlay image (folder missing or unknown extension?)")
+            try:
+                write_image(target, draw_readings(frame, readings, reader.tray), "overlay image")
+            except ImageError as exc:
+                raise UsageError(f"--overlay {exc}") from None
     return 2 if failed else 0

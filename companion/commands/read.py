@@ -98,17 +98,29 @@ def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], 
         "error: ..."}`` and one line on standard error; the others are still read).
 
     Raises:
-        companion.cli.UsageError: an overlay that cannot be written (naming the file).
+        companion.cli.UsageError: an overlay that cannot be written (naming the file; an
+            extension without an image writer is refused before any image is read).
     """
-    import cv2
-
     from companion.cli import UsageError
-    from companion.vision.images import ImageError, read_image
+    from companion.vision.images import (
+        ImageError,
+        check_image_path,
+        read_image,
+        write_image,
+    )
 
     overlay_dir = None
     if overlay and len(images) > 1:
         overlay_dir = Path(overlay)
-        overlay_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            overlay_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--overlay {overlay}: cannot make the folder ({exc.strerror})") from None
+    elif overlay:
+        try:  # before any image is read
+            check_image_path(overlay)
+        except ImageError as exc:
+            raise UsageError(f"--overlay {exc}") from None
     failed = 0
     for name in images:
         try:  # the size from the header first: a pixel limit before decoding
@@ -123,8 +135,10 @@ def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], 
         print(json.dumps({"image": name, **describe(reading)}), flush=True)
         if overlay:
             out = overlay_dir / f"{Path(name).stem}_overlay.png" if overlay_dir else Path(overlay)
-            if not cv2.imwrite(str(out), draw(frame, reading)):
-                raise UsageError(f"{out}: cannot write the overlay image (folder missing or unknown extension?)")
+            try:
+                write_image(out, draw(frame, reading), "overlay image")
+            except ImageError as exc:
+                raise UsageError(f"--overlay {exc}") from None
     return 1 if failed else 0
 
 

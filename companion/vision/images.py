@@ -22,13 +22,19 @@ import struct
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ImageError", "image_size", "read_image", "MAX_PIXELS"]
+__all__ = ["ImageError", "image_size", "read_image", "MAX_PIXELS", "WRITE_SUFFIXES", "check_image_path",
+           "write_image"]
 
 #: The largest image decoded, in pixels: 50 megapixels (150 MB as BGR), four times a Raspberry
 #: Pi HQ camera's 12.3-megapixel frame.
 MAX_PIXELS = 50_000_000
 
 _JPEG_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+#: Extensions an image may be written with (those this OpenCV build has a writer for are
+#: listed by :func:`check_image_path`).
+WRITE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 
 
 class ImageError(ValueError):
@@ -170,3 +176,40 @@ def read_image(path: str | os.PathLike[str], flags: int | None = None, max_pixel
     if image is None:
         raise ImageError(f"{path}: not an image OpenCV can decode (a damaged or unusual {w} x {h} file)")
     return image
+
+
+def check_image_path(path: str | os.PathLike[str]) -> None:
+    """Check that an image can be written to ``path`` before any work is done: its extension
+    has an OpenCV writer (``cv2.haveImageWriter``) and it is not an existing non-regular file.
+
+    Raises:
+        ImageError: one line naming the path and the extensions that work (e.g. ``.png, .jpg``).
+    """
+    import cv2
+
+    p = Path(path)
+    ok = [s for s in WRITE_SUFFIXES if cv2.haveImageWriter("x" + s)]
+    if p.suffix.lower() not in ok or not cv2.haveImageWriter(str(p)):
+        raise ImageError(f"{p}: cannot write an image with {'extension ' + repr(p.suffix) if p.suffix else 'no extension'}"
+                         f" (expected one of {', '.join(ok)})")
+    if p.exists() and not p.is_file():
+        raise ImageError(f"{p}: not a regular file (expected an image file to write)")
+
+
+def write_image(path: str | os.PathLike[str], image: Any, what: str = "image") -> None:
+    """Write ``image`` (``H x W x 3 uint8`` BGR) with ``cv2.imwrite``; ``what`` names it in
+    the error (e.g. ``"overlay image"``).
+
+    Raises:
+        ImageError: the extension has no writer, or the file cannot be written (folder missing,
+            no permission), one line naming the path.
+    """
+    import cv2
+
+    check_image_path(path)
+    try:
+        ok = cv2.imwrite(str(Path(path)), image)
+    except cv2.error as exc:
+        raise ImageError(f"{path}: cannot write the {what} ({str(exc).strip().splitlines()[-1]})") from None
+    if not ok:
+        raise ImageError(f"{path}: cannot write the {what} (does its folder exist, may it be written?)")
