@@ -117,3 +117,56 @@ def test_a_camera_game_stopped_with_a_point_pending_resumes_without_a_stale_card
         assert ["red", "yellow", "green"] not in seen  # the card Ben won is never read again
         assert any(e.kind == "observation" and e.type == "board" and e.t > 3.5 for e in entries)  # play went on
         assert replay_session(journal, journal.session(session.id)).identical
+
+
+def test_the_resumed_simulated_table_shows_the_camera_the_journaled_table_and_nothing_stale():
+    """In process, fast: after a point, :meth:`SimulatedCarrouselTable.resume` shows the camera
+    the horses and the cards of after it; the camera source, primed with them, reports nothing
+    for that table (no ``card_seen`` of a card already won) and still reports a change; a
+    service call carrying an older summary does not bring the old card back."""
+    from companion.games.carrousel import Board, CardSeen, CarrouselReferee, Claim, GameStart, Position
+    from companion.health import PartLost
+    from companion.sim.carrousel import SimulatedCarrouselTable, shortest_path
+    from companion.sources.carrousel_camera import CarrouselCameraSource
+    from companion.vision.sim import SimulatedCamera
+
+    ref = CarrouselReferee()
+    start = GameStart(t=0.0, players=("Ana", "Ben"), spaces=Position.from_text(".gbyrk.").spaces, seed=11)
+    state, _ = ref.apply(ref.initial_state(), start)
+    ana = state.player("Ana").active
+    t = 0.0
+    for move in shortest_path(state.position.spaces, ana):
+        t += 1.0
+        state, _ = ref.apply(state, Board(t=t, spaces=state.position.apply(move).spaces))
+    before = ref.summary(state)
+    state, calls = ref.apply(state, Claim(t=t + 0.5, player="Ana"))
+    assert calls[0].TYPE == "point" and ana in state.player("Ana").won
+    cards = {p.name: p.active for p in state.players}
+
+    cam = SimulatedCamera(seed=2)
+    sim = SimulatedCarrouselTable(("Ana", "Ben"), seed=3, camera=cam, seats=("south", "north"))
+    sim.resume(state, t + 1.0)
+    assert cam.spaces == state.position.spaces
+    assert cam.cards == {"south": cards["Ana"], "north": cards["Ben"]}
+    sim.announce(PartLost(t=t + 1.0, part="audio"), before)  # the summary of before the point
+    assert cam.cards["south"] == cards["Ana"] != ana
+
+    src = CarrouselCameraSource(cam, players=("Ana", "Ben"), settle_s=0.2)
+    src.prime(state.position.spaces, cards)
+    seen = [o for k in range(5) for o in src.step(t + 1.0 + 0.1 * k)]
+    assert seen == []  # the table the referee knows: nothing to report, nothing stale
+    moved = state.position.apply(state.position.legal_moves()[0]).spaces
+    cam.set_table(spaces=moved)
+    seen = [o for k in range(5, 10) for o in src.step(t + 1.0 + 0.1 * k)]
+    assert [o.spaces for o in seen if isinstance(o, Board)] == [moved] and not any(isinstance(o, CardSeen) for o in seen)
+    for obs in seen:
+        state, calls = ref.apply(state, obs)
+        assert all(c.TYPE != "invalid_observation" for c in calls)
+
+
+def test_a_game_paused_when_it_stopped_resumes_at_the_time_it_was_paused():
+    """The clock of a paused game restarts where session time stood (the pause), not 0.5 s on."""
+    from companion.service import Opened
+
+    assert Opened(1, True, None, 3.9, 4, {}, paused=True).origin == 3.9
+    assert Opened(1, True, None, 3.9, 4, {}, paused=False).origin == 4.4

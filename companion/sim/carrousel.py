@@ -33,6 +33,7 @@ from companion.clock import Clock
 from companion.events import Call
 from companion.games.carrousel import (
     COLOURS,
+    VOCABULARY,
     Board,
     Card,
     Claim,
@@ -185,8 +186,13 @@ class SimulatedCarrouselTable:
     # -- Announcer (the referee's calls come back to the players) ----------------------
 
     def announce(self, call: Call, summary: Mapping[str, Any]) -> None:
-        """Learn the cards from the referee and react to dead ends and the end of the game."""
-        if "cards" in summary:
+        """Learn the cards from the referee and react to dead ends and the end of the game.
+
+        Only the referee's own calls (:data:`companion.games.carrousel.VOCABULARY`) move the
+        cards: a call of the service (a part lost or back, a pause) carries the summary of the
+        moment it is told, which after a restart can be the journaled state before the
+        pending observations (the cards before a point): the camera must not be shown those."""
+        if "cards" in summary and call.TYPE in VOCABULARY.calls:
             self.cards = dict(summary["cards"])
             if self.camera is not None:
                 self.camera.set_table(cards=self._seat_cards())
