@@ -72,7 +72,15 @@ def test_a_client_that_disconnects_mid_body_is_one_info_line(tmp_path, caplog):
 
 
 def test_card_colours_that_are_not_words_are_refused_in_words(tmp_path):
-    from test_web_camera import CARDS, SPACES, CameraView, Source, _client, _config, _frame
+    from test_web_camera import (
+        CARDS,
+        SPACES,
+        CameraView,
+        Source,
+        _client,
+        _config,
+        _frame,
+    )
 
     client, token = _client(CameraView(Source(_frame(cards=CARDS)), _config(tmp_path)))
     ok = {"x-companion-token": token}

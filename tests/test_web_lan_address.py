@@ -6,11 +6,10 @@ from __future__ import annotations
 import io
 import socket
 
-import pytest
-
 from companion.config import validate
 from companion.sources.entries import EntryServer
-from companion.web import WebPage, server as web_server
+from companion.web import WebPage
+from companion.web import server as web_server
 from companion.web.server import _interface_addresses, _lan_address
 
 

@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 
 from companion.vision.monsieur_geometry import MonsieurGeometry
-from companion.vision.sim_monsieur import MonsieurConditions, MonsieurRenderer, MonsieurScene
+from companion.vision.sim_monsieur import (
+    MonsieurConditions,
+    MonsieurRenderer,
+    MonsieurScene,
+)
 from companion.web.camera import CameraView, MarkerState, _summary, marker_check
 
 GEOMETRY = MonsieurGeometry.load()

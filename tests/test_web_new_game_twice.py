@@ -47,7 +47,7 @@ def test_two_requests_at_once_one_is_taken():
         barrier = threading.Barrier(2)
         replies = []
 
-        def ask():
+        def ask(table=table, barrier=barrier, replies=replies):
             barrier.wait()
             replies.append(table.nxt.request(None))
 
