@@ -204,12 +204,12 @@ def test_the_documented_corners_examples_survive_the_shell():
     unquoted, the shell ends the command at the first ``;``."""
     import shlex
 
-    from companion.commands import calibrate_tray
+    from companion.commands import calibrate, calibrate_tray
 
     docs = Path(__file__).resolve().parents[1] / "docs" / "carnival.md"
-    lines = [ln.strip() for text in (calibrate_tray.__doc__, docs.read_text(encoding="utf-8"))
+    lines = [ln.strip() for text in (calibrate_tray.__doc__, calibrate.__doc__, docs.read_text(encoding="utf-8"))
              for ln in text.splitlines() if ln.strip().startswith("companion calibrate tray") and "--corners" in ln]
-    assert len(lines) >= 4
+    assert len(lines) >= 5
     for line in lines:
         lex = shlex.shlex(line, posix=True, punctuation_chars=True)  # ";" ends a command, as in sh
         lex.whitespace_split = True

@@ -9,7 +9,7 @@ Subcommands:
   intrinsics   the camera's intrinsics from photos of a chessboard
   geometry     fit the board's space positions from a photo of the table
   colours      capture the horses' and cards' reference colours under the table's own light
-  tray         the dice tray's box in the dice camera's frame (Carnival)
+  tray         the dice tray's geometry in the dice camera's frame (Carnival)
 
 Examples:
   companion calibrate markers
@@ -18,7 +18,7 @@ Examples:
   companion calibrate geometry table.jpg
   companion calibrate colours table1.jpg --spaces .gbyrk. --card south=red,blue,green
   companion calibrate colours photo.jpg --truth photo.json
-  companion calibrate tray tray.jpg --box 90,140,545,495
+  companion calibrate tray tray.jpg --corners "101,96;538,88;553,402;92,410" --size-mm 220x160
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     calibrate_encoder.configure(e)
     from companion.commands import calibrate_tray
 
-    tr = sub.add_parser("tray", help="the dice tray's box in the dice camera's frame (dice-tray.toml)",
+    tr = sub.add_parser("tray", help="the dice tray's geometry in the dice camera's frame (dice-tray.toml)",
                         description=(calibrate_tray.__doc__ or "").strip(),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     calibrate_tray.configure(tr)
