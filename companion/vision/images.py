@@ -75,6 +75,39 @@ def _jpeg_size(f: Any) -> tuple[int, int] | None:
         f.seek(length - 2, os.SEEK_CUR)
 
 
+def _jpeg_truncated(path: str | os.PathLike[str]) -> bool:
+    """Whether a JPEG file ends before its image does: no start-of-scan segment (SOS, 0xFFDA)
+    after the headers, or no end-of-image marker (EOI, 0xFFD9) after the first scan. The
+    entropy-coded data cannot hold 0xFFD9 (an 0xFF byte there is stuffed as 0xFF00, ITU-T T.81
+    B.1.1.5), so a file cut short has none; data after EOI (a camera's trailer) is allowed.
+    Reads the headers and searches the rest through a memory map, without decoding."""
+    import mmap
+
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < 4:
+            return True
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            pos = 2
+            while True:  # the segments before the first scan, each 0xFF, marker, 2-byte length
+                while pos < size and m[pos] == 0xFF and pos + 1 < size and m[pos + 1] == 0xFF:
+                    pos += 1  # fill bytes
+                if pos + 4 > size or m[pos] != 0xFF:
+                    return True
+                marker = m[pos + 1]
+                if marker in (0x01, 0xD8) or 0xD0 <= marker <= 0xD7:
+                    pos += 2
+                    continue
+                if marker == 0xD9:
+                    return True  # an end before any scan
+                length = struct.unpack(">H", m[pos + 2:pos + 4])[0]
+                if length < 2:
+                    return True
+                if marker == 0xDA:
+                    return m.find(b"\xff\xd9", pos + 2 + length) < 0
+                pos += 2 + length
+
+
 def _tiff_size(f: Any, head: bytes) -> tuple[int, int] | None:
     order = "<" if head[:2] == b"II" else ">"
     if struct.unpack(order + "H", head[2:4])[0] != 42:
@@ -126,6 +159,11 @@ def _size_from(f: Any) -> tuple[int, int] | None:
     return None
 
 
+def _is_jpeg(path: str | os.PathLike[str]) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\xff\xd8"
+
+
 def image_size(path: str | os.PathLike[str]) -> tuple[int, int]:
     """``(width, height)`` in pixels from the file's header, without decoding it.
 
@@ -162,7 +200,7 @@ def read_image(path: str | os.PathLike[str], flags: int | None = None, max_pixel
 
     Raises:
         ImageError: the file is missing, not an image, larger than ``max_pixels`` (naming its
-            size), or OpenCV cannot decode it.
+            size), a JPEG cut short (no end-of-image marker), or OpenCV cannot decode it.
     """
     import cv2
 
@@ -172,6 +210,8 @@ def read_image(path: str | os.PathLike[str], flags: int | None = None, max_pixel
                          "this decodes (expected a camera photograph; scale it down)")
     if w == 0 or h == 0:
         raise ImageError(f"{path}: an image of {w} x {h} pixels (expected a photograph)")
+    if _is_jpeg(path) and _jpeg_truncated(path):
+        raise ImageError(f"{path}: a truncated JPEG (the file ends before the image does: copy or save it again)")
     image = cv2.imread(str(Path(path)), cv2.IMREAD_COLOR if flags is None else flags)
     if image is None:
         raise ImageError(f"{path}: not an image OpenCV can decode (a damaged or unusual {w} x {h} file)")
