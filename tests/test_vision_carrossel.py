@@ -217,7 +217,15 @@ def test_the_letter_templates_are_remade_from_two_photographs(tmp_path):
     made = LetterTemplates.load(out)
     shipped = LetterTemplates.load()
     assert made.animals == shipped.animals
-    assert np.abs(made.images - shipped.images).max() <= 1.0 / 255 + 1e-6
+    # The same within the decoders' differences: OpenCV 4.11's JPEG decoding and resampling give
+    # up to 0.13 on a few pixels (mean 0.01) against 5.x's, which made the shipped file.
+    difference = np.abs(made.images - shipped.images)
+    assert difference.mean() <= 0.02 and difference.max() <= 0.25
+    # ...and they read the letters as the shipped templates do
+    for name in ("carrossel_018.jpg", "carrossel_036.jpg"):
+        frame = cv2.imread(str(DATA / "images" / name))
+        ours, theirs = CarrosselReader(letters=made), CarrosselReader(letters=shipped)
+        assert ours.read(frame).slot_json(ours.geometry.cell_names) == theirs.read(frame).slot_json(theirs.geometry.cell_names)
     assert main([str(DATA), "nosuch.jpg", "--out", str(out)]) == 2
 
 
