@@ -52,3 +52,12 @@ def test_commands_refuse_the_overlay_before_reading(tmp_path: Path, photo: Path,
     err = capsys.readouterr().err
     assert rc != 0 and err.count("\n") == 1 and bad in err and ".png" in err, err
     assert "absent.png" not in err and "cv2.error" not in err
+
+
+def test_an_existing_folder_takes_the_overlay_of_one_image(tmp_path: Path, photo: Path) -> None:
+    folder = tmp_path / "annotated"
+    folder.mkdir()
+    cfg = tmp_path / "companion.toml"
+    cfg.write_text(f'[calibration]\ndir = "{tmp_path / "cal"}"\n')
+    assert main(["--config", str(cfg), "read", "carrousel", str(photo), "--overlay", str(folder)]) == 0
+    assert cv2.imread(str(folder / "photo_overlay.png")).shape == (120, 160, 3)

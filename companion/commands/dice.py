@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"[dice] {exc}") from None
         return readers[size]
     overlay_dir = None
-    if args.overlay and len(args.images) > 1:
+    if args.overlay and (len(args.images) > 1 or Path(args.overlay).is_dir()):
         overlay_dir = Path(args.overlay)
         try:
             overlay_dir.mkdir(parents=True, exist_ok=True)

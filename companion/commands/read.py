@@ -87,8 +87,8 @@ def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], 
 
     Args:
         images: image paths, in order.
-        overlay: an output image for one image, or a folder for several (``STEM_overlay.png``),
-            or None.
+        overlay: an output image for one image, or a folder for several or for one
+            (``STEM_overlay.png``), or None.
         read: ``read(frame) -> reading``, the frame ``H x W x 3 uint8, BGR``.
         describe: ``describe(reading) -> dict``, the JSON fields after ``image``.
         draw: ``draw(frame, reading) -> H x W x 3 uint8`` image, the overlay.
@@ -110,7 +110,7 @@ def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], 
     )
 
     overlay_dir = None
-    if overlay and len(images) > 1:
+    if overlay and (len(images) > 1 or Path(overlay).is_dir()):
         overlay_dir = Path(overlay)
         try:
             overlay_dir.mkdir(parents=True, exist_ok=True)
