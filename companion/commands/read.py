@@ -32,7 +32,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photographs (JPEG, PNG, ...)")
     parser.add_argument("--overlay", metavar="OUT",
                         help="write the image annotated with regions, labels and confidences: a file "
-                             "for one image, a folder for several (NAME_overlay.png)")
+                             "(.png, .jpg, ...) for one image, a folder for several or an existing one "
+                             "(NAME_overlay.png)")
     parser.add_argument("--geometry", metavar="FILE",
                         help="board geometry (default: [camera] geometry, else carrousel-board.json of the "
                              "calibration folder, else the shipped one)")
