@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import os
 import time
-from pathlib import Path
 
 import pytest
 
@@ -132,3 +131,11 @@ def test_camera_sim_games_play_to_their_end(tmp_path, seed, camera):
     assert all(o.TYPE == "kid_seated" for o in seen.fallbacks)
     print(f"seed {seed} {camera}: over at {service.clock.now():.0f} s session, {wall:.1f} s wall, "
           f"{len(seen.fallbacks)} fallbacks")
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "pt-BR"])
+def test_the_tell_says_how_to_enter_the_seat(lang):
+    from companion.announcers.speech import Catalogue
+
+    text = Catalogue(lang).text(SeatUnseen(t=20.0, hidden="1, 2"), "monsieur-carrousel")
+    assert text and "companion enter monsieur-carrousel kid_seated seat=N" in text and "{" not in text

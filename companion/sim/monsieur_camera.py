@@ -121,7 +121,7 @@ class CameraTable:
     def _seat(self, t: float, seat: int, kid: str | None) -> None:
         cam = self.camera
         g = cam.renderer.geometry
-        slot = int(round((cam.angle_at(t) + g.seat_disc_angle(seat) - g.seat_first_deg) / g.seat_pitch_deg)) % g.n_seats
+        slot = round((cam.angle_at(t) + g.seat_disc_angle(seat) - g.seat_first_deg) / g.seat_pitch_deg) % g.n_seats
         cam.set_hands((f"seat:{slot}",))
 
         def put() -> None:
