@@ -43,17 +43,9 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table
 
 
 def _reference_cpu_s(repeat: int = 100) -> float:
-    """The reference op (one cv2.cvtColor BGR->Lab of a 640 x 480 frame) in CPU seconds of this
-    thread (median), to compare with the reads' CPU time when the cores are shared."""
-    import numpy as np
-
-    frame = np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8)
-    out = []
-    for _ in range(repeat):
-        c0 = time.thread_time()
-        cv2.cvtColor(frame, cv2.COLOR_BGR2LAB)
-        out.append(time.thread_time() - c0)
-    return statistics.median(out)
+    """The reference op in CPU seconds of this thread (median; bench._common.reference_op_s by
+    ``time.thread_time``), to compare with the reads' CPU time when the cores are shared."""
+    return reference_op_s(repeat, clock=time.thread_time)
 
 
 def main(argv: list[str] | None = None) -> int:

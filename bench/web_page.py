@@ -46,7 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import machine, percentile  # noqa: E402
+from bench._common import machine, percentile, reference_op_s  # noqa: E402
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 #: CPUs the browsers (and the plain event-stream readers) run on with ``--apart``; None: anywhere.
@@ -62,20 +62,6 @@ def _chromium() -> str:
     wrapper.write_text(f"#!/bin/sh\nexec taskset -c {','.join(map(str, sorted(CLIENT_CPUS)))} {CHROMIUM} \"$@\"\n")
     wrapper.chmod(0o755)
     return str(wrapper)
-
-
-def reference_op_s(repeat: int = 300) -> float:
-    """Median seconds of one cv2.cvtColor BGR -> Lab of a 640 x 480 frame."""
-    import cv2
-    import numpy as np
-
-    frame = np.random.default_rng(1).integers(0, 255, (480, 640, 3), dtype=np.uint8)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        cv2.cvtColor(frame, cv2.COLOR_BGR2Lab)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def _peak_rss_mb(pid: int) -> float:
