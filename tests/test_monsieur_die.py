@@ -53,7 +53,10 @@ def test_a_die_too_small_in_the_frame_reads_unknown(reader):
     assert truth.die == "orange"
     reading = reader.read(image)
     assert reading.status == "ok"  # the table is read; only the die is not
-    assert reading.die == "unknown" and "too small" in reading.die_status, reading.die_status
+    # unknown, never a colour: as too small, or (OpenCV 4.11 resamples the small frame a little
+    # otherwise) not found at all
+    assert reading.die == "unknown", reading.die_status
+    assert "too small" in reading.die_status or "no die top found" in reading.die_status, reading.die_status
 
 
 def test_a_die_on_its_edge_seen_across_its_ridge_reads_unknown(reader, renderer):
