@@ -406,31 +406,9 @@ class MonsieurCameraSource(ReadingThread):
 
     # ------------------------------------------------------------------ Source protocol
     def start(self, emit: Emit, clock: Clock) -> None:
-        """Read frames on a thread and ``emit`` observations (times from ``clock``)."""
-        if self._thread is not None:
-            return
-        self._stop.clear()
-
-        def loop() -> None:
-            next_t = clock.now()
-            while not self._stop.is_set():
-                if self.frame_period_s > 0:
-                    if clock.wait(self._stop, next_t):
-                        break
-                    next_t = max(next_t + self.frame_period_s, clock.now())
-                try:
-                    observations = self.step(clock.now())
-                except Exception as exc:  # a reader bug must not kill the service
-                    log.exception("camera reader failed")
-                    self._set_status(f"camera lost: reader error: {exc}")
-                    break
-                if observations is None:
-                    break
-                for obs in observations:
-                    emit(obs)
-
-        self._thread = threading.Thread(target=loop, name="monsieur-camera", daemon=True)
-        self._thread.start()
+        """Read frames on a thread and ``emit`` observations (times from ``clock``;
+        :meth:`~companion.sources.reading_thread.ReadingThread.start_paced`)."""
+        self.start_paced(emit, clock, "monsieur-camera")
 
 
 def monsieur_camera_from_config(config: Any, table: Any, layout: str, spec: str | None = None,

@@ -24,9 +24,41 @@ class ReadingThread:
     """
 
     LABEL = "camera"
+    frame_period_s: float = 0.0
     _stop: threading.Event
     _thread: threading.Thread | None
     frames: Any
+
+    def start_paced(self, emit: Any, clock: Any, name: str) -> None:
+        """Start the reading thread ``name``: every ``self.frame_period_s`` seconds of ``clock``
+        (0: as fast as frames come) call ``self.step(t) -> list | None`` and ``emit`` each
+        observation it returns, until :meth:`stop` or ``step`` returns None (the frames ended).
+        A reader that raises is logged once and ends the thread with ``camera lost: reader
+        error: ...`` through ``self._set_status``: a reader bug never kills the service."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            next_t = clock.now()
+            while not self._stop.is_set():
+                if self.frame_period_s > 0:
+                    if clock.wait(self._stop, next_t):
+                        break
+                    next_t = max(next_t + self.frame_period_s, clock.now())
+                try:
+                    observations = self.step(clock.now())  # type: ignore[attr-defined]
+                except Exception as exc:  # a reader bug must not kill the service
+                    log.exception("%s reader failed", self.LABEL)
+                    self._set_status(f"camera lost: reader error: {exc}")  # type: ignore[attr-defined]
+                    break
+                if observations is None:
+                    break
+                for obs in observations:
+                    emit(obs)
+
+        self._thread = threading.Thread(target=loop, name=name, daemon=True)
+        self._thread.start()
 
     def stop(self) -> None:
         """Stop reading and release the camera; safe to call twice (waits up to 5 s for each
