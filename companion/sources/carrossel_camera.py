@@ -37,6 +37,7 @@ from typing import Any
 from companion.clock import Clock
 from companion.events import Call, Observation, event_type
 from companion.sources import Emit
+from companion.sources.carrousel_camera import ScheduledCamera
 from companion.sources.reading_thread import ReadingThread
 from companion.vision.colour import UNKNOWN, Stabiliser
 from companion.vision.frames import CameraLost, FrameSource, FrameSourceError, open_frame_source
@@ -409,22 +410,18 @@ class CarrosselCameraSource(ReadingThread):
         self.start_paced(emit, clock, "carrossel-camera")
 
 
-class ScheduledCarrosselCamera:
+class ScheduledCarrosselCamera(ScheduledCamera):
     """A :class:`CarrosselCameraSource` driven by the service loop instead of its own thread:
     one frame every ``period_s`` seconds of session time (the simulated camera, whose frames are
-    rendered on demand, so that a simulated game is the same at any speed).
+    rendered on demand, so that a simulated game is the same at any speed); the loop of
+    :class:`~companion.sources.carrousel_camera.ScheduledCamera`, with the source's ``latest``
+    and ``reader`` for the web page.
 
     Args:
         source: the camera source.
         period_s: session seconds between frames.
         start_t: session time (s) of the first frame.
     """
-
-    def __init__(self, source: CarrosselCameraSource, period_s: float = 0.1, start_t: float = 0.0):
-        self.source = source
-        self.period_s = period_s
-        self._next: float | None = start_t
-        self._emit: Emit | None = None
 
     @property
     def latest(self) -> Any:
@@ -435,32 +432,6 @@ class ScheduledCarrosselCamera:
     def reader(self) -> Any:
         """The source's reader."""
         return self.source.reader
-
-    def start(self, emit: Emit, clock: Clock) -> None:
-        """Begin: observations go to ``emit``."""
-        self._emit = emit
-
-    def stop(self) -> None:
-        """No more frames; closes the camera."""
-        self._next = None
-        self.source.frames.close()
-
-    def next_time(self) -> float | None:
-        """Session time (s) of the next frame, or None once the camera has ended."""
-        return self._next
-
-    def advance(self, t: float) -> None:
-        """Read the frame due at or before ``t`` (s) and emit what it completes."""
-        if self._next is None or self._next > t:
-            return
-        observations = self.source.step(self._next)
-        if observations is None:
-            self._next = None
-            return
-        for obs in observations:
-            if self._emit is not None:
-                self._emit(obs)
-        self._next = round(self._next + self.period_s, 6)
 
 
 def carrossel_camera_from_config(config: Any, frames: FrameSource | str, watch: CarrosselWatch | None = None,

@@ -324,7 +324,8 @@ class ScheduledCamera:
     are rendered on demand, so that a simulated game is the same at any speed).
 
     Args:
-        source: the camera source (its frames are read by :meth:`advance`).
+        source: the camera source (its frames are read by :meth:`advance`); any source with
+            ``step(t) -> list | None`` and ``frames`` (the Carrossel one too).
         period_s: session seconds between frames.
         start_t: session time (s) of the first frame.
     """
