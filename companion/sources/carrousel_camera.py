@@ -134,13 +134,6 @@ class CarrouselCameraSource(ReadingThread):
                 settled(self._cards[player], tuple(card))
 
     # ------------------------------------------------------------------ one frame
-    def _set_status(self, text: str) -> None:
-        if text != self.status:
-            self.status = text
-            log.info("camera: %s", text)
-            if self.on_status is not None:
-                self.on_status(text)
-
     def step(self, t: float) -> list[Observation] | None:
         """Read one frame at session time ``t`` (seconds) and return the observations it
         completes; None when the frames have ended or the camera is lost."""

@@ -247,13 +247,6 @@ class MonsieurCameraSource(ReadingThread):
             self._unseen_told = False
 
     # ------------------------------------------------------------------ one frame
-    def _set_status(self, text: str) -> None:
-        if text != self.status:
-            self.status = text
-            log.info("camera: %s", text)
-            if self.on_status is not None:
-                self.on_status(text)
-
     def step(self, t: float) -> list[Observation] | None:
         """Read one frame at session time ``t`` (s); return the observations it completes, or
         None when the frames have ended or the camera is lost."""

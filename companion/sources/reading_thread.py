@@ -29,6 +29,15 @@ class ReadingThread:
     _thread: threading.Thread | None
     frames: Any
 
+    def _set_status(self, text: str) -> None:
+        """Record the camera's state ``text`` in ``self.status``; when it changes, log it and
+        tell ``self.on_status`` (the kit: a camera lost, back, or the end of the frames)."""
+        if text != self.status:  # type: ignore[has-type]
+            self.status = text
+            log.info("camera: %s", text)
+            if self.on_status is not None:  # type: ignore[attr-defined]
+                self.on_status(text)  # type: ignore[attr-defined]
+
     def start_paced(self, emit: Any, clock: Any, name: str) -> None:
         """Start the reading thread ``name``: every ``self.frame_period_s`` seconds of ``clock``
         (0: as fast as frames come) call ``self.step(t) -> list | None`` and ``emit`` each
@@ -50,7 +59,7 @@ class ReadingThread:
                     observations = self.step(clock.now())  # type: ignore[attr-defined]
                 except Exception as exc:  # a reader bug must not kill the service
                     log.exception("%s reader failed", self.LABEL)
-                    self._set_status(f"camera lost: reader error: {exc}")  # type: ignore[attr-defined]
+                    self._set_status(f"camera lost: reader error: {exc}")
                     break
                 if observations is None:
                     break
