@@ -1,0 +1,1377 @@
+"""The dice reader as it was before it was made fast (commit 8f99e89): a frozen copy of
+companion/readers/dice.py kept so that tests/test_dice_speed_equal.py and ``bench/dice_bench.py
+--equal`` can prove the fast reader gives the same readings (each die's box, value and reason)
+with whichever face model is loaded (companion/data/dice_faces.onnx, or one given to both).
+
+Not used by the product. :class:`ReferenceDiceReader` is the old :class:`DiceReader` (finder,
+search, face classifier with its eight views in one forward each call, pip fitter over every
+subset, decision), unchanged but for this note; it imports only the tray's geometry
+(companion/readers/dice_tray.py) from the package.
+
+The old module's notes follow.
+
+The dice reader: the value of each standard six-sided die lying in the dice tray.
+
+Input: a camera frame, ``H x W x 3 uint8, BGR``, looking down on the tray. Output: one
+:class:`DieReading` per die found - its bounding box in pixels and its value 1-6, or
+``"unknown"`` when the reader is not sure. The reader abstains rather than guess (DESIGN.md,
+Vision): a die is given a value only when two readers that fail in different ways - a trained
+face classifier and a geometric pip fitter - agree, or the classifier alone is sure.
+
+How it works (OpenCV: image processing, and its DNN module for one small trained network):
+
+1. **Finding the dice** (:meth:`DiceReader.find_dice`): inside the tray's region of interest,
+   the floor's local colour is a wide median filter of the frame in CIE Lab; pixels far from it
+   are foreground. After a morphological opening and closing, each connected component of a
+   die's size and squareness is a die. The dice of one frame are of one size: a region much
+   larger than the frame's typical die (``TYPICAL_SIZE_RATIO``) holds touching dice and is split
+   by an erosion; a region much smaller (``SMALL_SIZE_RATIO``) is a die seen in part, its box
+   grown to the typical size.
+2. **Searching** (:meth:`DiceReader.search`): a region the erosion cannot split, and a patch
+   where pip-like specks gather with no die region around them (a white die on a light floor
+   shows only its pips), are searched with the face classifier: die-sized squares on a fine
+   grid, the most die-like kept. Without the classifier such a region is one ``unknown``
+   reading ("dice touching").
+3. **Face classifier** (:class:`FaceModel`, ``companion/data/dice_faces.onnx``): a small
+   convolutional network trained on the train split of the real photos
+   (tools/train_dice_model.py) gives, for the die's square patch seen in its eight turns and
+   mirror images, the probabilities of "not one die" and of the six values.
+4. **Pips** (:meth:`DiceReader.pip_reading`), a second reader that fails differently: the pip
+   map (:func:`pip_map`: each pixel's Lab distance from its neighbourhood's median, high on
+   pips of any colour) and the distance from the face's colour (:func:`face_map`) give round
+   blobs (``cv2.SimpleBlobDetector``); every subset of 1 to 6 is tested against the layouts of
+   the six faces (pairwise-distance signature, spacing and size against the die's size, centred
+   pattern, even contrast, the empty places of the 3 x 3 grid empty, no other pip on the face)
+   (:func:`read_patch`); of three crops, at least two must give the value and none another.
+5. **Decision** (:func:`decide`): both readers agree (classifier probability at least
+   ``MODEL_WITH_PIPS``), or the pips abstain and the classifier is sure (``MODEL_ALONE``);
+   anything else - a disagreement (any of the pips' crops reading another value), an unsure
+   classifier - is ``unknown`` with its reason. The thresholds were chosen on train photos
+   held out of the classifier's training.
+6. **Never part of a die, never a colourless frame**: a box the die's foreground reaches well
+   beyond (:func:`_partial`) is ``unknown``; a frame that is grayscale, too dark or clipped
+   (:meth:`DiceReader.colour_problem`) reads one ``unknown`` over the tray. With no tray
+   given, the tray is the floor the frame is centred on (:meth:`DiceReader.floor_region`).
+
+7. **With the tray's geometry** (``DiceReader(geometry=TrayGeometry)``, from ``companion
+   calibrate tray --corners``; :mod:`companion.readers.dice_tray`): no die size to set (the
+   sizes found are those of a 16 mm die anywhere on the floor); only what stands on the floor,
+   no larger than a few dice, is read; a die whose top face there is under 18 px is ``unknown``
+   ("too small to read here"); a die whose pips do not spread as a flat face's do on the plane
+   of a flat die's top face (:meth:`DiceReader.flatness`) is ``cocked``; and a value needs both
+   readers (the pips found on a flat face and the classifier's vote for the same value).
+
+Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py``, and
+on the path-traced dice-tray photographs: ``bench/dice_tray_bench.py``; figures in
+docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from pathlib import Path
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from companion.readers.dice_tray import TrayGeometry
+
+__all__ = [
+    "ReferenceDiceReader",
+    "UNKNOWN",
+    "COCKED",
+    "PATCH_PX",
+    "DieReading",
+    "DiceReader",
+    "pip_map",
+    "face_map",
+    "read_patch",
+    "roll_values",
+    "RollSettler",
+    "FaceModel",
+    "MODEL_PATH",
+    "die_patch",
+    "decide",
+    "draw_readings",
+]
+
+UNKNOWN = "unknown"
+#: The value of a die that does not lie flat (leaning on the tray's wall or on another die).
+COCKED = "cocked"
+#: Side (px) of the square a die's bounding box is resampled to before reading.
+PATCH_PX = 72
+#: Largest difference allowed between the sorted, normalised pairwise pip distances of the
+#: candidates and those of a face (0-1).
+SIGNATURE_TOL = 0.12
+#: Median filter aperture (px, on the resampled patch): wider than a pip, so that the filtered
+#: image shows the die's body where the pips are.
+BODY_KERNEL_PX = 25
+#: At most this many pip candidates are fitted; more means texture or clutter: ``unknown``.
+MAX_CANDIDATES = 12
+#: Side (px) of the square patch the face classifier reads (tools/train_dice_model.py).
+MODEL_INPUT_PX = 48
+#: The classifier's patch is the die's box grown by this fraction of its side on each side.
+MODEL_MARGIN = 0.15
+#: A region whose side exceeds the frame's typical die side by this factor holds touching dice.
+TYPICAL_SIZE_RATIO = 1.35
+#: A region smaller than the typical die side by this factor is a die seen only in part.
+SMALL_SIZE_RATIO = 0.75
+#: With a tray geometry, the die sizes found are kept from this share of its smallest top face
+#: to this multiple of its largest whole die (the calibration's error, a die's rounded edges).
+GEOMETRY_MARGIN_LO = 0.8
+GEOMETRY_MARGIN_HI = 1.15
+#: With a tray geometry, a region that cannot be split whose centre (on the floor) lies nearer
+#: the tray's wall than this many dice, and in which the classifier finds no die, is the wall's shading (the
+#: inner corners of a tray), not dice; two dice touching against the wall may then be missed.
+WALL_CLEAR = 1.0
+#: With a tray geometry, a region of touching dice is at most this many die sides long.
+CLUSTER_MAX_SIDES = 2.6
+#: The pips' grid: each pip place this share of the die's edge from the face's centre along
+#: each axis (4.3 mm on a 16 mm die: the dice-tray photographs' README; standard dice 0.25-0.3).
+PIP_GRID_SHARE = 4.3 / 16
+#: With a tray geometry, pips further than this share from a flat face's layout (:meth:`DiceReader.flatness`)
+#: are a die that does not lie flat: ``cocked``.
+FLAT_TOLERANCE = 0.12
+#: An empty pip place of the fitted face must show less than this share of the pips' evidence.
+EMPTY_PLACE_RATIO = 0.4
+
+# Pip places of each face on a 3 x 3 grid (x, y in -1, 0, 1), as on every standard die.
+_FACES: dict[int, tuple[tuple[int, int], ...]] = {
+    1: ((0, 0),),
+    2: ((-1, -1), (1, 1)),
+    3: ((-1, -1), (0, 0), (1, 1)),
+    4: ((-1, -1), (-1, 1), (1, -1), (1, 1)),
+    5: ((-1, -1), (-1, 1), (1, -1), (1, 1), (0, 0)),
+    6: ((-1, -1), (-1, 0), (-1, 1), (1, -1), (1, 0), (1, 1)),
+}
+_GRID = [(gx, gy) for gx in (-1, 0, 1) for gy in (-1, 0, 1)]
+
+
+def _signature(points: np.ndarray) -> np.ndarray:
+    """Sorted pairwise distances divided by the largest: invariant to shift, turn and scale."""
+    d = np.sort([float(np.hypot(*(a - b))) for a, b in itertools.combinations(points, 2)])
+    return d / d[-1]
+
+
+_SIGNATURES = {n: _signature(np.array(_FACES[n], float)) for n in range(2, 7)}
+# A six's two rows of three are spaced differently on different dice: a range of aspects.
+_SIX_SIGNATURES = [
+    _signature(np.array([(x * a, y) for x, y in _FACES[6]], float)) for a in np.arange(0.5, 1.15, 0.05)
+]
+_SPAN = {
+    n: max(float(np.hypot(*np.subtract(a, b))) for a, b in itertools.combinations(_FACES[n], 2))
+    for n in range(2, 7)
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DieReading:
+    """One die seen in the tray.
+
+    Attributes:
+        box: ``(x0, y0, x1, y1)`` in frame pixels (floats), the die's bounding box.
+        value: 1-6, ``"cocked"`` (the die does not lie flat), or ``"unknown"``.
+        reason: for ``unknown`` and ``cocked``, why (``"no face fits"``, ``"readings disagree"``,
+            ``"dice touching"`` ...); empty otherwise.
+    """
+
+    box: tuple[float, float, float, float]
+    value: int | Literal["unknown", "cocked"]
+    reason: str = ""
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        """Centre of the box (px)."""
+        x0, y0, x1, y1 = self.box
+        return ((x0 + x1) / 2, (y0 + y1) / 2)
+
+
+def _resample(frame: np.ndarray, box: Sequence[float], margin: float, size: int) -> np.ndarray:
+    """The box grown by ``margin`` (fraction of its width) resampled to ``size`` px wide."""
+    import cv2
+
+    x0, y0, x1, y1 = (float(v) for v in box)
+    w, h = x1 - x0, y1 - y0
+    x0, x1, y0, y1 = x0 - w * margin, x1 + w * margin, y0 - h * margin, y1 + h * margin
+    s = size / max(x1 - x0, 1e-6)
+    m = np.float32([[s, 0, -x0 * s], [0, s, -y0 * s]])
+    height = max(1, int(round((y1 - y0) * s)))
+    return cv2.warpAffine(frame, m, (size, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def pip_map(patch: np.ndarray) -> np.ndarray:
+    """Pip evidence of a die patch.
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, one die about :data:`PATCH_PX` px wide.
+
+    Returns:
+        ``h x w float32``: each pixel's CIE Lab distance (OpenCV's 8-bit Lab units) from the
+        median of its :data:`BODY_KERNEL_PX` neighbourhood; high on pips of any colour.
+    """
+    import cv2
+
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB)
+    body = cv2.medianBlur(lab, BODY_KERNEL_PX)
+    return np.linalg.norm(lab.astype(np.float32) - body.astype(np.float32), axis=2)
+
+
+def face_map(patch: np.ndarray) -> np.ndarray:
+    """Distance of each pixel from the die face's colour.
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, one die centred.
+
+    Returns:
+        ``h x w float32``: CIE Lab distance (OpenCV 8-bit units) from the median colour of the
+        patch's central half (the face, pips being a minority there).
+    """
+    import cv2
+
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).astype(np.float32)
+    h, w = patch.shape[:2]
+    core = lab[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4].reshape(-1, 3)
+    return np.linalg.norm(lab - np.median(core, axis=0), axis=2)
+
+
+def _blob_detector():
+    import cv2
+
+    prm = cv2.SimpleBlobDetector_Params()
+    prm.filterByColor = True
+    prm.blobColor = 255
+    prm.minThreshold = 25
+    prm.maxThreshold = 240
+    prm.thresholdStep = 10
+    prm.minRepeatability = 2
+    prm.filterByArea = True
+    prm.minArea = 8
+    prm.maxArea = 200
+    prm.filterByCircularity = True
+    prm.minCircularity = 0.6
+    prm.filterByConvexity = True
+    prm.minConvexity = 0.8
+    prm.filterByInertia = True
+    prm.minInertiaRatio = 0.4
+    prm.minDistBetweenBlobs = 4
+    return cv2.SimpleBlobDetector_create(prm)
+
+
+def _pip_candidates(evidence: np.ndarray) -> list[tuple[np.ndarray, float]]:
+    """Round blobs of the contrast-normalised pip map: ``(centre xy px, diameter px)``."""
+    scale = 230.0 / max(20.0, float(np.percentile(evidence, 99)))
+    img = np.clip(evidence * scale, 0, 255).astype(np.uint8)
+    h, w = img.shape
+    out = []
+    for kp in _blob_detector().detect(img):
+        x, y = kp.pt
+        if abs(x - w / 2) < 0.45 * w and abs(y - h / 2) < 0.45 * w:
+            out.append((np.array([x, y], float), float(kp.size)))
+    return out
+
+
+def _fits_face(points: np.ndarray, sizes: Sequence[float], width: int) -> bool:
+    """Geometry alone: do these pip centres (px) form a face of a die ``width`` px wide?"""
+    n = len(points)
+    centre = points.mean(0)
+    # The face's pattern is centred on the die (the box may include a side face).
+    if np.hypot(*(centre - width / 2)) > 0.22 * width:
+        return False
+    # The pips of one face are of one size.
+    if max(sizes) > (1.35 if n == 2 else 1.8) * min(sizes):
+        return False  # (a two's pair is held to a tighter match: a die's corner looks like a pip)
+    if n == 1:
+        return True
+    sig = _signature(points)
+    if n < 6 and np.abs(sig - _SIGNATURES[n]).max() > SIGNATURE_TOL:
+        return False
+    if n == 6 and min(np.abs(sig - s).max() for s in _SIX_SIGNATURES) > SIGNATURE_TOL:
+        return False
+    pair = [float(np.hypot(*(a - b))) for a, b in itertools.combinations(points, 2)]
+    unit = max(pair) / _SPAN[n] if n < 6 else float(np.mean(np.sort(pair)[:4]))
+    # Pip spacing is a fixed share of the die's side, and about a pip's diameter or more.
+    return 0.08 * width <= unit <= 0.24 * width and 0.45 <= unit / float(np.mean(sizes)) <= 2.3
+
+
+def _response(evidence: np.ndarray, xy: Sequence[float], radius: float) -> float:
+    x, y = int(round(xy[0])), int(round(xy[1]))
+    r = max(1, int(round(radius)))
+    h, w = evidence.shape
+    if not (0 <= x < w and 0 <= y < h):
+        return 0.0
+    return float(evidence[max(0, y - r) : y + r + 1, max(0, x - r) : x + r + 1].max())
+
+
+def _consistent(
+    evidence: np.ndarray, cands: list[tuple[np.ndarray, float]], subset: tuple[int, ...], width: int
+) -> bool:
+    """Evidence beyond geometry: no other pip on the face, even contrast, empty places empty."""
+    pts = np.array([cands[i][0] for i in subset])
+    size = float(np.mean([cands[i][1] for i in subset]))
+    centre = pts.mean(0)
+    # The face: around the pattern, half a pip beyond its outer pips (a single pip: a third of
+    # the die); pips of the side faces, seen in perspective, lie outside it.
+    reach = 0.3 * width if len(subset) == 1 else float(np.hypot(*(pts - centre).T).max()) + 1.0 * size
+    for i, (xy, d) in enumerate(cands):
+        if i not in subset and d >= 0.6 * size and np.hypot(*(xy - centre)) < reach:
+            return False  # an unexplained pip-sized blob on the face
+    on = [_response(evidence, p, size * 0.25) for p in pts]
+    if min(on) < 0.55 * max(on):
+        return False  # one "pip" much fainter than the others: glare or texture
+    ref = float(np.median(on))
+    if len(subset) == 1:
+        yy, xx = np.mgrid[0 : evidence.shape[0], 0 : evidence.shape[1]]
+        rr = np.hypot(xx - pts[0][0], yy - pts[0][1])
+        ring = (rr > size * 0.9) & (rr < 0.24 * width)
+        return bool(evidence[ring].max() < 0.5 * ref)
+    if len(subset) == 6:
+        return True
+    z = pts[:, 0] + 1j * pts[:, 1]
+    a, b = max(itertools.combinations(range(len(z)), 2), key=lambda ij: abs(z[ij[0]] - z[ij[1]]))
+    # The farthest pair are opposite corners: that fixes the 3 x 3 grid of pip places.
+    c, k = (z[a] + z[b]) / 2, (z[b] - z[a]) / (2 + 2j)
+    grid = [c + k * (gx + 1j * gy) for gx, gy in _GRID]
+    used = set()
+    for p in z:
+        dist = [abs(p - g) for g in grid]
+        j = int(np.argmin(dist))
+        if dist[j] > 0.35 * abs(k):
+            return False
+        used.add(j)
+    for j, g in enumerate(grid):
+        if j in used or min(abs(g - p) for p in z) < 1.3 * abs(k):
+            continue
+        if _response(evidence, (g.real, g.imag), size * 0.2) >= EMPTY_PLACE_RATIO * ref:
+            return False  # a place that should be empty shows a pip
+    return True
+
+
+def read_patch(patch: np.ndarray) -> tuple[int | None, str]:
+    """Read one die from a patch around it.
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, the die's bounding box resampled about
+            :data:`PATCH_PX` px wide.
+
+    Returns:
+        ``(value, reason)``: value 1-6, or None with the reason it is not sure.
+    """
+    value, reason, _ = read_patch_pips(patch)
+    return value, reason
+
+
+def read_patch_pips(patch: np.ndarray) -> tuple[int | None, str, np.ndarray]:
+    """:func:`read_patch` and the centres of the pips it read: ``(value, reason, n x 2 float64
+    patch px)`` (``0 x 2`` without a value).
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, the die's bounding box resampled about
+            :data:`PATCH_PX` px wide.
+
+    Returns:
+        ``(value, reason, pips)``: value 1-6, or None with the reason it is not sure.
+    """
+    none = np.zeros((0, 2))
+    width = patch.shape[1]
+    evidence = pip_map(patch)
+    cands = _pip_candidates(evidence)
+    # Dense pips (a six) fill the median's window and show as rings on the pip map: a second
+    # map, the distance from the face's own colour, finds them whole.
+    for xy, d in _pip_candidates(face_map(patch)):
+        if all(np.hypot(*(xy - c[0])) > 0.5 * max(d, c[1]) for c in cands):
+            cands.append((xy, d))
+    if not cands:
+        return None, "no pip seen", none
+    if len(cands) > MAX_CANDIDATES:
+        return None, "too many spots (texture or clutter)", none
+    found: list[tuple[int, tuple[int, ...]]] = []
+    for n in range(min(6, len(cands)), 0, -1):
+        for subset in itertools.combinations(range(len(cands)), n):
+            pts = np.array([cands[i][0] for i in subset])
+            sizes = [cands[i][1] for i in subset]
+            if _fits_face(pts, sizes, width) and _consistent(evidence, cands, subset, width):
+                found.append((n, subset))
+    if not found:
+        return None, "no face fits the pips", none
+    n, best = found[0]
+    for m, subset in found[1:]:
+        if (m < n and not set(subset) <= set(best)) or (m == n and set(subset) != set(best)):
+            return None, "two faces fit", none
+    return n, "", np.array([cands[i][0] for i in best], float)
+
+
+def die_patch(frame: np.ndarray, box: Sequence[float]) -> np.ndarray:
+    """The face classifier's view of one die.
+
+    Args:
+        frame: ``H x W x 3 uint8, BGR``.
+        box: ``(x0, y0, x1, y1)`` px, the die's bounding box.
+
+    Returns:
+        ``MODEL_INPUT_PX x MODEL_INPUT_PX x 3 uint8, BGR``: a square around the box's centre,
+        its side the box's longer side grown by :data:`MODEL_MARGIN` on each side (the frame's
+        border repeated where the square leaves the frame).
+
+    Raises:
+        ValueError: the box is not four finite numbers with x0 < x1, y0 < y1, or the frame is
+            not ``H x W x 3``.
+    """
+    import cv2
+
+    x0, y0, x1, y1 = _check_box(box)
+    if frame.ndim != 3 or frame.shape[2] != 3:
+        raise ValueError(f"frame: expected H x W x 3 BGR, got shape {frame.shape}")
+    side = max(x1 - x0, y1 - y0) * (1 + 2 * MODEL_MARGIN)
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    s = MODEL_INPUT_PX / side
+    m = np.float32([[s, 0, MODEL_INPUT_PX / 2 - cx * s], [0, s, MODEL_INPUT_PX / 2 - cy * s]])
+    return cv2.warpAffine(
+        frame, m, (MODEL_INPUT_PX, MODEL_INPUT_PX), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+
+
+#: The face classifier shipped with the package (trained by tools/train_dice_model.py).
+MODEL_PATH = Path(__file__).resolve().parents[1] / "companion" / "data" / "dice_faces.onnx"
+
+
+class FaceModel:
+    """The face classifier: a small convolutional network, run with OpenCV's DNN module.
+
+    It was trained on the train split of nell-byler/dice_detection (tools/train_dice_model.py;
+    the training record is ``dice_faces.json`` beside the model). Each die is seen in the eight
+    turns and mirror images of its patch (a face's value does not change under them) and the
+    class probabilities are averaged.
+
+    Args:
+        path: the ONNX model; default :data:`MODEL_PATH`.
+
+    Raises:
+        FileNotFoundError: the model file is missing.
+        ValueError: OpenCV cannot load the file as a network.
+    """
+
+    #: Output classes: 0 = not one die (floor, part of a die, two dice), then the values 1-6.
+    CLASSES = ("not one die", 1, 2, 3, 4, 5, 6)
+
+    def __init__(self, path: str | Path | None = None):
+        import cv2
+
+        self.path = Path(path) if path is not None else MODEL_PATH
+        if not self.path.is_file():
+            raise FileNotFoundError(f"{self.path}: the dice face model is missing (tools/train_dice_model.py makes it)")
+        try:
+            self._net = cv2.dnn.readNetFromONNX(str(self.path))
+        except cv2.error as exc:
+            raise ValueError(f"{self.path}: not a network OpenCV can load ({str(exc).strip()[:200]})") from None
+
+    def probabilities(self, patches: np.ndarray, views: int = 8) -> np.ndarray:
+        """Class probabilities of die patches.
+
+        Args:
+            patches: ``N x 48 x 48 x 3 uint8, BGR`` (:func:`die_patch`).
+            views: 8 (the turns and mirror images, for reading) or 1 (the patch as it is, a
+                quick look for searching).
+
+        Returns:
+            ``N x 7 float32``, rows summing to 1, columns in :attr:`CLASSES` order: the mean
+            over the views of each patch of the softmax of the network's output.
+
+        Raises:
+            ValueError: ``patches`` is not ``N x 48 x 48 x 3 uint8``, or ``views`` not 1 or 8.
+        """
+        if views not in (1, 8):
+            raise ValueError(f"views: expected 1 or 8, got {views}")
+        shape = getattr(patches, "shape", None)
+        if shape is None or len(shape) != 4 or shape[1:] != (MODEL_INPUT_PX, MODEL_INPUT_PX, 3) or patches.dtype != np.uint8:
+            raise ValueError(
+                f"patches: expected N x {MODEL_INPUT_PX} x {MODEL_INPUT_PX} x 3 uint8, got shape {shape} "
+                f"dtype {getattr(patches, 'dtype', None)}"
+            )
+        if len(patches) == 0:
+            return np.zeros((0, len(self.CLASSES)), np.float32)
+        x = patches.astype(np.float32).transpose(0, 3, 1, 2) / 255.0  # N x 3 x H x W
+        turned = []
+        for flip in (False, True):
+            v = x[..., ::-1] if flip else x
+            for k in range(4):
+                turned.append(np.rot90(v, k, axes=(2, 3)))
+        turned = turned[:views]
+        batch = np.ascontiguousarray(np.concatenate(turned, axis=0))
+        self._net.setInput(batch)
+        logits = self._net.forward().reshape(len(turned), len(patches), -1).astype(np.float64)
+        logits -= logits.max(axis=2, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=2, keepdims=True)
+        return p.mean(axis=0).astype(np.float32)
+
+
+#: (margin as a fraction of the box width, resampled width px) of the three readings.
+_VARIANTS = ((0.0, PATCH_PX), (0.08, PATCH_PX), (0.0, 64))
+
+
+class DiceReader:
+    """Finds the dice in the tray and reads each one, abstaining when unsure.
+
+    Args:
+        tray: region of interest ``(x0, y0, x1, y1)`` in frame pixels (the tray's floor); None
+            = the whole frame.
+        die_px: ``(smallest, largest)`` side of a die's bounding box in pixels at this camera
+            distance (default ``(22, 70)``: the dice of the reference photos measure 21-69 px in a
+            640 x 640 frame). Dice larger than ``largest`` are not found as dice, and their
+            pips may be taken for small dice: set it for the camera's height.
+        foreground_lab: Lab distance (OpenCV 8-bit units) from the tray floor's local colour
+            above which a pixel belongs to a die.
+        lightness_weight: weight of the lightness difference (L*) against the colour
+            difference (a*, b*): below 1, shadows count less.
+        model: the face classifier; ``"default"`` loads the packaged one
+            (:data:`MODEL_PATH`), None reads by the pips alone.
+        geometry: the tray's calibration (:class:`~companion.readers.dice_tray.TrayGeometry`,
+            ``companion calibrate tray``); when given, ``die_px`` is ignored (a die's size
+            comes from it), ``tray`` defaults to the frame's box around its floor, only the
+            floor (and a die's height above it) is read, and a die whose top face there is
+            under 18 px across is ``unknown`` ("too small to read here").
+
+    Raises:
+        ValueError: ``die_px`` is not ``0 < smallest < largest``, or the model cannot be loaded.
+        FileNotFoundError: the packaged model is missing.
+
+    Example::
+
+        reader = DiceReader(tray=(60, 90, 600, 520))
+        readings = reader.read(cv2.imread("tray.jpg"))   # [DieReading(box=..., value=5), ...]
+        roll_values(readings)                           # (5, 2, "unknown") or None
+    """
+
+    def __init__(
+        self,
+        tray: tuple[int, int, int, int] | None = None,
+        die_px: tuple[float, float] = (22.0, 70.0),
+        foreground_lab: float = 28.0,
+        lightness_weight: float = 0.5,
+        model: FaceModel | None | Literal["default"] = "default",
+        geometry: "TrayGeometry | None" = None,
+    ):
+        self.geometry = geometry
+        if geometry is not None:
+            # The die's size comes from the tray's calibration: from the smallest top face to
+            # the largest whole die anywhere on the floor, with a margin for the calibration's error.
+            glo, ghi = geometry.die_px_range()
+            die_px = (max(4.0, GEOMETRY_MARGIN_LO * glo), GEOMETRY_MARGIN_HI * ghi)
+            if tray is None:
+                tray = geometry.roi()
+        try:
+            lo, hi = (float(v) for v in die_px)
+        except (TypeError, ValueError):
+            raise ValueError(f"die_px: expected (smallest, largest) in px, got {die_px!r}") from None
+        if not (np.isfinite(lo) and np.isfinite(hi) and 4 <= lo < hi):
+            raise ValueError(f"die_px: expected 4 <= smallest < largest, finite, got {die_px!r}")
+        if tray is not None:
+            try:
+                tx0, ty0, tx1, ty1 = (int(v) for v in tray)
+                ok = all(float(v) == int(v) for v in tray)
+            except (TypeError, ValueError, OverflowError):
+                ok = False
+            if not ok or not (0 <= tx0 < tx1 and 0 <= ty0 < ty1):
+                raise ValueError(f"tray: expected whole pixels x0, y0, x1, y1 with 0 <= x0 < x1 and 0 <= y0 < y1, got {tray!r}")
+            tray = (tx0, ty0, tx1, ty1)
+        self.tray = tray
+        self.die_px = (lo, hi)
+        self.foreground_lab = foreground_lab
+        self.lightness_weight = lightness_weight
+        self.model = FaceModel() if model == "default" else model
+        self._floor = None
+        if geometry is not None and self.tray is not None:
+            self._floor = geometry.floor_mask(self.tray)
+
+    def _judge(self, box, probs, pips, pip_reason, seen, found, frame=None) -> DieReading:
+        """One die's reading with the tray's geometry: a value needs both readers (the pips
+        found, on a flat face, and the classifier's vote for the same value); pips off a flat
+        face's layout are a die that does not lie flat (``cocked``). The classifier's vote is
+        taken on a square centred on the face the pips show (their centroid), of the side the
+        geometry gives a die there, rather than on the finder's box (which a shadow or a side
+        face pulls off centre)."""
+        off = self.flatness(found)
+        if off is not None and off > FLAT_TOLERANCE and (pips is not None or len(set(seen)) == 1):
+            return DieReading(box, COCKED, f"its pips lie {100 * off:.0f}% off a flat face: the die does not lie flat")
+        if pips is None:
+            return DieReading(box, UNKNOWN, pip_reason or "pips unsure")
+        if self.model is not None and frame is not None and found:
+            c = np.mean([f.mean(0) for f in found if len(f)], axis=0)
+            side = self._side_at((c[0], c[1], c[0], c[1]), 0.0)
+            face = (c[0] - side / 2, c[1] - side / 2, c[0] + side / 2, c[1] + side / 2)
+            probs = self.model.probabilities(die_patch(frame, face)[None])[0]
+        value, reason = decide(probs, pips, pip_reason, seen)
+        flat = "" if off is not None else " (a one: flatness not seen)"
+        return DieReading(box, UNKNOWN if value is None else value, reason + (flat if value is None else ""))
+
+    def on_floor(self, box: Sequence[float], inset: float = 0.25, z_mm: float | None = None) -> bool:
+        """With a tray geometry: does the box's centre, taken to the plane ``z_mm`` above the
+        floor (default a die's top face height), lie on the tray's floor at least ``inset`` dice
+        inside its outline (negative: outside by at most that)? Without one: True."""
+        if self.geometry is None:
+            return True
+        import cv2
+
+        g = self.geometry
+        z = g.die_mm if z_mm is None else z_mm
+        xy = g.to_plane(np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]]), z)[0]
+        d = cv2.pointPolygonTest(g.floor_mm.astype(np.float32), (float(xy[0]), float(xy[1])), True)
+        return d >= inset * g.die_mm
+
+    def _few_dice(self, box: Sequence[float]) -> bool:
+        """With a tray geometry: is the box no larger than two or three dice touching there
+        (:data:`CLUSTER_MAX_SIDES` die sides)? A larger region is a hand, a shadow, the wall."""
+        s = self._side_at(box, 0.0)
+        return max(box[2] - box[0], box[3] - box[1]) <= CLUSTER_MAX_SIDES * s
+
+    def _side_at(self, box: Sequence[float], default: float) -> float:
+        """A die's box side (px) at the box's centre: from the geometry (the mean of its sides
+        turned 0 and 45 degrees), else ``default``."""
+        if self.geometry is None:
+            return default
+        c = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        return 0.5 * (self.geometry.die_side_px(c, 0.0) + self.geometry.die_side_px(c, 45.0))
+
+    def too_small(self, box: Sequence[float]) -> str:
+        """``""``, or why the die in ``box`` is too small to read: with a tray geometry, its top
+        face there is under :data:`~companion.readers.dice_tray.MIN_FACE_PX` px across."""
+        if self.geometry is None:
+            return ""
+        from companion.readers.dice_tray import MIN_FACE_PX
+
+        side = self.geometry.face_side_px(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2))
+        if side < MIN_FACE_PX:
+            return f"too small to read here (its face {side:.0f} px across, {MIN_FACE_PX:.0f} needed)"
+        return ""
+
+    def find_dice(self, frame: np.ndarray) -> list[tuple[tuple[float, float, float, float], bool]]:
+        """Dice-sized foreground regions of the tray.
+
+        The tray floor's colour is taken locally (a median filter much wider than a die, on a
+        quarter-size copy), so uneven light and the shading near the walls do not count as
+        dice; lightness differences weigh half (``lightness_weight``) so that shadows count
+        less than colour. Regions of several touching dice are split by an erosion; what cannot
+        be split is reported with ``single`` False.
+
+        Args:
+            frame: ``H x W x 3 uint8, BGR``.
+
+        Returns:
+            ``(box, single)`` per region, box ``(x0, y0, x1, y1)`` in frame pixels; ``single``
+            is False for a region too large for one die (dice touching).
+
+        Raises:
+            ValueError: ``frame`` is not ``H x W x 3 uint8``, or the tray lies outside it.
+        """
+        return self._regions(frame)[0]
+
+    def _regions(self, frame: np.ndarray):
+        """``(find_dice's list, (raw foreground mask of the region of interest, its x0, y0 in
+        the frame), typical die side px or None)``."""
+        import cv2
+
+        _check_frame(frame)
+        x0, y0 = 0, 0
+        roi = frame
+        if self.tray is not None:
+            x0, y0, x1, y1 = self.tray
+            roi = frame[y0:y1, x0:x1]
+            if roi.size == 0:
+                fh, fw = frame.shape[:2]
+                raise ValueError(f"tray {tuple(self.tray)}: outside the {fw} x {fh} px frame")
+        h, w = roi.shape[:2]
+        lab = cv2.cvtColor(roi, cv2.COLOR_BGR2LAB)
+        small = cv2.resize(lab, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
+        floor = cv2.resize(cv2.medianBlur(small, 31), (w, h), interpolation=cv2.INTER_LINEAR)
+        diff = lab.astype(np.float32) - floor.astype(np.float32)
+        diff[..., 0] *= self.lightness_weight
+        dist = np.linalg.norm(diff, axis=2)
+        raw = (dist > self.foreground_lab).astype(np.uint8)
+        if self._floor is not None and self._floor.shape == raw.shape:
+            raw &= self._floor  # only where a die on the tray's floor can show
+        if self.tray is None:
+            # No tray given: the tray is the floor the frame is centred on; what lies outside
+            # it (the table, the rim, a mounting hole) is not a die.
+            inside = self.floor_region(small, (w, h), raw[::4, ::4][: small.shape[0], : small.shape[1]])
+            if inside is not None:
+                raw &= inside
+        mask = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        lo, hi = self.die_px
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
+        comps = [tuple(int(v) for v in stats[i]) for i in range(n)]
+        kinds = ["other"] + [self._shape(c[2], c[3], c[4]) for c in comps[1:]]
+        # The dice of one frame are of one size: a "die" much larger than the typical one is
+        # two dice (or a die and its neighbour's side) touching.
+        sides = sorted(max(c[2], c[3]) for c, k in zip(comps, kinds) if k == "die")
+        typical = float(sides[len(sides) // 2]) if len(sides) >= 3 else None
+        if typical is not None:
+            kinds = [
+                "cluster" if k == "die" and max(c[2], c[3]) > TYPICAL_SIZE_RATIO * typical else k
+                for c, k in zip(comps, kinds)
+            ]
+        grow = int(round(0.45 * typical if typical else lo / 2)) | 1  # odd aperture, half a die
+        out: list[tuple[tuple[float, float, float, float], bool]] = []
+        for i in range(1, n):
+            x, y, bw, bh, area = comps[i]
+            if kinds[i] == "die":
+                out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), True))
+            elif kinds[i] == "cluster":
+                # Touching dice: erode the bridges between them, keep the die-shaped parts.
+                part = (labels[y : y + bh, x : x + bw] == i).astype(np.uint8)
+                eroded = cv2.erode(part, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
+                m, _, sub, _ = cv2.connectedComponentsWithStats(eroded)
+                pieces = []
+                g = grow // 2
+                for k in range(1, m):
+                    sx, sy, sw, sh, _ = (int(v) for v in sub[k])
+                    sw, sh = sw + 2 * g, sh + 2 * g
+                    if lo <= max(sw, sh) <= hi and max(sw, sh) <= 1.5 * min(sw, sh):
+                        pieces.append((sx - g, sy - g, sw, sh))
+                if not pieces:
+                    out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), False))
+                for sx, sy, sw, sh in pieces:
+                    bx, by = x + sx + x0, y + sy + y0
+                    out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), True))
+            # anything else is not dice (a tray wall, a hand): ignored
+        if typical is not None:
+            # A die seen only in part (a white die on the light floor, a dark side face) gives a
+            # small region: its box grows to the typical die around the region's centre.
+            grown = []
+            for (bx0, by0, bx1, by1), single in out:
+                if single and max(bx1 - bx0, by1 - by0) < SMALL_SIZE_RATIO * typical:
+                    cx, cy, half = (bx0 + bx1) / 2, (by0 + by1) / 2, typical / 2
+                    grown.append(((cx - half, cy - half, cx + half, cy + half), True))
+                else:
+                    grown.append(((bx0, by0, bx1, by1), single))
+            out = grown
+        return out, (raw, x0, y0), typical
+
+    def _leftovers(self, raw_at, found: Sequence[Sequence[float]], side: float) -> list[tuple[float, float, float, float]]:
+        """Where the foreground is not explained by the dice found: boxes (frame px) around
+        what is left of the raw foreground mask once every found die's box is cleared, its
+        specks joined by a dilation of a third of a die (a pale die's pips join up; so does the
+        unseen half of two touching dice)."""
+        import cv2
+
+        raw, x0, y0 = raw_at
+        left = raw.copy()
+        for bx0, by0, bx1, by1 in found:
+            left[max(0, int(by0 - y0)) : max(0, int(by1 - y0) + 1), max(0, int(bx0 - x0)) : max(0, int(bx1 - x0) + 1)] = 0
+        k = int(round(side / 3)) | 1
+        joined = cv2.dilate(left, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+        m, labels, gst, _ = cv2.connectedComponentsWithStats(joined)
+        lo, hi = self.die_px
+        boxes = []
+        for j in range(1, m):
+            gx, gy, gw, gh, _ = (int(v) for v in gst[j])
+            extent = max(gw, gh) - k + 1
+            if extent < 0.5 * lo or extent > 2.5 * hi:
+                continue  # a speck of dust, or no die-sized thing (a hand, the tray's wall)
+            if int(left[gy : gy + gh, gx : gx + gw][labels[gy : gy + gh, gx : gx + gw] == j].sum()) < 0.02 * side * side:
+                continue
+            boxes.append((float(gx + x0), float(gy + y0), float(gx + gw + x0), float(gy + gh + y0)))
+        boxes.sort(key=lambda bb: -(bb[2] - bb[0]) * (bb[3] - bb[1]))
+        return boxes
+
+    def floor_region(self, small_lab: np.ndarray, size: tuple[int, int],
+                     foreground: np.ndarray | None = None) -> np.ndarray | None:
+        """The tray's floor when no tray is given: ``H x W uint8`` 0/1 at ``size`` (w, h), or
+        None when no floor is found (then the whole frame is read).
+
+        The floor's colour is the median (CIE Lab, 8-bit) of the frame's central half (its
+        pixels that are not ``foreground``: dice, a hand, seen against the local floor); the floor
+        is the connected region of pixels near it (Lab distance, lightness weighted as the
+        finder's, under ``foreground_lab``) that holds most of the centre; a tray's floor is
+        convex (rectangle, round), so its convex hull, grown by half the largest die, also takes
+        the dice on it and those against its walls. A floor under a tenth of the frame is not
+        found.
+
+        Args:
+            small_lab: the frame in OpenCV 8-bit Lab at a quarter of its size.
+            size: ``(w, h)`` of the frame (px).
+            foreground: ``small_lab``-sized 0/1 mask of what is not floor, or None.
+        """
+        import cv2
+
+        sh, sw = small_lab.shape[:2]
+        centre = small_lab[sh // 4 : 3 * sh // 4, sw // 4 : 3 * sw // 4].reshape(-1, 3)
+        if foreground is not None and foreground.shape == (sh, sw):
+            keep = foreground[sh // 4 : 3 * sh // 4, sw // 4 : 3 * sw // 4].reshape(-1) == 0
+            centre = centre[keep] if keep.sum() >= 0.1 * len(keep) else centre
+        if len(centre) == 0:
+            return None
+        ref = np.median(centre, axis=0).astype(np.float32)
+        d = small_lab.astype(np.float32) - ref
+        d[..., 0] *= self.lightness_weight
+        near = (np.linalg.norm(d, axis=2) < self.foreground_lab).astype(np.uint8)
+        near = cv2.morphologyEx(near, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(near)
+        if n <= 1:
+            return None
+        core = labels[sh // 4 : 3 * sh // 4, sw // 4 : 3 * sw // 4]
+        counts = np.bincount(core.ravel(), minlength=n)
+        counts[0] = 0
+        k = int(np.argmax(counts))
+        if stats[k, cv2.CC_STAT_AREA] < 0.1 * sh * sw:
+            return None
+        pts = cv2.findNonZero((labels == k).astype(np.uint8))
+        hull = cv2.convexHull(pts)
+        mask = np.zeros((sh, sw), np.uint8)
+        cv2.fillConvexPoly(mask, hull, 1)
+        grow = max(1, int(round(self.die_px[1] / 8))) * 2 + 1  # half the largest die, at 1/4 scale
+        mask = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
+        return cv2.resize(mask, size, interpolation=cv2.INTER_NEAREST)
+
+    def colour_problem(self, frame: np.ndarray) -> str:
+        """Why the tray in ``frame`` cannot be read in colour, or ``""``.
+
+        The finder separates dice from the floor by colour (CIE Lab) and the pips by their
+        contrast, so the frame must be a colour frame of a lit tray:
+
+        * grayscale (the camera lost its colour): the 99.9th percentile of the pixels' chroma
+          (OpenCV 8-bit Lab, ``|a - 128| + |b - 128|``) below :data:`MIN_CHROMA`: a colour
+          frame of a tray (a coloured die, a felt, the rim, the light's tint) has 20 or more
+          there, a grayscale one 0;
+        * too dark: the tray's brightest pixels (99th percentile of L, 8-bit) below
+          :data:`MIN_BRIGHT_L` - no pip or white face stands out of the sensor's noise;
+        * over-exposed: the floor (the median of the tray) clipped in every channel.
+
+        Args:
+            frame: ``H x W x 3 uint8, BGR``.
+
+        Returns:
+            ``"colour lost: ..."`` or ``""``.
+        """
+        import cv2
+
+        _check_frame(frame)
+        roi = frame
+        if self.tray is not None:
+            x0, y0, x1, y1 = self.tray
+            roi = frame[y0:y1, x0:x1]
+        small = roi[::4, ::4]
+        if small.size == 0:
+            return ""
+        lab = cv2.cvtColor(np.ascontiguousarray(small), cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.int16)
+        floor = np.median(small.reshape(-1, 3), axis=0)
+        if floor.min() >= 245:
+            return "colour lost: over-exposed, the tray's floor is clipped white"
+        bright = float(np.percentile(lab[:, 0], 99))
+        if bright < MIN_BRIGHT_L:
+            return f"colour lost: too dark, the tray's brightest pixels are {bright:.0f} of 255 (at least {MIN_BRIGHT_L} needed)"
+        chroma = np.abs(lab[:, 1] - 128) + np.abs(lab[:, 2] - 128)
+        if float(np.percentile(chroma, 99.9)) < MIN_CHROMA:
+            return "colour lost: no colour in the frame (a grayscale camera)"
+        return ""
+
+    def partial_die(self, frame: np.ndarray, box: Sequence[float]) -> str:
+        """Why ``box`` holds only part of a die, or ``""``: the die's foreground reaches well
+        beyond the box (:func:`_partial`), the other dice the finder sees set aside."""
+        _check_box(box)
+        regions, raw_at, _ = self._regions(frame)
+        x0, y0, x1, y1 = (float(v) for v in box)
+
+        def overlap(b: Sequence[float]) -> float:
+            ix = max(0.0, min(x1, b[2]) - max(x0, b[0]))
+            iy = max(0.0, min(y1, b[3]) - max(y0, b[1]))
+            return ix * iy / max(1e-9, min((x1 - x0) * (y1 - y0), (b[2] - b[0]) * (b[3] - b[1])))
+
+        # the finder's other dice (not the one this box is over) are set aside
+        others = [b for b, _ in regions if overlap(b) < 0.2]
+        return _partial(raw_at, box, others)
+
+    def _shape(self, w: int, h: int, area: int) -> str:
+        """``"die"``, ``"cluster"`` (several touching dice) or ``"other"`` for a region."""
+        lo, hi = self.die_px
+        if max(w, h) < lo or min(w, h) < lo * 0.6:
+            return "other"  # a speck
+        fill = area / float(w * h)
+        if max(w, h) <= hi and max(w, h) <= 1.5 * min(w, h) and fill > 0.45:
+            return "die"
+        if max(w, h) <= 3 * hi and area <= 4 * hi * hi and fill > 0.3:
+            return "cluster"
+        return "other"
+
+    def pip_reading(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
+        """The pips' reading of the die in ``box``: ``(value, "")`` or ``(None, reason)``.
+
+        Of three crops, at least two must give the value and none another (module notes,
+        step 4).
+        """
+        value, reason, _ = self.pip_readings(frame, box)
+        return value, reason
+
+    def pip_readings(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str, tuple[int, ...]]:
+        """:meth:`pip_reading` and the value of every crop that gave one (for :func:`decide`:
+        a crop that read another value than the classifier is a disagreement)."""
+        value, reason, given, _ = self.pip_evidence(frame, box)
+        return value, reason, given
+
+    def pip_evidence(self, frame: np.ndarray, box: Sequence[float]) -> tuple[
+            int | None, str, tuple[int, ...], list[np.ndarray]]:
+        """:meth:`pip_readings` and, for each crop that gave the value, its pips' centres in
+        frame pixels (``n x 2 float64``), for :meth:`flatness`."""
+        x0, y0, x1, y1 = (float(v) for v in box)
+        w = x1 - x0
+        results, pips = [], []
+        for m, size in _VARIANTS:
+            v, r, pts = read_patch_pips(_resample(frame, box, m, size))
+            results.append((v, r))
+            scale = size / max(w * (1 + 2 * m), 1e-6)
+            pips.append(np.column_stack([x0 - w * m + pts[:, 0] / scale, y0 - (y1 - y0) * m + pts[:, 1] / scale])
+                        if len(pts) else pts)
+        values = {v for v, _ in results if v is not None}
+        given = tuple(v for v, _ in results if v is not None)
+        found = [p for (v, _), p in zip(results, pips) if v is not None]
+        if len(values) > 1:
+            return None, "readings disagree", given, found
+        if len(given) < 2:
+            reasons = [r for v, r in results if v is None]
+            return None, reasons[0] if reasons else "unsure", given, found
+        return given[0], "", given, found
+
+    def flatness(self, pips_px: Sequence[np.ndarray]) -> float | None:
+        """How far the pips read lie from a flat die's top face (0 = exactly), or None when it
+        cannot be told (no geometry, fewer than two pips: a one).
+
+        Each crop's pip centres (frame px) are taken to the plane of a flat die's top face (a
+        die's height above the floor, :class:`~companion.readers.dice_tray.TrayGeometry`); there
+        the pattern's spread along its principal axes (standard deviations, mm) must be that of
+        the face's layout, pips :data:`PIP_GRID_SHARE` of the die's edge from the centre (a
+        tilted face is shorter along its tilt; a face higher or lower than a flat die's top is
+        larger or smaller). The result is the largest relative difference over the axes and the
+        crops. A two or a three shows only its diagonal: a tilt along it is not seen.
+        """
+        if self.geometry is None:
+            return None
+        u = PIP_GRID_SHARE * self.geometry.die_mm
+        worst = None
+        for pts in pips_px:
+            n = len(pts)
+            if n < 2:
+                continue
+            mm = self.geometry.to_plane(np.asarray(pts, float), self.geometry.die_mm)
+            eig = np.sort(np.linalg.eigvalsh(np.cov(mm.T, bias=True)))[::-1]
+            want = {2: (2.0, 0.0), 3: (4 / 3, 0.0), 4: (1.0, 1.0), 5: (0.8, 0.8), 6: (1.0, 2 / 3)}[n]
+            axes = [float(np.sqrt(max(eig[0], 0)) / (u * np.sqrt(want[0])))]
+            if want[1] > 0:
+                axes.append(float(np.sqrt(max(eig[1], 0)) / (u * np.sqrt(want[1]))))
+            off = max(abs(a - 1) for a in axes)
+            worst = off if worst is None else max(worst, off)
+        return worst
+
+    def read_die(self, frame: np.ndarray, box: Sequence[float]) -> tuple[int | None, str]:
+        """Read the die in ``box`` (``x0, y0, x1, y1`` px) of ``frame`` (``H x W x 3 uint8``,
+        BGR): ``(value, "")`` or ``(None, reason)``; see :func:`decide`."""
+        _check_frame(frame)
+        fault = self.colour_problem(frame)
+        if fault:
+            return None, fault
+        partial = self.partial_die(frame, box)
+        if partial:
+            return None, partial
+        probs = self.model.probabilities(die_patch(frame, box)[None])[0] if self.model else None
+        value, reason, seen = self.pip_readings(frame, box)
+        return decide(probs, value, reason, seen)
+
+    def _covered(self, raw_at, centres: list[tuple[float, float]], half: float) -> list[tuple[float, float]]:
+        """Of the square centres (frame px), those whose square (side ``2 half``) is at least
+        :data:`SEARCH_MIN_COVER` foreground in the raw mask, at most :data:`SEARCH_MAX_LOOKS`
+        of them, the most covered first (an integral image: one sum per square)."""
+        import cv2
+
+        raw, ox, oy = raw_at
+        h, w = raw.shape
+        if not centres:
+            return []
+        ii = cv2.integral(raw)
+        c = np.asarray(centres, float)
+        ax0 = np.clip(np.round(c[:, 0] - half - ox), 0, w).astype(int)
+        ax1 = np.clip(np.round(c[:, 0] + half - ox), 0, w).astype(int)
+        ay0 = np.clip(np.round(c[:, 1] - half - oy), 0, h).astype(int)
+        ay1 = np.clip(np.round(c[:, 1] + half - oy), 0, h).astype(int)
+        area = np.maximum(1, (ax1 - ax0) * (ay1 - ay0))
+        cover = (ii[ay1, ax1] - ii[ay0, ax1] - ii[ay1, ax0] + ii[ay0, ax0]) / area
+        cover[(ax1 <= ax0) | (ay1 <= ay0)] = 0.0
+        order = [i for i in np.argsort(-cover, kind="stable") if cover[i] >= SEARCH_MIN_COVER][:SEARCH_MAX_LOOKS]
+        return [centres[i] for i in order]
+
+    def search(
+        self, frame: np.ndarray, region: Sequence[float], side: float, taken: Sequence[Sequence[float]] = (),
+        raw_at=None,
+    ) -> list[tuple[float, float, float, float]]:
+        """Dice inside ``region`` found by the face classifier's quick look.
+
+        Squares of ``side`` px are placed on a grid (a fifth of a die apart, wider in a region
+        so large that it would take more than about :data:`SEARCH_MAX_SQUARES` squares) over the region
+        grown by half a die; each is scored by the classifier's probability that it holds one
+        die (1 - P(not one die), one view); the best squares above :data:`SEARCH_SCORE` are
+        kept, each at least :data:`SEARCH_SPACING` dice from the others and from ``taken``.
+
+        Args:
+            frame: ``H x W x 3 uint8, BGR``.
+            region: ``(x0, y0, x1, y1)`` px, where to look (dice touching, pips of a pale die).
+            side: a die's side (px) in this frame.
+            taken: boxes of dice already found, which the new ones must keep clear of.
+            raw_at: the raw foreground mask and its origin (:meth:`_regions`), or None; when
+                given, only squares mostly foreground are looked at (:meth:`_covered`).
+
+        Returns:
+            The dice's boxes ``(x0, y0, x1, y1)`` px, best first; empty without a model.
+        """
+        if self.model is None:
+            return []
+        x0, y0, x1, y1 = (float(v) for v in region)
+        step = side / 5
+        # A large region is searched more coarsely: about SEARCH_MAX_SQUARES squares at most.
+        step = max(step, float(np.sqrt(max(x1 - x0, 1) * max(y1 - y0, 1) / SEARCH_MAX_SQUARES)) + 1e-6)
+        xs = np.arange(x0, x1 + 1e-6, step) if x1 - x0 > step else np.array([(x0 + x1) / 2])
+        ys = np.arange(y0, y1 + 1e-6, step) if y1 - y0 > step else np.array([(y0 + y1) / 2])
+        centres = [(cx, cy) for cy in ys for cx in xs]
+        half = side / 2
+        if raw_at is not None:
+            # A cheap look first: only squares mostly covered by foreground (a die there), the
+            # most covered first, go to the classifier.
+            centres = self._covered(raw_at, centres, half)
+        if not centres:
+            return []
+        boxes = [(cx - half, cy - half, cx + half, cy + half) for cx, cy in centres]
+        probs = self.model.probabilities(np.stack([die_patch(frame, b) for b in boxes]), views=1)
+        score = 1.0 - probs[:, 0]
+        kept: list[tuple[float, float, float, float]] = []
+        others = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in taken]
+        for i in np.argsort(-score):
+            if score[i] < SEARCH_SCORE:
+                break
+            cx, cy = centres[i]
+            if all(np.hypot(cx - ox, cy - oy) > SEARCH_SPACING * side for ox, oy in others):
+                kept.append(boxes[i])
+                others.append((cx, cy))
+        return kept
+
+    def read(self, frame: np.ndarray) -> list[DieReading]:
+        """Every die in the tray, in rows 40 px high from the top, left to right in a row.
+
+        Regions :meth:`find_dice` could not split, and pip-like specks with no die region
+        (a white die on a light floor), are searched with the face classifier
+        (:meth:`search`); without a model an unsplit region is one ``unknown`` reading
+        ("dice touching").
+
+        Args:
+            frame: ``H x W x 3 uint8, BGR``.
+
+        Raises:
+            ValueError: ``frame`` is not ``H x W x 3 uint8``, or the tray lies outside it.
+        """
+        fault = self.colour_problem(frame)
+        if fault:
+            h, w = frame.shape[:2]
+            x0, y0, x1, y1 = self.tray if self.tray is not None else (0, 0, w, h)
+            return [DieReading((float(x0), float(y0), float(x1), float(y1)), UNKNOWN, fault)]
+        regions, raw_at, typical = self._regions(frame)
+        if self.geometry is not None:
+            # Only what stands on the tray's floor can be a die (not its walls, not its rim).
+            regions = [(box, single) for box, single in regions
+                       if self.on_floor(box, 0.25) and (single or self._few_dice(box))]
+        singles = [box for box, single in regions if single]
+        readings = []
+        if self.model is not None:
+            side = typical or float(np.median([max(b[2] - b[0], b[3] - b[1]) for b in singles] or [np.mean(self.die_px)]))
+            for box, single in regions:
+                if not single:
+                    s = self._side_at(box, side)
+                    found = self.search(frame, _grown(box, s / 2), s, singles,
+                                        raw_at if self.geometry is not None else None)
+                    singles += found
+                    if not found and self.geometry is not None and not self.on_floor(box, WALL_CLEAR, 0.0):
+                        continue  # against the wall, no die found in it: the wall's shading
+                    if not found:
+                        readings.append(DieReading(box, UNKNOWN, "dice touching"))
+            left = self._leftovers(raw_at, singles, side)
+            if self.geometry is not None:
+                left = [b for b in left if self.on_floor(b, 0.0) and self._few_dice(b)]
+            for box in left[:SEARCH_MAX_REGIONS]:
+                s = self._side_at(box, side)
+                singles += self.search(frame, _grown(box, s / 4), s, singles,
+                                       raw_at if self.geometry is not None else None)
+            if self.geometry is not None:
+                singles = [b for b in singles if self.on_floor(b, 0.25)]
+        else:
+            readings = [DieReading(box, UNKNOWN, "dice touching") for box, single in regions if not single]
+        probs = (
+            self.model.probabilities(np.stack([die_patch(frame, b) for b in singles]))
+            if self.model and singles
+            else [None] * len(singles)
+        )
+        for i, (box, p) in enumerate(zip(singles, probs)):
+            pips, pip_reason, seen, found = self.pip_evidence(frame, box)
+            if p is not None and int(np.argmax(p)) == 0 and pips is None:
+                continue  # neither reader sees a die here: a shadow, a hand, the tray's wall
+            partial = _partial(raw_at, box, singles[:i] + singles[i + 1:]) or self.too_small(box)
+            if partial:
+                readings.append(DieReading(box, UNKNOWN, partial))
+                continue
+            if self.geometry is not None:
+                readings.append(self._judge(box, p, pips, pip_reason, seen, found, frame))
+                continue
+            value, reason = decide(p, pips, pip_reason, seen)
+            readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
+        return sorted(readings, key=lambda r: (round(r.centre[1] / 40), r.centre[0]))
+
+
+#: A frame whose 99.9th-percentile chroma (OpenCV Lab, |a-128| + |b-128|) is below this has no colour.
+MIN_CHROMA = 6
+#: The tray's brightest pixels (99th percentile of OpenCV's 8-bit L) must reach this.
+MIN_BRIGHT_L = 40
+#: The box may miss this share of a die's side on each side (a loose label, a soft edge).
+PARTIAL_MARGIN = 0.15
+#: More of a die's foreground than this share of the box's area beyond that margin: part of a die.
+PARTIAL_AREA = 0.1
+
+
+def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]]) -> str:
+    """``""`` when ``box`` holds a whole die, else why not.
+
+    The foreground (the raw mask of :meth:`DiceReader._regions`) connected to the box's central
+    half, outside the other dice's boxes, must not reach beyond the box grown by
+    :data:`PARTIAL_MARGIN` of its side by more than :data:`PARTIAL_AREA` of its area: else the
+    box is over part of a die (a shifted or partial box), whose face it cannot show whole.
+    """
+    import cv2
+
+    raw, ox, oy = raw_at
+    h, w = raw.shape
+    bx0, by0, bx1, by1 = (float(v) - o for v, o in zip(box, (ox, oy, ox, oy)))
+    side = max(bx1 - bx0, by1 - by0)
+    g = 0.6 * side
+    wx0, wy0 = max(0, int(bx0 - g)), max(0, int(by0 - g))
+    wx1, wy1 = min(w, int(np.ceil(bx1 + g))), min(h, int(np.ceil(by1 + g)))
+    if wx1 <= wx0 or wy1 <= wy0:
+        return ""
+    m = raw[wy0:wy1, wx0:wx1].copy()
+    for ob in others:
+        a0, b0, a1, b1 = (float(v) - o for v, o in zip(ob, (ox, oy, ox, oy)))
+        m[max(0, int(b0) - wy0):max(0, int(np.ceil(b1)) - wy0 + 1), max(0, int(a0) - wx0):max(0, int(np.ceil(a1)) - wx0 + 1)] = 0
+    n, labels = cv2.connectedComponents(m)
+    if n <= 1:
+        return ""
+    cx0, cx1 = int((3 * bx0 + bx1) / 4) - wx0, int(np.ceil((bx0 + 3 * bx1) / 4)) - wx0
+    cy0, cy1 = int((3 * by0 + by1) / 4) - wy0, int(np.ceil((by0 + 3 * by1) / 4)) - wy0
+    ids = np.unique(labels[max(0, cy0):max(0, cy1), max(0, cx0):max(0, cx1)])
+    ids = ids[ids > 0]
+    if not len(ids):
+        return ""
+    comp = np.isin(labels, ids)
+    t = PARTIAL_MARGIN * side
+    yy, xx = np.mgrid[wy0:wy1, wx0:wx1]
+    inside = (xx >= bx0 - t) & (xx <= bx1 + t) & (yy >= by0 - t) & (yy <= by1 + t)
+    beyond = int((comp & ~inside).sum())
+    if beyond > PARTIAL_AREA * (bx1 - bx0) * (by1 - by0):
+        return "the box covers only part of a die (the die reaches beyond it)"
+    return ""
+
+
+def _grown(box: Sequence[float], by: float) -> tuple[float, float, float, float]:
+    return (box[0] - by, box[1] - by, box[2] + by, box[3] + by)
+
+
+#: With the foreground mask, a search square is looked at only when at least this share of it
+#: is foreground, and at most this many squares of a region (the most covered).
+SEARCH_MIN_COVER = 0.45
+SEARCH_MAX_LOOKS = 32
+#: A square is a die when the classifier's quick look gives it at least this probability.
+SEARCH_SCORE = 0.8
+#: Dice found by searching are at least this many die sides apart (centre to centre).
+SEARCH_SPACING = 0.7
+#: At most this many squares are scored in one region, and this many speck groups searched.
+SEARCH_MAX_SQUARES = 400
+SEARCH_MAX_REGIONS = 20
+
+
+#: The face classifier alone gives a value when its probability is at least this.
+MODEL_ALONE = 0.6
+#: With the pips' reading agreeing, a lower probability is enough.
+MODEL_WITH_PIPS = 0.4
+
+
+def decide(probs: np.ndarray | None, pip_value: int | None, pip_reason: str = "",
+           pip_values: Sequence[int] = ()) -> tuple[int | None, str]:
+    """One die's value from the face classifier's probabilities and the pips' reading.
+
+    The two readers fail differently: the pip fitter abstains on faint pips and perspective but
+    is hard to fool; the classifier reads most faces but can be confidently wrong on a style it
+    has not seen. So: a value both give is taken when the classifier's probability is at least
+    :data:`MODEL_WITH_PIPS`; the classifier alone needs :data:`MODEL_ALONE`; a disagreement, or
+    the classifier seeing no single die, is ``unknown``. A disagreement is any pip reading
+    (``pip_values``: the value of each of the pips' crops that gave one) other than the
+    classifier's: even when the pips abstain as a whole, a crop that read another value means
+    the two readers disagree, and the die is ``unknown``, never a value. Without a model, the
+    pips decide (and must agree among themselves).
+
+    Args:
+        probs: ``7 float`` class probabilities (:meth:`FaceModel.probabilities`), or None.
+        pip_value: the pips' reading (1-6) or None.
+        pip_reason: why the pips gave no value.
+        pip_values: every value (1-6) one of the pips' crops read (:meth:`DiceReader.pip_readings`);
+            default: ``pip_value`` alone.
+
+    Returns:
+        ``(value, "")`` or ``(None, reason)``.
+
+    Raises:
+        ValueError: ``probs`` is not 7 probabilities summing to 1, or ``pip_value`` not 1-6.
+    """
+    if pip_value is not None and pip_value not in range(1, 7):
+        raise ValueError(f"pip_value: expected 1-6 or None, got {pip_value!r}")
+    seen = sorted(set(pip_values) | ({pip_value} if pip_value is not None else set()))
+    if any(v not in range(1, 7) for v in seen):
+        raise ValueError(f"pip_values: expected values 1-6, got {list(pip_values)!r}")
+    if len(seen) > 1:
+        return None, f"the pips' crops disagree ({', '.join(map(str, seen))})"
+    if probs is None:
+        return (pip_value, "") if pip_value is not None else (None, pip_reason or "unsure")
+    probs = np.asarray(probs, dtype=np.float64)
+    if probs.shape != (7,) or not np.isfinite(probs).all() or probs.min() < 0 or abs(probs.sum() - 1) > 1e-3:
+        raise ValueError(f"probs: expected 7 probabilities (not one die, 1-6) summing to 1, got {probs!r}")
+    best = int(np.argmax(probs))
+    p = float(probs[best])
+    if best == 0:
+        seen = f"pips read {pip_value}, " if pip_value is not None else ""
+        return None, f"{seen}the face classifier sees no single die ({p:.2f})"
+    if pip_value is None and seen and seen[0] != best:
+        # One crop of the pips read a face, the classifier another: the readers disagree.
+        return None, f"pips read {seen[0]} in one crop, the face looks like {best}"
+    if pip_value is not None:
+        if best == pip_value and p >= MODEL_WITH_PIPS:
+            return pip_value, ""
+        if best != pip_value:
+            return None, f"pips read {pip_value}, the face looks like {best}"
+        return None, f"pips read {pip_value}, face classifier unsure ({p:.2f})"
+    if p >= MODEL_ALONE:
+        return best, ""
+    return None, f"{pip_reason or 'pips unsure'}; face classifier unsure ({p:.2f})"
+
+
+def draw_readings(
+    frame: np.ndarray, readings: Sequence[DieReading], tray: Sequence[int] | None = None
+) -> np.ndarray:
+    """The frame annotated with what the reader saw.
+
+    Each die's box and value in green, an ``unknown`` die's box in orange with "?" and the
+    start of its reason, a ``cocked`` die's in orange with "cocked"; the tray's region of
+    interest as a thin grey rectangle.
+
+    Args:
+        frame: ``H x W x 3 uint8, BGR`` (not modified).
+        readings: :meth:`DiceReader.read`'s result for that frame.
+        tray: ``(x0, y0, x1, y1)`` px or None.
+
+    Returns:
+        A new ``H x W x 3 uint8, BGR`` image.
+    """
+    import cv2
+
+    _check_frame(frame)
+    out = frame.copy()
+    scale = max(0.4, min(out.shape[:2]) / 1000)
+    if tray is not None:
+        cv2.rectangle(out, (int(tray[0]), int(tray[1])), (int(tray[2]) - 1, int(tray[3]) - 1), (160, 160, 160), 1)
+    for r in readings:
+        x0, y0, x1, y1 = (int(round(v)) for v in r.box)
+        known = r.value not in (UNKNOWN, COCKED)
+        colour = (40, 170, 40) if known else (0, 140, 255)
+        cv2.rectangle(out, (x0, y0), (x1, y1), colour, 2)
+        label = (str(r.value) if known else COCKED if r.value == COCKED
+                 else "? " + r.reason.split(";")[0].split(",")[0][:24])
+        (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
+        ty = y0 - 4 if y0 - th - 6 >= 0 else y1 + th + 4
+        cv2.rectangle(out, (x0, ty - th - 3), (x0 + tw + 4, ty + 3), colour, -1)
+        cv2.putText(out, label, (x0 + 2, ty), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1, cv2.LINE_AA)
+    return out
+
+
+def roll_values(readings: Sequence[DieReading], dice: int = 3) -> tuple[int | str, ...] | None:
+    """The values of a Carnival roll from one frame's readings.
+
+    Returns:
+        ``dice`` values (1-6 or ``"unknown"``) in reading order, ready for a ``roll``
+        observation; None when the tray does not hold exactly ``dice`` dice, or one of them
+        does not lie flat (``cocked``: it must be rolled again, it is no roll).
+    """
+    if len(readings) != dice or any(r.value == COCKED for r in readings):
+        return None
+    return tuple(r.value for r in readings)
+
+
+def _check_box(box: Sequence[float]) -> tuple[float, float, float, float]:
+    try:
+        x0, y0, x1, y1 = (float(v) for v in box)
+    except (TypeError, ValueError):
+        raise ValueError(f"box: expected x0, y0, x1, y1 in px, got {box!r}") from None
+    if not all(np.isfinite((x0, y0, x1, y1))) or not (x0 < x1 and y0 < y1):
+        raise ValueError(f"box: expected finite x0 < x1 and y0 < y1 in px, got {box!r}")
+    return x0, y0, x1, y1
+
+
+def _check_frame(frame: np.ndarray) -> None:
+    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        shape = getattr(frame, "shape", None)
+        dtype = getattr(frame, "dtype", None)
+        raise ValueError(f"frame: expected an H x W x 3 uint8 BGR image, got shape {shape} dtype {dtype}")
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        raise ValueError(f"frame: expected an H x W x 3 uint8 BGR image, got an empty one {frame.shape}")
+
+
+class RollSettler:
+    """Turns the per-frame dice readings into one roll, once the tray has settled.
+
+    The camera reads the tray many times a second while the dice tumble, stop and are nudged.
+    A roll is reported only when the same values (as a multiset, so that a die moving a little
+    does not count) have been read for ``settle_s`` seconds, and only once until the tray
+    changes again. Time comes in with each frame; nothing here reads a clock.
+
+    Args:
+        settle_s: seconds the reading must stay the same (configuration ``[dice] settle_s``).
+        dice: dice in a roll (Carnival: 3).
+
+    Example::
+
+        settler = RollSettler(0.5)
+        for t, frame in frames:
+            values = settler.update(t, reader.read(frame))
+            if values is not None:
+                emit(Roll(t=t, player=active_player, dice=values))
+    """
+
+    def __init__(self, settle_s: float = 0.5, dice: int = 3):
+        if settle_s < 0:
+            raise ValueError(f"settle_s: expected seconds >= 0, got {settle_s}")
+        self.settle_s = settle_s
+        self.dice = dice
+        self._values: tuple[int | str, ...] | None = None
+        self._key: tuple[str, ...] | None = None
+        self._since = 0.0
+        self._reported = False
+
+    def update(self, t: float, readings: Sequence[DieReading]) -> tuple[int | str, ...] | None:
+        """Feed one frame's readings at session time ``t`` (s); return the roll's values (1-6
+        or ``"unknown"``, in reading order) the first time they have been stable for
+        ``settle_s``, else None."""
+        values = roll_values(readings, self.dice)
+        key = None if values is None else tuple(sorted(str(v) for v in values))
+        if key != self._key:
+            self._key, self._values, self._since, self._reported = key, values, t, False
+            if self.settle_s > 0:
+                return None
+        if key is None or self._reported or t - self._since < self.settle_s:
+            return None
+        self._reported = True
+        return self._values
+
+
+#: The reader as it was, by its own name.
+ReferenceDiceReader = DiceReader
