@@ -7,21 +7,30 @@ a random shift, scale and turn), output ``N x 7`` logits: class 0 "not one die"
 (tray floor, part of a die, two dice), classes 1-6 the face value. It runs with OpenCV's DNN
 module on the Pi; PyTorch is needed only here, to train it.
 
-Data: the train split of nell-byler/dice_detection (BSD-3-Clause). A fixed set of train photos
-(:func:`holdout`: every fifth photo by name, and the four photos of tests/data/dice) is never
-trained on: it chooses the reader's confidence thresholds and keeps the tests honest. The
-test split is not read here.
+Data: the train split of nell-byler/dice_detection (BSD-3-Clause) and, with ``--rendered N``,
+N dice trays rendered by our renderer (companion/sim/dice_render.py: 16 mm dice of the colours
+real dice have in felt trays, 350-600 mm below the camera, boxes 14-38 px, touching and cocked
+dice, hands, glare, five lightings). A fixed set of train photos (:func:`holdout`: every fifth
+photo by name, and the four photos of tests/data/dice) and a fixed set of rendered scenes (seeds
+from ``RENDER_HELD_SEED0``) are never trained on: their figures go in the training record
+(``dice_faces.json`` beside the model). The photo set's test split and the dice-tray
+photographs (../shared/data/dice-tray) are not read here.
 
 Augmentation (the dice of a real table are of other colours, turned, lit otherwise): the eight
 turns and mirror images of the square (a face's value does not change), a shifted and rescaled
 box (the finder's boxes are not exact), colour channels permuted and scaled, brightness and
 contrast, blur, noise.
 
-Usage (a machine with PyTorch; about 20 minutes a model on 2 x86_64 cores; the packaged model
-is the mean of three trained with different seeds, combined by ``--combine``)::
+Usage (a machine with PyTorch, CPU only; ``nice`` it on a shared machine)::
 
-  python -m venv /tmp/train && /tmp/train/bin/pip install torch==2.13.0 onnx opencv-python-headless numpy
-  /tmp/train/bin/python tools/train_dice_model.py --data /work/shared/data/dice --out companion/data/dice_faces.onnx
+  python -m venv /tmp/train && /tmp/train/bin/pip install torch onnx opencv-python-headless numpy
+  nice -n 10 /tmp/train/bin/python tools/train_dice_model.py --data /work/shared/data/dice \\
+      --rendered 1600 --held-rendered 150 --per-epoch 16000 --epochs 12 --cache /tmp/dice-cache \\
+      --out companion/data/dice_faces.onnx
+
+(The rendering needs only OpenCV and numpy: ``--render-only`` fills the cache with the project's
+own virtualenv first.) The older packaged model was the mean of three trained on the photos alone,
+combined by ``--combine``.
 """
 
 from __future__ import annotations
@@ -124,6 +133,135 @@ def patches(folder: Path, names: list[str], rng: random.Random):
     return np.stack(xs), np.array(ys, np.int64)
 
 
+#: Rendered scenes: seeds from RENDER_SEED0 for training; the held-out rendered scenes use seeds
+#: from RENDER_HELD_SEED0 (never trained on, never used for a choice before the figures).
+RENDER_SEED0 = 1_000_000
+RENDER_HELD_SEED0 = 9_000_000
+#: A die's top face must show this share of its flat part to be a training die of its value;
+#: under HIDDEN_FRACTION (a hand or another die over it) it is a "not one die" example.
+SEEN_FRACTION = 0.97
+HIDDEN_FRACTION = 0.75
+
+
+def _geo_side(geo, centre_px) -> float:
+    """The reader's die side (px) at a top face's centre: the mean of the whole die's box at yaws
+    0 and 45 degrees (``DiceReader._side_at``)."""
+    return 0.5 * (geo.die_side_px(centre_px, 0.0) + geo.die_side_px(centre_px, 45.0))
+
+
+def rendered_patches(n_scenes: int, seed0: int, rng: random.Random, log_every: int = 200):
+    """Wide patches and labels from ``n_scenes`` rendered dice trays (companion.sim.dice_render).
+
+    Per die: a flat die whose top face shows whole gives two patches of its value - one
+    centred on the box of its visible pixels (the finder's box), one on its top face's centre
+    with the geometry's die side (the reader's view once the pips are found); a die mostly
+    hidden (a hand, another die over it) gives a "not one die" patch. Negatives as for the
+    photos: a die's box shifted by half a die or more, part of a face at a larger scale, two
+    touching dice as one square, felt, walls and hands clear of every die. Cocked dice are not
+    trained on (their pips decide: the reader calls them ``cocked``).
+
+    Returns:
+        ``(N x WIDE_PX x WIDE_PX x 3 uint8, N int64)``.
+    """
+    from companion.sim.dice_render import HAND_LABEL, TrayRenderer, random_scene
+
+    renderer = TrayRenderer()
+    xs, ys = [], []
+    t0 = time.time()
+    for k in range(n_scenes):
+        scene = random_scene(np.random.default_rng(seed0 + k))
+        geo = scene.geometry
+        w, h = geo.image_size
+        centres = np.array([geo.project(d.centre_mm[None])[0] for d in scene.dice]) if scene.dice else np.zeros((0, 2))
+        if len(centres) == 0:
+            continue
+        big = max(_geo_side(geo, c) for c in centres)
+        lo = np.maximum(0, centres.min(0) - 2.5 * big - 8).astype(int)
+        hi = np.minimum([w, h], centres.max(0) + 2.5 * big + 8).astype(int)
+        frame, labels, dice = renderer.render(scene, window=(lo[0], lo[1], hi[0], hi[1]))
+        off = np.array([lo[0], lo[1]], float)
+        boxes = [d.box for d in dice]
+        for d in dice:
+            if d.box is None:
+                continue
+            bx = d.box
+            side_box = max(bx[2] - bx[0], bx[3] - bx[1])
+            cx, cy = (bx[0] + bx[2]) / 2, (bx[1] + bx[3]) / 2
+            gside = _geo_side(geo, np.asarray(d.top_centre_px) + off)
+            if d.state == "cocked":
+                continue
+            if d.visible_fraction >= SEEN_FRACTION:
+                xs.append(wide_patch(frame, cx, cy, side_box))
+                ys.append(d.value)
+                xs.append(wide_patch(frame, d.top_centre_px[0], d.top_centre_px[1], gside))
+                ys.append(d.value)
+            elif d.visible_fraction < HIDDEN_FRACTION:
+                xs.append(wide_patch(frame, d.top_centre_px[0], d.top_centre_px[1], gside))
+                ys.append(0)
+            ang = rng.uniform(0, 2 * np.pi)
+            dist = rng.uniform(0.5, 0.8) * gside
+            xs.append(wide_patch(frame, cx + dist * np.cos(ang), cy + dist * np.sin(ang), gside))
+            ys.append(0)
+            part = rng.uniform(0.3, 0.6) * gside
+            offp = (gside - part) / 2
+            xs.append(wide_patch(frame, d.top_centre_px[0] + rng.uniform(-offp, offp),
+                                 d.top_centre_px[1] + rng.uniform(-offp, offp), part))
+            ys.append(0)
+        for i, d in enumerate(dice):
+            for j in d.touching:
+                if j > i and d.box is not None and dice[j].box is not None:
+                    a, b = d.box, dice[j].box
+                    u = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+                    c = (np.asarray(d.top_centre_px) + np.asarray(dice[j].top_centre_px)) / 2
+                    gs = _geo_side(geo, c + off)
+                    xs.append(wide_patch(frame, c[0], c[1], gs * rng.uniform(0.9, 1.2)))
+                    ys.append(0)
+                    xs.append(wide_patch(frame, (u[0] + u[2]) / 2, (u[1] + u[3]) / 2, max(u[2] - u[0], u[3] - u[1])))
+                    ys.append(0)
+        # felt, walls, the hand: squares of a die's size clear of every die
+        fh, fw = frame.shape[:2]
+        made = tries = 0
+        want = max(2, len(dice))
+        while made < want and tries < 60:
+            tries += 1
+            cx, cy = rng.uniform(0, fw), rng.uniform(0, fh)
+            s = big * rng.uniform(0.8, 1.3)
+            sq = (cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2)
+            if all(bb is None or (_overlap(sq, bb) < 0.05 and _overlap(bb, sq) < 0.05) for bb in boxes):
+                ix, iy = int(min(fw - 1, cx)), int(min(fh - 1, cy))
+                if labels[iy, ix] in (0,) and rng.random() < 0.7:
+                    continue  # the table far from the tray: fewer of those
+                xs.append(wide_patch(frame, cx, cy, s))
+                ys.append(0)
+                made += 1
+        if scene.hand is not None:
+            hy, hx = np.nonzero(labels == HAND_LABEL)
+            if len(hx):
+                for _ in range(2):
+                    i = rng.randrange(len(hx))
+                    xs.append(wide_patch(frame, float(hx[i]), float(hy[i]), big * rng.uniform(0.8, 1.3)))
+                    ys.append(0)
+        if log_every and (k + 1) % log_every == 0:
+            print(f"  rendered {k + 1} of {n_scenes} scenes, {len(ys)} patches, {time.time() - t0:.0f} s", flush=True)
+    return np.stack(xs), np.array(ys, np.int64)
+
+
+def cached_rendered(n_scenes: int, seed0: int, cache: Path | None, seed: int):
+    """:func:`rendered_patches`, kept in ``cache`` (an ``.npz`` per scene count and seeds) so
+    that a second training run does not render again."""
+    path = None
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        path = cache / f"rendered_{seed0}_{n_scenes}_{seed}.npz"
+        if path.is_file():
+            with np.load(path) as z:
+                return z["x"], z["y"]
+    x, y = rendered_patches(n_scenes, seed0, random.Random(seed))
+    if path is not None:
+        np.savez(path, x=x, y=y)
+    return x, y
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="/work/shared/data/dice", help="folder with train/")
@@ -132,6 +270,14 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--all", action="store_true", help="train on the holdout photos too")
     ap.add_argument("--threads", type=int, default=2, help="CPU threads for PyTorch")
+    ap.add_argument("--rendered", type=int, default=0, metavar="N",
+                    help="also train on N rendered dice-tray scenes (companion.sim.dice_render)")
+    ap.add_argument("--held-rendered", type=int, default=200, metavar="N",
+                    help="rendered scenes held out for the training record's figures (with --rendered)")
+    ap.add_argument("--per-epoch", type=int, default=0, metavar="N",
+                    help="each epoch a random N of the patches (0: all); keeps the training within the hour")
+    ap.add_argument("--cache", type=Path, help="folder keeping the rendered patches between runs")
+    ap.add_argument("--render-only", action="store_true", help="render (into --cache) and stop")
     ap.add_argument("--combine", nargs="+", metavar="MODEL.onnx",
                     help="instead of training: average these trained models into --out")
     args = ap.parse_args(argv)
@@ -142,6 +288,14 @@ def main(argv=None) -> int:
         Path(args.out).with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
         print(f"wrote {args.out}: the mean of {len(records)} models")
         return 0
+    t0 = time.time()
+    if args.rendered:
+        xr, yr = cached_rendered(args.rendered, RENDER_SEED0, args.cache, args.seed)
+        xh, yh = cached_rendered(args.held_rendered, RENDER_HELD_SEED0, args.cache, args.seed)
+        print(f"{args.rendered} rendered scenes: {len(yr)} patches ({np.bincount(yr, minlength=7).tolist()} by class); "
+              f"{args.held_rendered} held out: {len(yh)}; {time.time() - t0:.0f} s", flush=True)
+        if args.render_only:
+            return 0
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -154,24 +308,27 @@ def main(argv=None) -> int:
     names = sorted(load_labels(folder))
     held = holdout(names)
     train_names = names if args.all else [n for n in names if n not in held]
-    t0 = time.time()
     x, y = patches(folder, train_names, rng)
+    n_real = len(y)
     print(f"{len(train_names)} photos, {len(y)} patches ({np.bincount(y).tolist()} by class) in {time.time() - t0:.1f} s")
-    xt = torch.from_numpy(x).permute(0, 3, 1, 2).float() / 255.0
+    if args.rendered:
+        x, y = np.concatenate([x, xr]), np.concatenate([y, yr])
+    xt = torch.from_numpy(x).permute(0, 3, 1, 2)  # uint8: a float copy of every patch would not fit
     yt = torch.from_numpy(y)
 
     model = build_model(nn)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
-    steps = args.epochs * ((len(yt) + 127) // 128)
+    per_epoch = min(len(yt), args.per_epoch) if args.per_epoch else len(yt)
+    steps = args.epochs * ((per_epoch + 127) // 128)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
     weights = torch.tensor([0.5, 1, 1, 1, 1, 1, 1], dtype=torch.float32)
     for epoch in range(args.epochs):
         model.train()
-        perm = torch.randperm(len(yt))
+        perm = torch.randperm(len(yt))[:per_epoch]
         total, right = 0.0, 0
-        for k in range(0, len(yt), 128):
+        for k in range(0, per_epoch, 128):
             idx = perm[k : k + 128]
-            xb = augment(xt[idx], torch, F)
+            xb = augment(xt[idx].float() / 255.0, torch, F)
             logits = model(xb)
             loss = F.cross_entropy(logits, yt[idx], weight=weights, label_smoothing=0.02)
             opt.zero_grad()
@@ -180,9 +337,17 @@ def main(argv=None) -> int:
             sched.step()
             total += float(loss.detach()) * len(idx)
             right += int((logits.argmax(1) == yt[idx]).sum())
-        if epoch % 5 == 4 or epoch == args.epochs - 1:
-            print(f"epoch {epoch + 1}: loss {total / len(yt):.4f}, augmented accuracy {right / len(yt):.4f}, {time.time() - t0:.0f} s")
+        print(f"epoch {epoch + 1}: loss {total / per_epoch:.4f}, augmented accuracy {right / per_epoch:.4f}, "
+              f"{time.time() - t0:.0f} s", flush=True)
     model.eval()
+    held_figures = {}
+    if not args.all:
+        xv, yv = patches(folder, sorted(held), random.Random(args.seed + 1))
+        held_figures["photos"] = evaluate(model, xv, yv, torch, F)
+    if args.rendered:
+        held_figures["rendered"] = evaluate(model, xh, yh, torch, F)
+    for k, v in held_figures.items():
+        print(f"held out ({k}): {v}")
     out = Path(args.out)
     dummy = torch.zeros(1, 3, 48, 48)
     torch.onnx.export(
@@ -192,17 +357,63 @@ def main(argv=None) -> int:
     meta = {
         "input": f"N x 3 x {MODEL_INPUT_PX} x {MODEL_INPUT_PX} float32 BGR 0-1",
         "classes": ["not one die", 1, 2, 3, 4, 5, 6],
-        "trained_on": "nell-byler/dice_detection train split" + ("" if args.all else " minus holdout"),
+        "trained_on": "nell-byler/dice_detection train split" + ("" if args.all else " minus holdout")
+        + (f" + {args.rendered} rendered dice-tray scenes (companion/sim/dice_render.py, seeds "
+           f"{RENDER_SEED0}-{RENDER_SEED0 + args.rendered - 1})" if args.rendered else ""),
         "photos": len(train_names),
         "held_out": [] if args.all else sorted(held),
+        "held_out_rendered": (f"{args.held_rendered} scenes, seeds {RENDER_HELD_SEED0}-"
+                              f"{RENDER_HELD_SEED0 + args.held_rendered - 1}") if args.rendered else None,
         "patches": int(len(y)),
+        "patches_photos": int(n_real),
+        "patches_rendered": int(len(y) - n_real),
+        "patches_by_class": np.bincount(y, minlength=7).tolist(),
         "epochs": args.epochs,
+        "patches_per_epoch": int(per_epoch),
         "seed": args.seed,
+        "weights": int(sum(p.numel() for p in model.parameters())),
         "torch": torch.__version__,
+        "threads": args.threads,
+        "train_s": int(time.time() - t0),
+        "held_out_figures": held_figures,
+        "not_used": "the dice-tray photographs (../shared/data/dice-tray) and the photo set's test split",
     }
     out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {out} ({out.stat().st_size} bytes)")
     return 0
+
+
+def evaluate(model, x: np.ndarray, y: np.ndarray, torch, F) -> dict:
+    """Held-out figures of a trained model on wide patches (the model's centred view, the eight
+    turns averaged as :class:`companion.readers.dice.FaceModel` does): dice read right, read as
+    another value, read as "not one die"; non-dice read as a die."""
+    xt = torch.from_numpy(x).permute(0, 3, 1, 2).float() / 255.0
+    base = (1 + 2 * MODEL_MARGIN) / WIDE
+    probs = []
+    with torch.no_grad():
+        for k in range(0, len(xt), 256):
+            xb = xt[k : k + 256]
+            theta = torch.tensor([[base, 0.0, 0.0], [0.0, base, 0.0]]).expand(len(xb), 2, 3)
+            grid = F.affine_grid(theta, (len(xb), 3, MODEL_INPUT_PX, MODEL_INPUT_PX), align_corners=False)
+            v = F.grid_sample(xb, grid, mode="bilinear", padding_mode="border", align_corners=False)
+            p = 0
+            for flip in (False, True):
+                vv = torch.flip(v, dims=(3,)) if flip else v
+                for r in range(4):
+                    p = p + torch.softmax(model(torch.rot90(vv, r, dims=(2, 3))), 1)
+            probs.append(p / 8)
+    p = torch.cat(probs).numpy()
+    pred = p.argmax(1)
+    dice = y > 0
+    return {
+        "dice": int(dice.sum()),
+        "right": int((pred[dice] == y[dice]).sum()),
+        "other_value": int(((pred[dice] != y[dice]) & (pred[dice] > 0)).sum()),
+        "other_value_p_over_0.6": int(((pred[dice] != y[dice]) & (pred[dice] > 0) & (p[dice].max(1) >= 0.6)).sum()),
+        "not_one_die": int((pred[dice] == 0).sum()),
+        "non_dice": int((~dice).sum()),
+        "non_dice_read_as_die": int((pred[~dice] > 0).sum()),
+    }
 
 
 def combine(paths: list[str], out: str) -> None:
