@@ -36,8 +36,10 @@ __all__ = ["configure", "run", "parse_corners", "parse_size"]
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``companion calibrate tray``."""
-    from companion.sources.dice_camera import TRAY_FILE
-
+    # the file name of companion.sources.dice_camera.TRAY_FILE, not imported: every command's
+    # parser is built at start, and that import loads numpy and the dice reader into each one
+    # (3 MB of a Carrousel service; tests/test_import_weight.py checks the name)
+    TRAY_FILE = "dice-tray.toml"
     parser.add_argument("image", metavar="IMAGE", help="a photo from the dice camera, at its place")
     how = parser.add_mutually_exclusive_group(required=True)
     how.add_argument("--corners", metavar='"X,Y;X,Y;X,Y;X,Y"',
