@@ -30,7 +30,10 @@ import numpy as np
 
 from companion.calibration_dir import SHIPPED_DIR, calibration_path
 from companion.vision.colour import (
+    _GRID_SHIFT,
+    _GRID_UNSURE,
     _LUT,
+    BACKGROUND_CLASS,
     CLIPPED,
     LAB_FAST_ERROR,
     OFFSET,
@@ -39,6 +42,7 @@ from companion.vision.colour import (
     ColourReferences,
     FrozenFrames,
     RegionClassifier,
+    grid_cells,
     RegionReading,
     linear_to_lab,
     lab_exact,
@@ -422,8 +426,9 @@ class CarrouselReader:
 
     def _read_planned(self, flat: np.ndarray, plan: _Plan) -> CarrouselReading:
         """The steady read: every sampled pixel gathered at once, the white references from
-        one histogram, one Lab conversion, one classification per classifier, the region
-        rules as array operations (:meth:`RegionClassifier.decide_many`)."""
+        one histogram, linear light against each pixel's white from one table, one Lab
+        conversion, one grid cell per classified pixel, every region's votes from one
+        ``np.bincount``, the region rules on all rows (:meth:`RegionClassifier.decide_many`)."""
         reg = plan.reg
         # one gather of bytes (three per pixel): faster than rows of a N x 3 array
         px = np.take(flat.reshape(-1), plan.index3).reshape(-1, 3)
@@ -433,83 +438,109 @@ class CarrouselReader:
                                     registration=reg)
         whites, codes = medians
         board_white = whites[0]
-        board_y = _luminance(board_white)
-        lum = _luminances(whites)
-        # the spaces' local light, against the board's
-        gains = (lum[1:1 + plan.n_spaces] / board_y).astype(np.float32)
-        g = gains.astype(_SCALAR_FLOAT)
-        lo, hi = self.LIGHT_RANGE
-        bad_light = ~((_SCALAR_FLOAT(lo) <= g) & (g <= _SCALAR_FLOAT(hi)))
-        ring_missing = ~plan.ring_ok
-        gains[ring_missing] = 1.0
-        # the cards' whites: the board's where the card is out of the frame
-        card_whites = whites[1 + plan.n_spaces:].copy()
-        card_whites[~plan.card_ok] = board_white
-        table = np.empty((1 + plan.n_spaces + len(card_whites), 3), dtype=np.float32)
-        table[0] = board_white
-        table[1:1 + plan.n_spaces] = board_white[None, :] * gains[:, None]
-        table[1 + plan.n_spaces:] = card_whites
+        # luminances (the Python float arithmetic of _luminance, a dozen rows)
+        lum = [max(0.0722 * b + 0.7152 * g + 0.2126 * r, 1e-6) for b, g, r in whites.tolist()]
+        board_y = lum[0]
+        n = plan.n_spaces
+        # the spaces' local light, against the board's (float32, compared as a float32
+        # scalar compares: see _SCALAR_FLOAT)
+        gains = np.array([v / board_y for v in lum[1:1 + n]], dtype=np.float32)
+        gain_l = gains.tolist()
+        lo, hi = (float(_SCALAR_FLOAT(v)) for v in self.LIGHT_RANGE)
+        bad_light = [not lo <= v <= hi for v in gain_l]
+        # the white of each row: 0 the board, 1..n the spaces (board x local gain), n+1.. the
+        # cards (the board's where the card is out of the frame)
+        table = whites.copy()
+        if plan.any_ring_missing:
+            gains[plan.ring_missing] = 1.0
+        table[1:1 + n] = board_white * gains[:, None]
+        if plan.any_card_missing:
+            table[1 + n:][plan.card_missing] = board_white
         np.maximum(table, 1e-4, out=table)
-        lab_px = px[plan.n_hist:plan.n_hist + plan.n_lab]
-        rel = cv2.LUT(lab_px.reshape(-1, 1, 3), _LUT).reshape(-1, 3)  # the same values as _LUT[lab_px]
-        rel /= np.take(table, plan.white_index, axis=0)
-        np.clip(rel, 0.0, 1.0, out=rel)
+        # linear light over the white, at most 1 (it is never below 0), for every level of
+        # every channel of every white (the same divisions as pixel by pixel), then one
+        # look-up per pixel
+        rel_table = np.divide(_LUT, table[:, :, None])
+        np.minimum(rel_table, 1.0, out=rel_table)
+        lab_px = px[plan.lab_start:plan.lab_start + plan.n_lab]
+        rel = np.take(rel_table.reshape(-1), lab_px + plan.rel_offset)
         # one vectorised conversion (within LAB_FAST_ERROR of the exact one); every test on a
         # pixel's Lab is then settled exactly: a pixel near a threshold is converted again
         # exactly (OpenCV's scalar path, as linear_to_lab converts it)
         lab = lab_fast(rel)
-        a, b, c, d = plan.lab_bounds
-        self._settle(lab, rel, a, b, self.colour_check.chroma_bound(), lambda x: np.hypot(x[:, 1], x[:, 2]))
-        self._settle(lab, rel, b, c, 15.0, _white_distance)
+        e1, e2, e3, e4 = plan.lab_bounds
+        self._settle(lab, rel, e3, e4, self.colour_check.chroma_bound(), lambda x: np.hypot(x[:, 1], x[:, 2]))
+        white_distance = self._settle(lab, rel, 0, e1, 15.0, _white_distance)
 
         def check_lab() -> np.ndarray:  # every pixel of the colour check (rarely needed)
             lin = np.take(_LUT, np.take(flat, plan.check_index, axis=0))
             return linear_to_lab(lin, board_white)
 
-        fault = self.colour_check.problem(board_white, codes, check_lab, lab[a:b], len(plan.check_index))
+        fault = self.colour_check.problem(board_white, codes, check_lab, lab[e3:e4], len(plan.check_index))
         if fault:
             return CarrouselReading(fault, registration=reg, white_level=board_y)
-        outline_px = px[plan.n_hist + plan.n_lab:]
-        space_cls = self.space_classifier.pixel_classes_near(lab[:a], lambda i: lab_exact(rel[i]))
-        spaces = self._spaces(plan, space_cls, lab_px[:a], outline_px, gains, ring_missing, bad_light)
-        card_cls = self.card_classifier.pixel_classes_near(lab[c:d], lambda i: lab_exact(rel[c + i]))
-        cards = self._cards(plan, lab[b:c], card_cls, lab_px[c:d], lum[1 + plan.n_spaces:] / board_y)
+        counts = self._votes(plan, lab[e1:e3], rel, lab_px[e1:e3])
+        spaces = self._spaces(plan, counts[:n * plan.space_width].reshape(n, -1),
+                              px[plan.outline_start:], gain_l, bad_light)
+        cards = self._cards(plan, white_distance, counts[n * plan.space_width:].reshape(3 * plan.n_cards, -1),
+                            [v / board_y for v in lum[1 + n:]])
         return CarrouselReading("ok", spaces, cards, reg, board_y)
 
-    @staticmethod
-    def _settle(lab: np.ndarray, rel: np.ndarray, start: int, end: int, bound: float,
-                measure: Any) -> None:
+    def _votes(self, plan: _Plan, lab: np.ndarray, rel: np.ndarray, px: np.ndarray) -> np.ndarray:
+        """Every region's vote counts from its pixels' classes: ``lab`` (approximate) and
+        ``px`` (``N x 3 uint8``) of the spaces' discs then the cards' discs. Each class is
+        looked up on the classifier's grid; a pixel in an unsure cell is classified from its
+        exact Lab (:func:`lab_exact` of its ``rel`` row, at ``plan.lab_bounds[0]`` + its
+        index); a clipped pixel counts as background. Returns the flat ``bincount``: the
+        spaces' rows (``space_width`` each), then the card discs' rows."""
+        cells = grid_cells(lab, inside=True)  # lab_fast of white-relative light in 0-1
+        k = plan.n_disc_px
+        values = np.concatenate([self.space_classifier.grid_values(cells[:k]),
+                                 self.card_classifier.grid_values(cells[k:])])
+        unsure = np.flatnonzero(values == _GRID_UNSURE)
+        if len(unsure):
+            exact = lab_exact(rel[plan.lab_bounds[0] + unsure])
+            j = int(np.searchsorted(unsure, k))
+            if j:
+                values[unsure[:j]] = self.space_classifier.pixel_classes(exact[:j]) + _GRID_SHIFT
+            if j < len(unsure):
+                values[unsure[j:]] = self.card_classifier.pixel_classes(exact[j:]) + _GRID_SHIFT
+        # clipped highlights: background (every channel at or above CLIPPED)
+        clipped = cv2.inRange(px.reshape(-1, 1, 3), _CLIPPED_LOW, _CLIPPED_HIGH).reshape(-1)
+        values[clipped.view(bool)] = _GRID_SHIFT + BACKGROUND_CLASS
+        return np.bincount(plan.vote_base + values, minlength=plan.n_votes)
+
+    def _settle(self, lab: np.ndarray, rel: np.ndarray, start: int, end: int, bound: float,
+                measure: Any) -> np.ndarray:
         """Make ``measure(lab[start:end]) > bound`` exact: the pixels whose measure (a distance
         in L*a*b*, moved by at most sqrt(3) x LAB_FAST_ERROR) lies near ``bound`` get their
-        exact Lab (:func:`lab_exact`), in place."""
+        exact Lab (:func:`lab_exact`), in place. Returns the measure of every pixel (the
+        exact one for those)."""
         part = lab[start:end]
-        near = np.flatnonzero(np.abs(measure(part) - bound) < LAB_FAST_ERROR * 1.7321 + 0.01)
+        m = measure(part)
+        near = np.flatnonzero(np.abs(m - bound) < LAB_FAST_ERROR * 1.7321 + 0.01)
         if len(near):
             part[near] = lab_exact(rel[start + near])
+            m[near] = measure(part[near])
+        return m
 
-    def _spaces(self, plan: _Plan, cls: np.ndarray, px: np.ndarray, outline_px: np.ndarray, gains: np.ndarray,
-                ring_missing: np.ndarray, bad_light: np.ndarray) -> tuple[RegionReading, ...]:
-        n = plan.n_spaces
+    def _spaces(self, plan: _Plan, counts: np.ndarray, outline_px: np.ndarray, gains: list[float],
+                bad_light: list[bool]) -> tuple[RegionReading, ...]:
         classifier = self.space_classifier
-        cls[_clipped(px)] = -1
-        width = len(classifier.references.names) + OFFSET
-        counts = np.bincount(plan.disc_seg * width + cls + OFFSET, minlength=n * width).reshape(n, width)
-        seen = self._outline_seen_px(outline_px.reshape(n, 5, -1, 3)).tolist()
-        out = []
-        for k, row in enumerate(counts.tolist()):
-            if ring_missing[k]:  # the early rules, as in the per-region reader
-                reading = RegionReading(UNKNOWN, 0.0, "the space's surroundings are out of the frame")
+        seen = self._outline_seen_px(outline_px.reshape(plan.n_spaces, 5, -1, 3)).tolist()
+        out = classifier.decide_many(counts)
+        for k, reading in enumerate(out):
+            if plan.ring_missing[k]:  # the early rules, as in the per-region reader
+                out[k] = RegionReading(UNKNOWN, 0.0, "the space's surroundings are out of the frame")
             elif bad_light[k]:
-                reading = RegionReading(UNKNOWN, 0.0, f"light {gains[k]:.2f}x the board's: too dark or too bright")
+                out[k] = RegionReading(UNKNOWN, 0.0, f"light {gains[k]:.2f}x the board's: too dark or too bright")
             elif plan.disc_short[k]:
-                reading = RegionReading(UNKNOWN, 0.0, "the space is partly out of the frame")
-            else:
-                reading = classifier.decide(row)
+                out[k] = RegionReading(UNKNOWN, 0.0, "the space is partly out of the frame")
+            elif reading.label != UNKNOWN:
                 need = self.OUTLINE_FOR_EMPTY if reading.label == classifier.background_label else self.OUTLINE_FOR_COLOUR
-                if reading.label != UNKNOWN and seen[k] < need:
-                    reading = RegionReading(UNKNOWN, 0.0, f"covered: {seen[k]:.0%} of the space's outline seen",
-                                            reading.fractions)
-            out.append(reading)
+                if seen[k] < need:
+                    out[k] = RegionReading(UNKNOWN, 0.0, f"covered: {seen[k]:.0%} of the space's outline seen",
+                                           reading.fractions)
         return tuple(out)
 
     def _outline_seen_px(self, px: np.ndarray) -> np.ndarray:
@@ -530,23 +561,18 @@ class CarrouselReader:
         :meth:`_outline_seen`)."""
         return float(self._outline_seen(frame.reshape(-1, 3), _Plan(self, reg, frame.shape))[k])
 
-    def _cards(self, plan: _Plan, lab_patch: np.ndarray, cls: np.ndarray, px: np.ndarray,
-               ratio: np.ndarray) -> dict[str, CardReading]:
+    def _cards(self, plan: _Plan, white_distance: np.ndarray, counts: np.ndarray,
+               ratio: list[float]) -> dict[str, CardReading]:
         g = self.geometry
         if not g.cards:
             return {}
         # the card's white must be even: every patch pixel within Delta E 15 of the card's white
-        dev = _white_distance(lab_patch) > 15.0
+        dev = white_distance > 15.0
         m = len(g.cards)
-        uneven = (np.bincount(plan.card_white_seg, weights=dev, minlength=m)
-                  / np.maximum(np.bincount(plan.card_white_seg, minlength=m), 1)).tolist()
-        classifier = self.card_classifier
-        cls[_clipped(px)] = -1
-        width = len(classifier.references.names) + OFFSET
-        counts = np.bincount(plan.card_disc_seg * width + cls + OFFSET, minlength=3 * m * width).reshape(3 * m, width)
-        rows = counts.tolist()
+        uneven = (np.bincount(plan.card_white_seg, weights=dev, minlength=m) / plan.card_white_size).tolist()
+        discs_all = self.card_classifier.decide_many(counts)
         blank = (RegionReading(UNKNOWN, 0.0),) * 3
-        ratio_l = ratio.tolist()
+        ratio_l = ratio
         out = {}
         for i, slot in enumerate(g.cards):
             if not plan.card_ok[i]:
@@ -560,7 +586,7 @@ class CarrouselReader:
             if problem:
                 out[slot.seat] = CardReading(slot.seat, blank, None, problem)
                 continue
-            discs = tuple(classifier.decide(row) for row in rows[3 * i:3 * i + 3])
+            discs = tuple(discs_all[3 * i:3 * i + 3])
             labels = tuple(d.label for d in discs)
             if UNKNOWN in labels:
                 out[slot.seat] = CardReading(slot.seat, discs, None, "a disc is unclear")
@@ -589,11 +615,13 @@ class _Plan:
     computed once (one projection of all points) so that reading a frame is a few array
     operations on one gather of pixels.
 
-    The gathered pixels are, in order: the histogram part (board reference patch with the
-    spaces' rings, each space's ring, each card's white patch: ``n_hist`` pixels), the Lab
-    part (spaces' discs, the colour check's pixels, the cards' white patches, the cards'
-    discs: ``n_lab`` pixels, each with the row of the white it is seen against), then the
-    spaces' outlines (``n_spaces x 5 x 48``).
+    The gathered pixels are, in order: the histogram part (``n_hist`` pixels: the board's
+    reference patch, each space's ring, each card's white patch; the board's white is the
+    patch with the spaces' rings, so its histogram is theirs added), of which the cards'
+    white patches also begin the Lab part (``n_lab`` pixels from ``lab_start``: the cards'
+    white patches, the spaces' discs, the cards' discs, the colour check's pixels, each with
+    the row of the white it is seen against), then the spaces' outlines (``n_spaces x 5 x
+    48``, from ``outline_start``).
     """
 
     def __init__(self, reader: CarrouselReader, reg: Registration, shape: tuple[int, ...]):
@@ -611,44 +639,71 @@ class _Plan:
         rings = part("rings")
         card_white = part("card_white")
         self.n_spaces = n = len(rings)
-        m = len(card_white)
+        self.n_cards = m = len(card_white)
         # --- the histogram part: one median per segment and channel, from one bincount
-        hist_segs = [board] + rings + card_white
-        sizes = np.array([len(s) for s in hist_segs])
-        self.n_hist = int(sizes.sum())
-        seg_of = np.repeat(np.arange(len(hist_segs)), sizes)
+        ring_px = sum(len(r) for r in rings)
+        patch = board[:len(board) - ring_px]
+        # the board's points are the patch's then the rings' (projected in one batch): when
+        # their pixels are the rings' own, the board's histogram is the patch's plus the rings'
+        self._board_sum = n > 0 and np.array_equal(board[len(patch):], np.concatenate(rings))
+        hist_segs = ([patch] if self._board_sum else [board]) + rings + card_white
+        gathered = np.array([len(s) for s in hist_segs])
+        self.n_hist = int(gathered.sum())
+        seg_of = np.repeat(np.arange(len(hist_segs)), gathered)
         self._hist_offset = (seg_of[:, None] * 768 + np.arange(3)[None, :] * 256).astype(np.intp)
         self._n_segs = len(hist_segs)
-        self._lo = ((sizes - 1) // 2)[:, None, None]
-        self._hi = (sizes // 2)[:, None, None]
+        # the order statistics of each segment and channel (the median's two middle values,
+        # lower then upper) as positions in the cumulative sum of all the histograms
+        sizes = np.array([len(board)] + [len(s) for s in hist_segs[1:]])
+        before = np.concatenate([[0], np.cumsum(3 * sizes)[:-1]])
+        base = before[:, None] + np.arange(3)[None, :] * sizes[:, None]  # counts before (segment, channel)
+        self._rank = np.stack([base + ((sizes - 1) // 2)[:, None], base + (sizes // 2)[:, None]]).ravel()
+        self._rank_start = np.tile(np.arange(self._n_segs * 3) * 256, 2)
         board_planned = segs["board"][0][1] - segs["board"][0][0]
         self.board_ok = len(board) >= 0.3 * board_planned and len(board) >= 10
         self.ring_ok = np.array([len(r) >= 0.5 * len(reader._space_ring) and len(r) >= 10 for r in rings], dtype=bool)
+        self.ring_missing = ~self.ring_ok
         self.card_ok = np.array([len(c) >= 10 and len(c) >= 0.9 * (b - a)
                                  for c, (a, b) in zip(card_white, segs["card_white"])], dtype=bool)
+        self.card_missing = ~self.card_ok
+        self.any_ring_missing, self.any_card_missing = bool(self.ring_missing.any()), bool(self.card_missing.any())
         # --- the Lab part
         discs = part("discs")
         disc_idx = np.concatenate(discs)
-        self.disc_seg = np.repeat(np.arange(n), [len(d) for d in discs])
+        disc_seg = np.repeat(np.arange(n), [len(d) for d in discs])
+        self.n_disc_px = len(disc_idx)
         self.disc_short = np.array([len(d) < 0.8 * len(reader._space_disc) for d in discs], dtype=bool)
         cd = part("card_discs")
         card_disc_idx = np.concatenate(cd) if cd else np.zeros(0, np.int64)
-        self.card_disc_seg = np.repeat(np.arange(len(cd)), [len(d) for d in cd]) if cd else np.zeros(0, np.int64)
+        card_disc_seg = np.repeat(np.arange(len(cd)), [len(d) for d in cd]) if cd else np.zeros(0, np.int64)
         # the colour check's pixels (against the board's white): a quarter of them is converted
         # with the rest, all of them only when that quarter does not settle the check
         self.check_index = np.concatenate([disc_idx[::2], card_disc_idx[::2]])
         check_idx = self.check_index[::4]
         cw_idx = np.concatenate(card_white) if card_white else np.zeros(0, np.int64)
         self.card_white_seg = np.repeat(np.arange(m), [len(c) for c in card_white]) if m else np.zeros(0, np.int64)
-        lab_parts = [disc_idx, check_idx, cw_idx, card_disc_idx]
+        self.card_white_size = np.maximum(np.bincount(self.card_white_seg, minlength=m), 1)
+        lab_parts = [cw_idx, disc_idx, card_disc_idx, check_idx]
         # white rows: 0 the board, 1..n the spaces (board x local gain), n+1.. the cards
-        self.white_index = np.concatenate([1 + self.disc_seg, np.zeros(len(check_idx), np.int64),
-                                           1 + n + self.card_white_seg, 1 + n + self.card_disc_seg // 3])
+        white_index = np.concatenate([1 + n + self.card_white_seg, 1 + disc_seg, 1 + n + card_disc_seg // 3,
+                                      np.zeros(len(check_idx), np.int64)])
+        #: each Lab-part byte's place in the table of linear light over the whites (row, channel, level)
+        self.rel_offset = ((white_index[:, None] * 3 + np.arange(3)[None, :]) * 256).astype(np.intp)
         bounds = np.cumsum([len(x) for x in lab_parts])
         self.lab_bounds = tuple(int(v) for v in bounds)
         self.n_lab = int(bounds[-1])
+        self.lab_start = self.n_hist - len(cw_idx)
+        self.outline_start = self.lab_start + self.n_lab
+        # --- the votes: one bincount of (region, class) over the spaces' then the cards' discs,
+        # from the grids' entries (class + _GRID_SHIFT; the counts' columns are class + OFFSET)
+        self.space_width = len(reader.space_classifier.references.names) + OFFSET
+        card_width = len(reader.card_classifier.references.names) + OFFSET
+        self.vote_base = np.concatenate([disc_seg * self.space_width,
+                                         n * self.space_width + card_disc_seg * card_width]).astype(np.intp)
+        self.vote_base += OFFSET - _GRID_SHIFT
+        self.n_votes = n * self.space_width + len(cd) * card_width
         self.outline = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
-        self.index = np.concatenate(hist_segs + lab_parts + [self.outline.ravel()])
+        self.index = np.concatenate(hist_segs + lab_parts[1:] + [self.outline.ravel()])
         #: the bytes of those pixels in the flat frame (B, G, R of each)
         self.index3 = (self.index[:, None] * 3 + np.arange(3)).ravel()
 
@@ -656,18 +711,24 @@ class _Plan:
         """Per-segment medians of the histogram part's ``n_hist x 3 uint8`` pixels.
 
         Returns:
-            (``S x 3 float32`` linear medians, exactly :func:`white_of`'s; ``3 float64`` the
-            board's median 8-bit levels, exactly ``np.median``'s), or None when the board's
-            reference patch is out of the frame. Rows of segments too small to have a white
-            are meaningless (see ``ring_ok``, ``card_ok``).
+            (``S x 3 float32`` linear medians of the board, each space's ring and each card's
+            white, exactly :func:`white_of`'s; ``3 float64`` the board's median 8-bit levels,
+            exactly ``np.median``'s), or None when the board's reference patch is out of the
+            frame. Rows of segments too small to have a white are meaningless (see
+            ``ring_ok``, ``card_ok``).
         """
         if not self.board_ok:
             return None
         hist = np.bincount((px + self._hist_offset).ravel(), minlength=self._n_segs * 768)
-        cum = hist.reshape(self._n_segs, 3, 256).cumsum(axis=2)
-        # (an empty segment, with no median, counts 256: kept in the table's range)
-        lo = np.minimum((cum <= self._lo).sum(axis=2), 255)
-        hi = np.minimum((cum <= self._hi).sum(axis=2), 255)
+        hist = hist.reshape(self._n_segs, 768)
+        if self._board_sum:
+            hist[0] += hist[1:1 + self.n_spaces].sum(axis=0)
+        cum = hist.reshape(-1).cumsum()
+        # each order statistic: the bins of its histogram at or below its rank (an empty
+        # segment, with no median, counts 0 or 256: kept in the table's range)
+        level = np.searchsorted(cum, self._rank, side="right") - self._rank_start
+        np.clip(level, 0, 255, out=level)
+        lo, hi = level.reshape(2, self._n_segs, 3)
         # np.median of an even count is the mean of the two middle values (in float32 for
         # linear light): the same sum and division here
         whites = (_LUT[lo] + _LUT[hi]) / np.float32(2)
@@ -677,10 +738,7 @@ class _Plan:
 _LUMA = np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)  # linear B, G, R to luminance (Rec. 709)
 
 
-def _clipped(px: np.ndarray) -> np.ndarray:
-    """``N x 3 uint8`` pixels clipped in every channel (``>= CLIPPED``), ``N bool``; channel by
-    channel (a reduction over a last axis of 3 is row by row in numpy)."""
-    return (px[:, 0] >= CLIPPED) & (px[:, 1] >= CLIPPED) & (px[:, 2] >= CLIPPED)
+_CLIPPED_LOW, _CLIPPED_HIGH = (CLIPPED,) * 3, (255,) * 3  # cv2.inRange's bounds of a clipped pixel
 
 
 def _white_distance(lab: np.ndarray) -> np.ndarray:

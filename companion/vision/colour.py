@@ -40,6 +40,7 @@ __all__ = [
     "lab_fast",
     "lab_exact",
     "LAB_FAST_ERROR",
+    "grid_cells",
     "white_of",
     "ColourReferences",
     "RegionReading",
@@ -129,6 +130,32 @@ def _with_neighbours(cells: np.ndarray, grid: np.ndarray) -> np.ndarray:
               & (bb >= 0) & (bb < _GRID_SHAPE[2]))
     every = np.unique(((ll * _GRID_SHAPE[1] + aa) * _GRID_SHAPE[2] + bb)[inside])
     return every[grid[every] == _GRID_NEW]
+
+
+# the cell of (L*, a*, b*) rounded: one affine map of the three components (integers below
+# 2**24, so exact in float32 in any order)
+_GRID_MAP = np.array([[_GRID_STRIDE[0], _GRID_STRIDE[1], 1.0, _GRID_OFFSET]], dtype=np.float32)
+_GRID_LO_SCALAR = tuple(float(v) for v in _GRID_LO) + (0.0,)
+_GRID_HI_SCALAR = tuple(float(v) for v in _GRID_HI) + (0.0,)
+
+
+def grid_cells(lab: np.ndarray, inside: bool = False) -> np.ndarray:
+    """The pixel-class grid's cell of each ``N x 3 float32`` L*a*b* (``N intp`` flat indices):
+    each component rounded to the nearest integer (so within 0.5 of the cell's centre), then
+    clipped to the grid (a value beyond it falls in an edge cell, always unsure).
+
+    Args:
+        lab: ``N x 3 float32`` L*a*b*.
+        inside: the caller knows every value lies inside the grid, as the conversion of
+            white-relative linear light in 0-1 does (L* 0-100, a* -86 to 98, b* -108 to 94,
+            within :data:`LAB_FAST_ERROR`; the grid spans -2 to 102, -92 to 104, -114 to 100):
+            the clipping is skipped.
+    """
+    q = np.rint(np.ascontiguousarray(lab, dtype=np.float32)).reshape(-1, 1, 3)
+    if not inside:
+        cv2.max(q, _GRID_LO_SCALAR, dst=q)
+        cv2.min(q, _GRID_HI_SCALAR, dst=q)
+    return cv2.transform(q, _GRID_MAP).reshape(-1).astype(np.intp)
 
 
 def lab_fast(rel: np.ndarray) -> np.ndarray:
@@ -232,6 +259,11 @@ class RegionReading:
         return d
 
 
+#: how many vote-count rows :meth:`RegionClassifier.decide_many` keeps the reading of (about
+#: 0.7 KB each)
+DECIDE_KEPT = 1024
+
+
 @dataclasses.dataclass(frozen=True)
 class RegionClassifier:
     """Reads a region's label from its Lab pixels, or abstains.
@@ -301,7 +333,8 @@ class RegionClassifier:
         np.maximum(dt, 0.0, out=dt)
         k = np.arange(len(dt), dtype=np.int16)[:, None]
         d1 = dt.min(axis=0)
-        best = np.where(dt == d1, k, np.int16(len(dt))).min(axis=0)
+        # argmin (the first of equals) is faster on a few pixels, the masked minimum on many
+        best = dt.argmin(axis=0) if dt.shape[1] <= 1000 else np.where(dt == d1, k, np.int16(len(dt))).min(axis=0)
         d2 = np.where(k == best, np.float32(np.inf), dt).min(axis=0) if len(dt) > 1 else np.full(len(d1), np.inf, dt.dtype)
         chroma = np.hypot(lab[:, 1], lab[:, 2])
         light = lab[:, 0]
@@ -414,22 +447,23 @@ class RegionClassifier:
         Returns:
             ``N int16`` classes (see :meth:`pixel_classes`).
         """
+        out = self.grid_values(grid_cells(lab)).astype(np.int16)
+        unsure = np.flatnonzero(out == _GRID_UNSURE)
+        out -= _GRID_SHIFT
+        if len(unsure):
+            out[unsure] = self.pixel_classes(exact(unsure))
+        return out
+
+    def grid_values(self, cell: np.ndarray) -> np.ndarray:
+        """The grid's entries at ``cell`` (``N intp`` flat cell indices, from
+        :func:`grid_cells`): ``N int8``, each a class plus ``_GRID_SHIFT`` (a class
+        every point of the cell has, within :data:`LAB_FAST_ERROR`) or ``_GRID_UNSURE``
+        (the pixel must be classified from its exact Lab). Cells met for the first time are
+        classified now (:meth:`pixel_classes_unsure` at the cell's centre) and kept."""
         grid = self.__dict__.get("_grid")
         if grid is None:  # zeros: pages of cells never met are never touched (not resident)
             grid = np.zeros(_GRID_SIZE, dtype=np.int8)
             object.__setattr__(self, "_grid", grid)
-        q = np.rint(lab)
-        for j in range(3):  # column by column: numpy broadcasts over a last axis of 3 slowly
-            col = q[:, j]
-            np.maximum(col, _GRID_LO[j], out=col)
-            np.minimum(col, _GRID_HI[j], out=col)
-        # exact (integers below 2**24); by columns, not a matrix product: OpenBLAS hands a
-        # product of this size to a second thread, which then spins between frames
-        cell = q[:, 0] * _GRID_STRIDE[0]
-        cell += q[:, 1] * _GRID_STRIDE[1]
-        cell += q[:, 2]
-        cell += _GRID_OFFSET
-        cell = cell.astype(np.intp)
         cls = np.take(grid, cell)
         new = cls == _GRID_NEW
         if new.any():
@@ -438,12 +472,7 @@ class RegionClassifier:
             cells = np.unique(cell[new])
             self._fill(grid, _with_neighbours(cells, grid) if len(cells) <= 500 else cells)
             cls[new] = np.take(grid, cell[new])
-        unsure = np.flatnonzero(cls == _GRID_UNSURE)
-        out = cls.astype(np.int16)
-        out -= _GRID_SHIFT
-        if len(unsure):
-            out[unsure] = self.pixel_classes(exact(unsure))
-        return out
+        return cls
 
     def _fill(self, grid: np.ndarray, cells: np.ndarray) -> None:
         """Classify the grid ``cells`` (flat indices) at their centres; a cell whose every
@@ -501,8 +530,43 @@ class RegionClassifier:
         n = sum(c)
         if n < self.min_pixels:
             return RegionReading(UNKNOWN, 0.0, "too few readable pixels (out of the frame)")
+        return self._rule([v / n for v in c])
+
+    def decide_many(self, counts: np.ndarray) -> list[RegionReading]:
+        """:meth:`decide` of each row of vote counts, the same readings.
+
+        The rule is a function of the counts alone, so each row's reading is kept (up to
+        :data:`DECIDE_KEPT` rows, then forgotten all at once) and a row seen again gets the
+        same reading (the same object) without the rule: on a still table most regions give
+        the very same counts frame after frame (an empty space, a card's disc).
+
+        Args:
+            counts: ``R x (K + 3)`` integer pixel counts, one region a row (see :meth:`decide`).
+
+        Returns:
+            ``R`` :class:`RegionReading`, in row order (treat them as read-only: a reading
+            may be returned again for another frame).
+        """
+        kept = self.__dict__.get("_kept")
+        if kept is None:
+            kept = {}
+            object.__setattr__(self, "_kept", kept)
+        out = []
+        for row in np.asarray(counts).tolist():
+            key = tuple(row)
+            reading = kept.get(key)
+            if reading is None:
+                reading = self.decide(row)
+                if len(kept) >= DECIDE_KEPT:
+                    kept.clear()
+                kept[key] = reading
+            out.append(reading)
+        return out
+
+    def _rule(self, fr: list[float]) -> RegionReading:
+        """The region rule on the fractions of a region's readable pixels (``K + 3`` floats in
+        :meth:`decide`'s order, at least ``min_pixels`` pixels)."""
         keys, shadow = self._decide_terms()
-        fr = [v / n for v in c]
         dark, other, background = fr[0], fr[1], fr[2]
         colours = fr[3:]
         fractions = dict(zip(keys, fr))  # dark, other, background, then the references by name
