@@ -23,8 +23,13 @@ Counted per truth die:
   reference operation (bench/_common.py) timed just before each read (the median of 30), so
   that a load that changes during the run changes both.
 
+With ``--rendered N`` the photographs are replaced by N dice trays rendered by our renderer
+(companion/sim/dice_render.py, seeds from ``RENDERED_SEED0``: scenes never trained on), each read
+with its own camera as the geometry: the check of thresholds on frames other than the twenty.
+
 Usage:
   python bench/dice_tray_bench.py [--data ../shared/data/dice-tray] [--geometry truth|corners] [--json out.json] [-v]
+  python bench/dice_tray_bench.py --rendered 100 [--model companion/data/dice_faces.onnx]
 """
 
 from __future__ import annotations
@@ -47,6 +52,29 @@ from companion.readers.dice import COCKED, UNKNOWN, DiceReader  # noqa: E402
 from companion.readers.dice_tray import TrayGeometry  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dice-tray"
+#: Seeds of the rendered trays of this benchmark (the training uses others: tools/train_dice_model.py).
+RENDERED_SEED0 = 20_000_000
+
+
+def rendered_images(n: int, seed0: int = RENDERED_SEED0):
+    """``(record, frame, labels, geometry)`` of ``n`` rendered trays, the record in the truth.json
+    form this benchmark reads (the fields it uses)."""
+    from companion.sim.dice_render import TrayRenderer, random_scene
+
+    renderer = TrayRenderer()
+    for k in range(n):
+        scene = random_scene(np.random.default_rng(seed0 + k))
+        frame, labels, dice = renderer.render(scene)
+        recs = []
+        for d in dice:
+            recs.append({"value": d.value, "state": d.state, "colour": d.colour,
+                         "top_face_visibility": {"visible_fraction": d.visible_fraction},
+                         "top_face_polygon_px": d.top_quad_px.tolist()})
+        im = {"image": f"rendered_{seed0 + k}", "dice": recs, "lighting": scene.lighting,
+              "tray": {"shape": scene.shape, "felt": scene.felt},
+              "case": {"hand": scene.hand is not None, "touching": any(d.touching for d in dice),
+                       "cocked": any(d.state == "cocked" for d in dice)}}
+        yield im, frame, labels, scene.geometry
 
 
 def geometry_of(im: dict, how: str) -> TrayGeometry:
@@ -101,20 +129,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--geometry", choices=("truth", "corners"), default="corners")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--repeat", type=int, default=3, help="reads per photograph for the times")
+    ap.add_argument("--rendered", type=int, default=0, metavar="N", help="N rendered trays instead of the photographs")
+    ap.add_argument("--model", type=Path, help="the face classifier (default: the packaged one)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
 
-    truth = json.loads((args.data / "truth.json").read_text())
+    from companion.readers.dice import FaceModel
+
+    model = FaceModel(args.model) if args.model else "default"
+    if args.rendered:
+        images = rendered_images(args.rendered)
+        n_images = args.rendered
+    else:
+        truth = json.loads((args.data / "truth.json").read_text())
+        n_images = len(truth["images"])
+
+        def photos():
+            for im in truth["images"]:
+                frame = cv2.imread(str(args.data / "images" / im["image"]))
+                mask = cv2.imread(str(args.data / "masks" / Path(im["image"]).with_suffix(".png").name),
+                                  cv2.IMREAD_UNCHANGED)
+                yield im, frame, mask, geometry_of(im, args.geometry)
+
+        images = photos()
     ref_s = reference_op_s()
     tally: Counter = Counter()
     times: list[float] = []
     ratios: list[float] = []
     rolls = rolls_right = 0
     per_image = []
-    for im in truth["images"]:
-        frame = cv2.imread(str(args.data / "images" / im["image"]))
-        mask = cv2.imread(str(args.data / "masks" / Path(im["image"]).with_suffix(".png").name), cv2.IMREAD_UNCHANGED)
-        reader = DiceReader(geometry=geometry_of(im, args.geometry))
+    for im, frame, mask, geometry in images:
+        reader = DiceReader(geometry=geometry, model=model)
         readings = reader.read(frame)
         for _ in range(args.repeat):
             # the reference op timed beside each read: the machine's load changes during a run
@@ -167,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             rolls_right += right
         per_image.append({"image": im["image"], "readings": [[list(r.box), r.value, r.reason] for r in readings]})
         if args.verbose:
-            print(f"{im['image']} {im['lighting']} tray {im['tray']['shape']} case {im['case']}")
+            print(f"{im['image']} {im['lighting']} tray {im['tray']['shape']} {im['tray'].get('felt', '')} case {im['case']}")
             print("\n".join(lines))
             for r, k in zip(readings, owner):
                 if k is None:
@@ -176,8 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     readable_n = max(1, tally["readable"])
     summary = {
         "machine": machine(),
-        "geometry": args.geometry,
-        "photographs": len(truth["images"]),
+        "geometry": "each scene's camera" if args.rendered else args.geometry,
+        "frames": f"{n_images} rendered trays (seeds from {RENDERED_SEED0})" if args.rendered else f"{n_images} photographs",
+        "model": str(args.model or "packaged"),
         "dice": tally["dice"],
         "counts": dict(tally),
         "right_of_readable": tally["readable_right"] / readable_n,

@@ -219,3 +219,28 @@ def test_the_documented_corners_examples_survive_the_shell():
         assert value == "..." or len(calibrate_tray.parse_corners(value)) == 4, line
     with pytest.raises(ValueError, match="in quotes"):
         calibrate_tray.parse_corners("101,96")  # what the shell leaves of an unquoted --corners
+
+
+def test_a_die_seen_only_by_its_pips_is_a_box_centred_on_them(truth):
+    """A red die on burgundy felt shows its pips and no die region: the pips' group becomes a
+    square of the die's side centred on them; a group wider than a face, or beside a die already
+    found, does not."""
+    from companion.readers.dice_tray import speck_faces
+
+    g = _camera(truth["dice_042.jpg"])
+    c = g.project(np.array([[0.0, 0.0, g.die_mm]]))[0]
+    face = g.face_side_px(c)
+    raw = np.zeros((480, 640), np.uint8)
+    for a, b in ((-1, -1), (-1, 1), (1, -1), (1, 1), (0, 0)):  # a five, pips 4.3 mm apart
+        x, y = (c + np.array([a, b]) * face * 4.3 / 16).round().astype(int)
+        raw[y - 1 : y + 2, x - 1 : x + 2] = 1
+    group = (c[0] - face, c[1] - face, c[0] + face, c[1] + face)
+    (box,) = speck_faces((raw, 0, 0), [group], [], g)
+    side = 0.5 * (g.die_side_px(c, 0.0) + g.die_side_px(c, 45.0))
+    assert abs((box[0] + box[2]) / 2 - c[0]) < 1 and abs((box[1] + box[3]) / 2 - c[1]) < 1
+    assert abs((box[2] - box[0]) - side) < 0.05 * side
+    assert speck_faces((raw, 0, 0), [group], [box], g) == []  # a die already found there
+    wide = raw.copy()
+    x, y = (c + [1.5 * face, 0]).round().astype(int)
+    wide[y - 1 : y + 2, x - 1 : x + 2] = 1  # a speck a face and a half away: two dice, or texture
+    assert speck_faces((wide, 0, 0), [(c[0] - face, c[1] - face, c[0] + 2 * face, c[1] + face)], [], g) == []

@@ -246,20 +246,26 @@ def rendered_patches(n_scenes: int, seed0: int, rng: random.Random, log_every: i
     return np.stack(xs), np.array(ys, np.int64)
 
 
-def cached_rendered(n_scenes: int, seed0: int, cache: Path | None, seed: int):
-    """:func:`rendered_patches`, kept in ``cache`` (an ``.npz`` per scene count and seeds) so
-    that a second training run does not render again."""
-    path = None
-    if cache is not None:
-        cache.mkdir(parents=True, exist_ok=True)
-        path = cache / f"rendered_{seed0}_{n_scenes}_{seed}.npz"
-        if path.is_file():
+def cached_rendered(n_scenes: int, seed0: int, cache: Path | None, seed: int, chunk: int = 100):
+    """:func:`rendered_patches` of scenes ``seed0 .. seed0 + n_scenes - 1``, rendered in chunks
+    of ``chunk`` scenes each kept in ``cache`` (an ``.npz`` per chunk) so that a second run, or
+    one cut short, does not render again."""
+    xs, ys = [], []
+    for c0 in range(0, n_scenes, chunk):
+        n = min(chunk, n_scenes - c0)
+        path = cache / f"rendered_{seed0 + c0}_{n}_{seed}.npz" if cache is not None else None
+        if path is not None and path.is_file():
             with np.load(path) as z:
-                return z["x"], z["y"]
-    x, y = rendered_patches(n_scenes, seed0, random.Random(seed))
-    if path is not None:
-        np.savez(path, x=x, y=y)
-    return x, y
+                x, y = z["x"], z["y"]
+        else:
+            x, y = rendered_patches(n, seed0 + c0, random.Random(seed * 1_000_003 + seed0 + c0), log_every=0)
+            if path is not None:
+                cache.mkdir(parents=True, exist_ok=True)
+                np.savez(path, x=x, y=y)
+        xs.append(x)
+        ys.append(y)
+        print(f"  rendered scenes {seed0 + c0}-{seed0 + c0 + n - 1}: {len(y)} patches", flush=True)
+    return np.concatenate(xs), np.concatenate(ys)
 
 
 def main(argv=None) -> int:

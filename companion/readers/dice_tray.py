@@ -17,7 +17,8 @@ README: origin on the floor, x and y on it, z up towards the camera, millimetres
 
 Public surface: :class:`TrayGeometry` (``from_corners``, ``from_camera``, ``project``,
 ``die_side_px``, ``face_side_px``, ``die_px_range``, ``roi``, ``floor_mask``, ``for_size``,
-``too_small``, ``to_toml``, ``from_toml``), :data:`DIE_MM`, :data:`MIN_FACE_PX`.
+``too_small``, ``to_toml``, ``from_toml``), :func:`speck_faces` (dice seen only by their pips,
+for the reader's finder), :data:`DIE_MM`, :data:`MIN_FACE_PX`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TrayGeometry", "DIE_MM", "MIN_FACE_PX", "TrayGeometryError"]
+__all__ = ["DIE_MM", "MIN_FACE_PX", "SPECK_FACE_SHARE", "TrayGeometry", "TrayGeometryError", "speck_faces"]
 
 #: A standard die's edge (mm): the dice of Carnival and the dice-tray photographs.
 DIE_MM = 16.0
@@ -435,6 +436,61 @@ class TrayGeometry:
         if geo.camera_centre_mm[2] <= geo.die_mm:
             raise TrayGeometryError(f"{p}: [geometry]: the camera is not above the tray; {fix}")
         return geo
+
+
+#: A group of foreground specks no wider than this share of a die's top face there (its pips,
+#: joined) is one die's face: the pips of a die coloured like the felt (red on burgundy, black
+#: or blue on navy) that show no die region around them.
+SPECK_FACE_SHARE = 1.1
+#: Dice are at least this many die sides apart, centre to centre (as the reader's search keeps them).
+SPECK_SPACING = 0.7
+
+
+def speck_faces(raw_at, groups: Sequence[Sequence[float]], taken: Sequence[Sequence[float]],
+                geometry: TrayGeometry) -> list[tuple[float, float, float, float]]:
+    """Boxes of dice seen only by their pips: for each group of foreground specks (``groups``,
+    frame px boxes around the specks joined by a dilation, as the reader's leftovers) whose
+    specks span no more than :data:`SPECK_FACE_SHARE` of a die's top face there, a square of
+    the die's side at that place (the mean of its box at yaws 0 and 45 degrees) centred on the
+    specks' centroid (the pips of every face are centred on it), unless a die already found
+    (``taken``) lies within :data:`SPECK_SPACING` dice.
+
+    The boxes go to the reader's two readers like any other: a value still needs the pips read
+    on a flat face and the classifier's vote for the same value, and a box that neither sees as
+    a die is dropped.
+
+    Args:
+        raw_at: ``(mask h x w uint8 0/1, x0, y0)``: the raw foreground of the region of interest
+            and its origin in the frame.
+        groups: ``(x0, y0, x1, y1)`` frame px per group of specks.
+        taken: boxes of the dice already found.
+        geometry: the tray's geometry (a die's size anywhere on the floor).
+
+    Returns:
+        ``(x0, y0, x1, y1)`` frame px per die found this way.
+    """
+    raw, ox, oy = raw_at
+    h, w = raw.shape
+    out: list[tuple[float, float, float, float]] = []
+    centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in taken]
+    for gx0, gy0, gx1, gy1 in groups:
+        ax0, ay0 = max(0, int(gx0 - ox)), max(0, int(gy0 - oy))
+        ax1, ay1 = min(w, int(math.ceil(gx1 - ox))), min(h, int(math.ceil(gy1 - oy)))
+        if ax1 <= ax0 or ay1 <= ay0:
+            continue
+        ys, xs = np.nonzero(raw[ay0:ay1, ax0:ax1])
+        if len(xs) < 3:
+            continue
+        cx, cy = float(xs.mean() + ax0 + ox), float(ys.mean() + ay0 + oy)
+        face = geometry.face_side_px((cx, cy))
+        if max(np.ptp(xs), np.ptp(ys)) + 1 > SPECK_FACE_SHARE * face:
+            continue  # wider than one face: two dice, a hand's edge, texture
+        side = 0.5 * (geometry.die_side_px((cx, cy), 0.0) + geometry.die_side_px((cx, cy), 45.0))
+        if any(math.hypot(cx - px, cy - py) < SPECK_SPACING * side for px, py in centres):
+            continue
+        out.append((cx - side / 2, cy - side / 2, cx + side / 2, cy + side / 2))
+        centres.append((cx, cy))
+    return out
 
 
 def _project(K: np.ndarray, R: np.ndarray, t: np.ndarray, points_mm: np.ndarray) -> np.ndarray:
