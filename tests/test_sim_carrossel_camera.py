@@ -12,6 +12,7 @@ from companion.vision.sim_carrossel import (
     random_carrossel_conditions,
     random_tiles,
     score_reading,
+    slot_verdict,
 )
 
 
@@ -87,3 +88,26 @@ def test_a_bad_tile_names_itself(renderer):
         renderer.render(0.0, {"Z9": ("red", "tiger", False)}, CarrosselConditions(), np.random.default_rng(0))
     with pytest.raises(ValueError, match="unknown condition kind"):
         random_carrossel_conditions(np.random.default_rng(0), "foggy")
+
+
+def test_slot_verdict_judges_a_standee_reading():
+    """A tile read with its animal unknown is partial when its colour and standee are the
+    truth's, wrong otherwise."""
+    want = {"animal": "swan", "colour": "green", "standee": True}
+    assert slot_verdict({"animal": "unknown", "colour": "green", "standee": True}, want) == "partial"
+    assert slot_verdict({"animal": "unknown", "colour": "red", "standee": True}, want) == "wrong"
+    assert slot_verdict({"animal": "unknown", "colour": "green", "standee": True},
+                        {"animal": "swan", "colour": "green", "standee": False}) == "wrong"
+    assert slot_verdict({"animal": "unknown", "colour": "green", "standee": True}, "empty") == "wrong"
+    assert slot_verdict("unknown", want) == "abstain" and slot_verdict(want, want) == "right"
+
+
+def test_a_rendered_standee_is_told(renderer, reader):
+    """A standee rendered on a tile, seen from the side, is reported with the tile's colour."""
+    tiles = {"A9": ("red", "tiger", True), "B12": ("blue", "fish", True), "C10": ("green", "horse", False)}
+    img, truth = renderer.render(5.0, tiles, CarrosselConditions(height_mm=520.0, tilt_deg=15.0, azimuth_deg=30.0),
+                                 np.random.default_rng(3))
+    reading = reader.read(img)
+    assert reading.status == "ok", reading.status
+    s = score_reading(reading, truth)
+    assert s["slot_wrong"] == 0 and s["slot_partial"] >= 1, s

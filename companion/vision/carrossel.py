@@ -430,6 +430,8 @@ class SlotReading:
         """``{"animal", "colour", "standee"}``, ``"empty"`` or ``"unknown"`` (the issue's form)."""
         if self.label == "tile":
             return {"animal": self.animal, "colour": self.colour, "standee": self.standee}
+        if self.label == UNKNOWN and self.standee and self.colour is not None:
+            return {"animal": UNKNOWN, "colour": self.colour, "standee": True}
         return self.label
 
 
@@ -511,6 +513,35 @@ class CarrosselReader:
     #: the standee's footprint looks like the letter (no standee) when the letter fitted outside
     #: it explains it to within this RMS lightness (share of the cream).
     FOOTPRINT_FIT = 0.16
+    #: a client standee (:meth:`_standees`): the disc's middle within STANDEE_CENTRE_MM of the
+    #: tile's centre is always under its body (radius 6 mm, README; the tile's placement 1.2 mm
+    #: and the registration's 1-2 mm off that); there its lightness spread (share of the cream)
+    #: is at most STANDEE_CENTRE_SPREAD and at most STANDEE_CENTRE_CREAM of it is as light as
+    #: the cream (a printed letter's 2 mm strokes on cream spread far more)
+    STANDEE_CENTRE_MM = 3.0
+    STANDEE_CENTRE_SPREAD = 0.12
+    STANDEE_CENTRE_CREAM = 0.05
+    #: the camera heights the standee's region is taken over (mm above the board; README 450-700)
+    STANDEE_CAMERA_HEIGHTS_MM = (450.0, 700.0)
+    #: a tile's corners of two colours are read again without those where a standee's region
+    #: lies, if at least this many of its 48 samples (1.5 mm apart) are left
+    MIN_CORNERS_LEFT = 24
+    #: and its body, leaning away from the camera's foot, hides the disc's cream rim (7.5-9.5 mm
+    #: from the centre) where the geometry puts it at every camera height: at least
+    #: STANDEE_RIM_MIN samples there, their median at most STANDEE_RIM_MAX of the visible rim's
+    #: cream (a blurred letter leaves the rim cream; a cell under the camera shows no lean and is
+    #: left unknown)
+    STANDEE_RIM_MIN = 8
+    STANDEE_RIM_MAX = 0.75
+    #: the markers' edges are sampled across every EDGE_STEP_MM; a frame whose printed steps
+    #: are wider than STANDEE_EDGE_MAX_MM (:meth:`edge_width_mm`) is too blurred to tell a
+    #: standee from a smeared letter (a 3 mm stroke smeared flat looks like the standee's even
+    #: top): no standee is reported there, its tiles read unknown. 2.75 mm = 1.25 x the wider
+    #: step of the two photographs the letter templates were made from (carrossel_036: 2.2 mm,
+    #: carrossel_051: 1.9 mm): the letters' look within a quarter of the sharpness they were
+    #: measured at
+    EDGE_STEP_MM = 0.5
+    STANDEE_EDGE_MAX_MM = 2.75
     #: share of the centre marker's expected size (mm, measured through the homography) within
     #: which a detection is the round board's marker.
     CENTRE_SIZE_TOLERANCE = 0.15
@@ -529,6 +560,13 @@ class CarrosselReader:
     #: them by tens) and the board has turned by at most CACHE_ANGLE_DEG
     CACHE_LEVELS = 6.0
     CACHE_ANGLE_DEG = 0.3
+    #: a stream's centre marker keeps its last match while its rectified patch, smoothed over
+    #: a sample, differs from the one matched by at most this mean (8-bit levels) on that one's
+    #: edges (its strongest fifth of gradients within 16 mm of the axis). Measured on the two
+    #: calibration photographs (carrossel_036, carrossel_051) with sensor noise of 3 levels:
+    #: still 0.7-0.9, turned 0.1 deg 0.9-1.0, 0.2 deg 1.25-1.3, 0.3 deg 1.6-1.8, 0.5 deg 2.5-2.9
+    #: (a turn of 0.3 deg or more is matched afresh)
+    CENTRE_CACHE_LEVELS = 1.3
     #: a still board's print (letters, numbers, the cells' and tiles' edges) has about as much
     #: detail along the turn as across it (the steps' ratio is near 1); a turning board smears
     #: only along it. Below this ratio the frame is of a board still turning: nothing is read.
@@ -555,6 +593,7 @@ class CarrosselReader:
         self.colour_check = ColourCheck(self.references)
         self.frozen = FrozenFrames(frozen_s)
         self._slot_cache: dict[str, Any] | None = None
+        self._centre_cache: dict[str, Any] | None = None
         # the centre marker's print (black 14/255 bits on its paper, README) on the rectified
         # patch's grid, its top edge up (+y), and the patch's geometry
         step = self.PATCH_STEP_MM
@@ -603,6 +642,30 @@ class CarrosselReader:
         self._sel_corner, self._sel_disc, self._sel_cream = (where[np.flatnonzero(mask)] for mask in
                                                              (self._corner_mask, self._disc_mask, self._cream_mask))
         self._sel_grid = sel
+        self._region_points = grid[region]
+        self._corner_points = grid[sel[self._sel_corner]]
+        body_r, z0, z1, head_r, head_z = g.standee
+        self._standee_discs = (
+            np.concatenate([np.linspace(z0, z1, 8), [head_z - head_r / 2, head_z, head_z + head_r / 2]]),
+            np.concatenate([np.linspace(body_r, body_r - 0.5, 8), [head_r * 0.87, head_r, head_r * 0.87]]))
+        # the fixed markers' edges sampled across (edge_width_mm): per marker, its points (mm)
+        # and each profile's direction (0: TL-TR and BR-BL edges, 1: the other two)
+        offs = np.arange(-4.0, 4.0 + 1e-9, self.EDGE_STEP_MM)
+        self._edge_offsets = offs
+        self._edge_profiles: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for mid, m in g.markers.items():
+            centre_m = m.mean(axis=0)
+            pts_m, dirs_m = [], []
+            for e in range(4):
+                a, b = m[e], m[(e + 1) % 4]
+                normal = (a + b) / 2 - centre_m
+                normal = normal / max(float(np.linalg.norm(normal)), 1e-9)
+                along = (b - a) / max(float(np.linalg.norm(b - a)), 1e-9)
+                for t in (-0.3, -0.1, 0.1, 0.3):
+                    base = (a + b) / 2 + along * t * g.marker_size_mm
+                    pts_m.append(base[None, :] + offs[:, None] * normal[None, :])
+                    dirs_m.append(e % 2)
+            self._edge_profiles[mid] = (np.concatenate(pts_m), np.array(dirs_m))
         #: an empty cell's middle (the disc's place), every second sample each way
         every_other_mid = np.zeros((n_grid, n_grid), bool)
         every_other_mid[::2, ::2] = True
@@ -648,7 +711,8 @@ class CarrosselReader:
         self._booth_roofs = {n: _disc_points(c, 9.0, 2.0) for n, (c, _a) in g.booths.items()}
 
     # ------------------------------------------------------------------ geometry of a frame
-    def centre_marker_match(self, frame: np.ndarray, reg: Registration) -> tuple[float, np.ndarray, float] | str:
+    def centre_marker_match(self, frame: np.ndarray, reg: Registration,
+                            stream: bool = False) -> tuple[float, np.ndarray, float] | str:
         """Find the centre marker by its known pattern around the axis.
 
         The base board around the axis (+-:attr:`PATCH_HALF_MM`) is rectified through the
@@ -665,12 +729,16 @@ class CarrosselReader:
         Args:
             frame: ``H x W x 3 uint8`` BGR or ``H x W`` grey.
             reg: the fixed markers' registration.
+            stream: frames of one stream: when the registration is the last frame's and the
+                rectified patch (smoothed, sigma one sample) differs from the one last matched by
+                at most :attr:`CENTRE_CACHE_LEVELS` on average over that one's edges, that
+                match is kept.
 
         Returns:
             (board angle deg CCW 0-360 (the marker's up vector), where its centre appears on the
             base board ``2`` mm, the match score), or why it is not seen.
         """
-        step, half = self.PATCH_STEP_MM, self.PATCH_HALF_MM
+        half = self.PATCH_HALF_MM
         n = self._patch_n
         m = reg.board_to_image @ self._patch_to_board
         if reg.lens is not None:
@@ -689,6 +757,24 @@ class CarrosselReader:
             patch = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR)
         if patch.ndim == 3:
             patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+        if stream:
+            smooth = cv2.GaussianBlur(patch, (0, 0), 1.0)
+            cache = self._centre_cache
+            if (cache is not None and cache["registration"] is reg
+                    and float(cv2.absdiff(smooth, cache["patch"])[cache["edges"]].mean()) <= self.CENTRE_CACHE_LEVELS):
+                return cache["found"]
+        found = self._match_patch(patch)
+        if stream:
+            f32 = smooth.astype(np.float32)
+            mag = cv2.magnitude(cv2.Sobel(f32, cv2.CV_32F, 1, 0), cv2.Sobel(f32, cv2.CV_32F, 0, 1)) * self._patch_disc
+            edges = mag > np.percentile(mag[self._patch_disc > 0], 80)
+            self._centre_cache = {"registration": reg, "patch": smooth, "edges": edges, "found": found}
+        return found
+
+    def _match_patch(self, patch: np.ndarray) -> tuple[float, np.ndarray, float] | str:
+        """:meth:`centre_marker_match` on the rectified grey patch (``n x n uint8``)."""
+        step, half = self.PATCH_STEP_MM, self.PATCH_HALF_MM
+        n = self._patch_n
         patch = patch.astype(np.float32)
         gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
         gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
@@ -812,7 +898,7 @@ class CarrosselReader:
         if white is None:
             return CarrosselReading("board not visible: the markers' white paper is out of the frame",
                                     registration=reg)
-        found = self.centre_marker_match(frame, reg)
+        found = self.centre_marker_match(frame, reg, stream=stream)
         if isinstance(found, str):
             return CarrosselReading(f"centre marker not seen: {found}", registration=reg)
         corners = reg.to_image(_corners(found[1], self.geometry.centre_marker_size_mm, found[0])).astype(np.float32)
@@ -881,6 +967,48 @@ class CarrosselReader:
                 scores += vals.sum(axis=1)
             best = float(cands[int(np.argmax(scores))])
         return best % 360.0
+
+    def edge_width_mm(self, frame: np.ndarray, reg: Registration) -> float | None:
+        """How wide a printed black-to-white step appears in this frame (mm): the fixed markers'
+        outer edges (black 14/255 square on 236/255 paper, README), each sampled across at
+        :attr:`EDGE_STEP_MM` along its outward normal at 4 places; the step's contrast (the
+        paper 2-4 mm outside less the black 2-4 mm inside) over its steepest rise, times the
+        step. A sharp frame measures about a pixel (1-2 mm at 450-700 mm); motion blur or
+        defocus widens it along the blur's direction (the wider of the two edge directions'
+        medians is kept).
+
+        Args:
+            frame: ``H x W x 3 uint8`` BGR or ``H x W uint8`` grey.
+            reg: the frame's registration (its markers are sampled).
+
+        Returns:
+            The width (mm), or None when fewer than 4 profiles of each direction are in the frame.
+        """
+        have = [self._edge_profiles[m] for m in reg.marker_ids if m in self._edge_profiles]
+        if not have:
+            return None
+        k = len(self._edge_offsets)
+        pts = np.concatenate([p for p, _d in have])
+        dirs = np.concatenate([d for _p, d in have])
+        px = reg.to_image(pts).astype(np.float32)
+        h, w = frame.shape[:2]
+        inside = ((px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] <= w - 1) & (px[:, 1] <= h - 1)).reshape(-1, k).all(axis=1)
+        if not inside.any():
+            return None
+        x0, y0 = np.floor(px[np.repeat(inside, k)].min(axis=0)).astype(int)
+        x1, y1 = np.ceil(px[np.repeat(inside, k)].max(axis=0)).astype(int) + 2
+        crop = frame[max(y0, 0):min(y1, h), max(x0, 0):min(x1, w)]
+        grey = crop if crop.ndim == 2 else cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+        q = px - np.array([max(x0, 0), max(y0, 0)], np.float32)
+        prof = cv2.remap(grey, q[:, 0].reshape(-1, 1), q[:, 1].reshape(-1, 1), cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE).astype(np.float32).reshape(-1, k)
+        offs = self._edge_offsets
+        contrast = prof[:, offs >= 2.0].mean(axis=1) - prof[:, offs <= -2.0].mean(axis=1)
+        rise = np.diff(prof, axis=1).max(axis=1)
+        good = inside & (contrast > 20.0) & (rise > 0)
+        width = contrast / np.maximum(rise, 1e-6) * self.EDGE_STEP_MM
+        meds = [float(np.median(width[good & (dirs == d)])) for d in (0, 1) if (good & (dirs == d)).sum() >= 4]
+        return max(meds) if meds else None
 
     def _colour_fault(self, flat: np.ndarray, shape: tuple[int, ...], view: TableView, white: np.ndarray,
                       code: np.ndarray) -> str:
@@ -973,6 +1101,8 @@ class CarrosselReader:
         else:
             cache = None
         out: dict[str, SlotReading] = {}
+        self._pose = (view, angle)
+        self._frame = frame
         if len(todo):
             out = self._read_cells(flat[todo], black[todo], outside[todo], lum_all[todo], todo, white)
         if stream:
@@ -1014,6 +1144,7 @@ class CarrosselReader:
         out: dict[str, SlotReading] = {}
         tiles: list[tuple[int, str, float]] = []
         empties: list[tuple[int, float]] = []
+        retry: list[int] = []
         outside_l, dark_l, counts_l = outside.tolist(), dark.tolist(), counts.tolist()
         for j, i in enumerate(index.tolist()):
             name = g.cell_names[i]
@@ -1023,6 +1154,7 @@ class CarrosselReader:
             colour = self.classifier.decide(counts_l[j])
             if colour.label == UNKNOWN:
                 out[name] = SlotReading(UNKNOWN, reason=f"corners: {colour.reason}")
+                retry.append(j)
             elif colour.label == EMPTY:
                 # a printed number is a few per cent of the disc; a letter far more
                 if dark_l[j] <= 0.12:
@@ -1031,6 +1163,25 @@ class CarrosselReader:
                     out[name] = SlotReading(UNKNOWN, reason=f"white corners but {dark_l[j]:.0%} of the middle dark")
             else:
                 tiles.append((j, colour.label, colour.confidence))
+        if retry:
+            # corners of two colours: a standee leaning over them (its head reaches past the
+            # tile's edge under tilt) shows its paint there; without the corners where the
+            # geometry puts a standee the tile's own colour may remain (a standee still has to
+            # be seen on the disc, or the letter read, for the tile to be read)
+            view, angle = self._pose
+            rows = np.array(retry)
+            cells = index[rows]
+            hidden = self.standee_mask(view, g.cell_centres_mm(angle)[cells], g.cell_ups(angle)[cells],
+                                       self._corner_points, 1.0)
+            keep = seen[rows] & ~hidden
+            recount = np.bincount((np.arange(len(rows))[:, None] * width + cls[rows] + OFFSET)[keep],
+                                  minlength=len(rows) * width).reshape(len(rows), width)
+            for j, c, n_keep in zip(retry, recount.tolist(), keep.sum(axis=1).tolist()):
+                if n_keep < self.MIN_CORNERS_LEFT:
+                    continue
+                colour = self.classifier.decide(c)
+                if colour.label not in (UNKNOWN, EMPTY):
+                    tiles.append((j, colour.label, colour.confidence))
         if empties:
             # white corners around a letter: a pale tile (glare washes a yellow print out); around
             # something not white: a standee on a pale tile, a finger
@@ -1054,15 +1205,133 @@ class CarrosselReader:
             idx = np.array([t[0] for t in tiles])
             region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
             scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
+            unclear: list[tuple[int, str, float, float, float]] = []
             for (j, colour_name, conf), r in zip(tiles, scores.tolist()):
                 order = sorted(range(len(r)), key=lambda k: -r[k])
                 best, second = r[order[0]], r[order[1]]
                 name = g.cell_names[int(index[j])]
                 if best < self.LETTER_MIN or (1.0 - second) < self.LETTER_MARGIN * (1.0 - best):
-                    out[name] = SlotReading(UNKNOWN, reason=f"letter unclear (r {best:.2f}, next {second:.2f}): "
-                                                            "covered, a standee on it, or blurred")
+                    unclear.append((j, colour_name, conf, best, second))
                 else:
                     out[name] = SlotReading("tile", self.letters.animals[order[0]], colour_name, False, conf * best)
+            if unclear:
+                out.update(self._standees(lum, index, unclear))
+        return out
+
+    def standee_mask(self, view: TableView, centres_mm: np.ndarray, ups: np.ndarray,
+                     points: np.ndarray | None = None, grow_mm: float = 1.0, surely: bool = False) -> np.ndarray:
+        """Which tile-frame points a client standee on each of these tiles hides.
+
+        A point of the standee at height z over the tile's centre appears on the tile top's
+        plane shifted by ``(c - C) (z - z_top) / (Cz - z)`` (C the camera's foot, Cz its height;
+        Hartley and Zisserman 6.1): the body (radius 6 -> 5.5 mm from z 7 to 29, README) and the
+        head (radius 5 at z 32) sweep a region from the tile's centre away from the camera's
+        foot, 3-9 mm for the outer cells. The foot's direction comes from the centre marker's
+        parallax, which fixes ``C / Cz``; the height itself is not measured, so the region is
+        taken at each height of :attr:`STANDEE_CAMERA_HEIGHTS_MM` (the table's 450-700 mm).
+
+        Args:
+            view: the frame's :class:`TableView`.
+            centres_mm: the tiles' centres (world, ``n x 2`` or ``2`` mm); ups: their letters'
+                up directions (same shape, unit vectors).
+            points: tile-frame points (``M x 2`` mm; default the whole sample grid).
+            grow_mm: each disc of the standee widened by this (mm; negative: narrowed), for the
+                tile's placement (1.2 mm) and the registration's error.
+            surely: the points hidden at every height (else at any height).
+
+        Returns:
+            ``n x M`` bool (``M`` for one tile given as ``2``).
+        """
+        g = self.geometry
+        one = np.ndim(centres_mm) == 1
+        c = np.asarray(centres_mm, dtype=np.float64).reshape(-1, 2)
+        up = np.asarray(ups, dtype=np.float64).reshape(-1, 2)
+        right = np.stack([up[:, 1], -up[:, 0]], axis=1)
+        pts = self._grid if points is None else np.asarray(points, dtype=np.float64)
+        zs, radii = self._standee_discs
+        radii = np.maximum(radii + grow_mm, 0.0)
+        top = g.tile_top_z_mm
+        h = g.centre_marker_z_mm - g.marker_z_mm
+        out = np.full((len(c), len(pts)), surely)
+        for cz in self.STANDEE_CAMERA_HEIGHTS_MM:
+            cam = view.camera_xy_mm * (cz - h) / max(view.camera_height_mm - h, 1.0)
+            k = (zs - top) / np.maximum(cz - zs, 1.0)  # D
+            d = c - cam  # n x 2
+            sx = (d * right).sum(axis=1)[:, None] * k[None, :]  # n x D
+            sy = (d * up).sum(axis=1)[:, None] * k[None, :]
+            rr = (radii * (cz - top) / np.maximum(cz - zs, 1.0)) ** 2  # D
+            d2 = (pts[None, :, None, 0] - sx[:, None, :]) ** 2 + (pts[None, :, None, 1] - sy[:, None, :]) ** 2
+            hidden = np.any(d2 <= rr[None, None, :], axis=2)
+            out = (out & hidden) if surely else (out | hidden)
+        return out[0] if one else out
+
+    def _standees(self, lum: np.ndarray, index: np.ndarray,
+                  unclear: Sequence[tuple[int, str, float, float, float]]) -> dict[str, SlotReading]:
+        """Tiles whose corners read a colour but whose letter is unclear: a client standee on
+        the tile, or not.
+
+        A standee stands on the tile's centre, so its body always hides the middle of the disc
+        (within :attr:`STANDEE_CENTRE_MM` of the centre, less than its 6 mm radius less the
+        tile's placement and the registration's error): there a standee is one even surface
+        (lightness spread at most :attr:`STANDEE_CENTRE_SPREAD` of the cream, at most
+        :attr:`STANDEE_CENTRE_CREAM` of it as light as the cream), where a printed letter is
+        dark strokes on cream. The tile's colour comes from its corners, outside the standee's
+        region (:meth:`standee_mask`); its animal stays unknown: the body hides the disc within
+        6-7 mm of the centre, and the 10 mm letter lies within 5 mm of it, so what it leaves
+        visible is a stroke's end or none (matched on those samples alone, the five letters
+        score alike on the photographs of the table: no reading of it is never wrong).
+
+        Args:
+            lum: the cells' luminance samples (``n x P``, the reader's sample order).
+            index: the cells' indices (``n``).
+            unclear: (row in ``lum``, colour, colour confidence, best letter r, next letter r).
+
+        Returns:
+            slot name -> :class:`SlotReading` for each of ``unclear``.
+        """
+        g = self.geometry
+        view, angle = self._pose
+        centres, ups = g.cell_centres_mm(angle), g.cell_ups(angle)
+        pts = self._region_points
+        r = np.hypot(pts[:, 0], pts[:, 1])
+        disc_r = g.disc_diameter_mm / 2
+        centre = r <= self.STANDEE_CENTRE_MM
+        ring = (r >= disc_r - 3.0) & (r <= disc_r - 1.0)
+        ring_pts = pts[ring]
+        blurred: bool | None = None
+        rows = np.array([u[0] for u in unclear])
+        cells = index[rows]
+        seen_all = ~self.standee_mask(view, centres[cells], ups[cells], ring_pts, 1.0)
+        under_all = self.standee_mask(view, centres[cells], ups[cells], ring_pts, -1.0, surely=True)
+        region = lum[rows, :self._n_region]
+        ring_lum = region[:, ring]
+        n_seen, n_under = seen_all.sum(axis=1), under_all.sum(axis=1)
+        cream = np.maximum(_masked_quantile(ring_lum, seen_all, 0.75), 1e-4)
+        mid = region[:, centre] / cream[:, None]
+        spread, light = mid.std(axis=1), (mid > 0.85).mean(axis=1)
+        rim = _masked_quantile(ring_lum, under_all, 0.5) / cream
+        out: dict[str, SlotReading] = {}
+        for k, (j, colour, conf, best, second) in enumerate(unclear):
+            name = g.cell_names[int(index[j])]
+            unclear_why = (f"letter unclear (r {best:.2f}, next {second:.2f}): covered or blurred")
+            if n_seen[k] < 20 or n_under[k] < self.STANDEE_RIM_MIN:
+                out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; a standee would not show on its rim here")
+                continue
+            if (spread[k] > self.STANDEE_CENTRE_SPREAD or light[k] > self.STANDEE_CENTRE_CREAM
+                    or rim[k] > self.STANDEE_RIM_MAX):
+                out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; not a standee's look (middle spread "
+                                                        f"{spread[k]:.2f}, {light[k]:.0%} cream; rim where it "
+                                                        f"would stand {rim[k]:.2f} of the cream)")
+                continue
+            if blurred is None:
+                width = self.edge_width_mm(self._frame, view.registration)
+                blurred = width is None or width > self.STANDEE_EDGE_MAX_MM
+            if blurred:
+                out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; the frame is too blurred to tell a "
+                                                        "standee (the markers' edges)")
+                continue
+            out[name] = SlotReading(UNKNOWN, colour=colour, standee=True, confidence=conf,
+                                    reason="a standee on it hides its letter")
         return out
 
     def letter_scores(self, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1105,6 +1374,23 @@ class CarrosselReader:
         den = np.sqrt(np.maximum(sxx - sx * sx / (q * q), 1e-9))
         r = num / den[:, :, None]
         return r.max(axis=1), r.argmax(axis=1)
+
+
+def _masked_quantile(values: np.ndarray, mask: np.ndarray, q: float) -> np.ndarray:
+    """Per row of ``values`` (``n x M``), the ``q`` quantile (0-1, linear between order
+    statistics, as ``np.percentile``) of the entries where ``mask`` (``n x M`` bool) holds;
+    NaN for a row with none."""
+    v = np.where(mask, values, np.inf)
+    v.sort(axis=1)
+    count = mask.sum(axis=1)
+    pos = np.maximum(count - 1, 0) * q
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, np.maximum(count - 1, 0))
+    rows = np.arange(len(v))
+    frac = pos - lo
+    with np.errstate(invalid="ignore"):
+        out = v[rows, lo] * (1 - frac) + v[rows, hi] * frac
+    return np.where(count > 0, out, np.nan)
 
 
 def _peak_offset(left: float | None, mid: float, right: float | None) -> float:

@@ -44,7 +44,7 @@ from companion.vision.frames import Frame
 from companion.vision.sim import TableRenderer, _lab_to_bgr8, kelvin_to_bgr
 
 __all__ = ["CarrosselConditions", "CarrosselTruth", "CarrosselRenderer", "SimulatedCarrosselCamera",
-           "random_carrossel_conditions", "random_tiles", "CONDITION_KINDS", "score_reading"]
+           "random_carrossel_conditions", "random_tiles", "CONDITION_KINDS", "score_reading", "slot_verdict"]
 
 PAPER = 236
 CREAM = (196, 226, 240)  # BGR, the tiles' disc
@@ -54,7 +54,11 @@ INK = (40, 40, 45)
 SURFACES = {"dark_wood": (40, 62, 92), "oak": (96, 150, 196), "white_laminate": (222, 226, 228)}
 BASE_BOARD = (150, 170, 182)
 BOOTH_RGB = {"south": (196, 62, 56), "east": (58, 92, 184), "north": (56, 150, 82), "west": (226, 184, 44)}
-STANDEE_BGR = ((180, 200, 230), (150, 190, 215), (210, 190, 200), (170, 220, 200), (120, 160, 200), (200, 210, 170))
+#: client standees' paints, BGR, as their heads' tops measure in the two calibration photographs
+#: (carrossel_036 and carrossel_051, daylight, the paper at 236): pastel lilac, sky, lemon, mint,
+#: pink and natural wood. Their bodies there measure 0.55-0.95 of the head (the side away from
+#: the light darkest).
+STANDEE_BGR = ((200, 158, 174), (196, 172, 150), (140, 195, 205), (165, 183, 154), (157, 154, 194), (95, 126, 163))
 SKIN = ((165, 190, 232), (120, 150, 200), (90, 120, 170), (60, 85, 130))
 SLEEVE = ((90, 50, 40), (60, 60, 60), (40, 90, 140), (120, 110, 40))
 #: the kinds of conditions :func:`random_carrossel_conditions` draws
@@ -203,18 +207,18 @@ def score_reading(reading: Any, truth: CarrosselTruth) -> dict[str, int]:
     """Count a reading's right, wrong and abstained answers against the frame's truth.
 
     A facing sector is right when it is the truth's label, wrong when it is another letter
-    (``"ambiguous"`` and ``"unknown"`` abstain); a slot is right when it equals the truth's form,
-    wrong when it is any other answer than ``"unknown"``; the board angle is wrong when it is more
+    (``"ambiguous"`` and ``"unknown"`` abstain); a slot is judged by :func:`slot_verdict` (right,
+    abstain, partial or wrong); the board angle is wrong when it is more
     than 3 degrees off. Slots under a hand or out of the frame are counted apart (``*_covered``).
 
     Returns:
         ``{"facing_right", "facing_wrong", "facing_abstain", "slot_right", "slot_wrong",
-        "slot_abstain", "slot_covered_right", "slot_covered_wrong", "slot_covered_abstain",
-        "angle_wrong", "angle_read"}``.
+        "slot_abstain", "slot_partial", "slot_covered_right", "slot_covered_wrong",
+        "slot_covered_abstain", "slot_covered_partial", "angle_wrong", "angle_read"}``.
     """
     out = dict.fromkeys(("facing_right", "facing_wrong", "facing_abstain", "slot_right", "slot_wrong",
-                         "slot_abstain", "slot_covered_right", "slot_covered_wrong", "slot_covered_abstain",
-                         "angle_wrong", "angle_read"), 0)
+                         "slot_abstain", "slot_partial", "slot_covered_right", "slot_covered_wrong",
+                         "slot_covered_abstain", "slot_covered_partial", "angle_wrong", "angle_read"), 0)
     for booth, (label, _margin) in truth.facing.items():
         got = reading.facing.get(booth, "unknown")
         key = "right" if got == label else "abstain" if got in ("unknown", "ambiguous") else "wrong"
@@ -227,9 +231,24 @@ def score_reading(reading: Any, truth: CarrosselTruth) -> dict[str, int]:
     for name, want in truth.slots.items():
         s = reading.slots.get(name)
         got = s.to_json() if s is not None else "unknown"
-        key = "right" if got == want else "abstain" if got == "unknown" else "wrong"
+        key = slot_verdict(got, want)
         out[f"slot_covered_{key}" if name in covered else f"slot_{key}"] += 1
     return out
+
+
+def slot_verdict(got: Any, want: Any) -> str:
+    """One slot's reading against the truth (both in the reader's form): ``"right"`` (equal),
+    ``"abstain"`` (``"unknown"``), ``"partial"`` (a tile read with its animal ``"unknown"``, its
+    colour and its standee the truth's: a standee over its letter) or ``"wrong"`` (anything else,
+    a partial reading of another colour or standee included)."""
+    if got == want:
+        return "right"
+    if got == "unknown":
+        return "abstain"
+    if (isinstance(got, dict) and got.get("animal") == "unknown" and isinstance(want, dict)
+            and got.get("colour") == want["colour"] and got.get("standee") == want["standee"]):
+        return "partial"
+    return "wrong"
 
 
 def _cell_ups(g: CarrosselGeometry, board_angle_deg: float) -> np.ndarray:
@@ -596,7 +615,7 @@ class CarrosselRenderer:
         solids.sort(key=lambda s: -float(np.linalg.norm(np.append(s[1], 20.0) - cam)))
         for kind, c, col in solids:
             if kind == "standee":
-                self._standee(img, R, t, c, col)
+                self._standee(img, R, t, c, col, -light_dir)
             else:
                 self._booth(img, R, t, c, col)
         hidden: tuple[str, ...] = ()
@@ -686,23 +705,63 @@ class CarrosselRenderer:
         return np.array([c + along * sa * half_along + radial * sd * half_deep
                          for sa, sd in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
 
-    def _standee(self, img: np.ndarray, R, t, c: np.ndarray, bgr) -> None:
+    def _standee(self, img: np.ndarray, R, t, c: np.ndarray, bgr, towards_light: np.ndarray | None = None) -> None:
+        """A client standee on the tile centred at ``c`` (world mm) as the photographs show it
+        (README: a cylinder of radius 6 -> 5.5 mm from z 7 to 29, a head of radius 5 at z 32):
+        a dark contact shadow around its foot on the tile, the body shaded across (its side
+        towards the light lighter), the head a shaded sphere with a soft highlight; drawn on its
+        own layer, smoothed by half a pixel (the lens) and laid over the frame."""
         g = self.geometry
         body_r, z0, z1, head_r, head_z = g.standee
         base = np.array(bgr, np.float32)
-        ring = self._circle2(1.0)
-        pts = np.vstack([np.column_stack([c + ring * body_r, np.full(len(ring), z0)]),
-                         np.column_stack([c + ring * (body_r - 0.5), np.full(len(ring), z1)])])
-        hull = cv2.convexHull(self.project(R, t, pts).astype(np.float32)).astype(np.int32)
-        cv2.fillConvexPoly(img, hull, tuple(float(v) for v in base * 0.75), cv2.LINE_AA)
-        topc = self.project(R, t, np.column_stack([c + ring * (body_r - 0.5), np.full(len(ring), z1)])).astype(np.int32)
-        cv2.fillConvexPoly(img, topc, tuple(float(v) for v in base * 0.9), cv2.LINE_AA)
-        hc = self.project(R, t, np.array([[c[0], c[1], head_z]]))[0]
-        edge = self.project(R, t, np.array([[c[0] + head_r, c[1], head_z]]))[0]
-        r_px = max(1, int(round(np.linalg.norm(edge - hc) * 1.0)))
-        cv2.circle(img, (int(round(hc[0])), int(round(hc[1]))), r_px, tuple(float(v) for v in base * 0.85), -1, cv2.LINE_AA)
-        cv2.circle(img, (int(round(hc[0] - r_px / 3)), int(round(hc[1] - r_px / 3))), max(1, r_px // 2),
-                   tuple(float(min(255, v * 1.05 + 10)) for v in base), -1, cv2.LINE_AA)
+        lt = np.zeros(2) if towards_light is None else np.asarray(towards_light, float)
+        lt = lt / max(float(np.linalg.norm(lt)), 1e-6) if np.linalg.norm(lt) > 1e-6 else np.array([0.6, 0.8])
+        h, w = img.shape[:2]
+        ring = self._circle2(1.0, 32)
+        foot = self.project(R, t, np.column_stack([c + ring * (body_r + 1.5), np.full(len(ring), z0)]))
+        x0, y0 = np.floor(foot.min(axis=0)).astype(int) - 40
+        x1, y1 = np.ceil(foot.max(axis=0)).astype(int) + 40
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 <= x0 or y1 <= y0:
+            return
+        off = np.array([x0, y0], np.float32)
+        # the contact shadow: the tile darkens around the foot
+        occl = np.ones((y1 - y0, x1 - x0), np.float32)
+        cv2.fillConvexPoly(occl, np.rint(foot - off).astype(np.int32), 0.55, cv2.LINE_AA)
+        img[y0:y1, x0:x1] *= cv2.GaussianBlur(occl, (0, 0), 1.2)[..., None]
+        layer = np.zeros((y1 - y0, x1 - x0, 3), np.float32)
+        alpha = np.zeros((y1 - y0, x1 - x0), np.float32)
+
+        def poly(pts_mm: np.ndarray, shade: float) -> None:
+            q = cv2.convexHull((self.project(R, t, pts_mm) - off).astype(np.float32)).astype(np.int32)
+            cv2.fillConvexPoly(layer, q, tuple(float(v) for v in np.clip(base * shade, 0, 255)), cv2.LINE_AA)
+            cv2.fillConvexPoly(alpha, q, 1.0, cv2.LINE_AA)
+
+        # the body: its dark side, then the half towards the light, then a lit band
+        poly(np.vstack([np.column_stack([c + ring * body_r, np.full(len(ring), z0)]),
+                        np.column_stack([c + ring * (body_r - 0.5), np.full(len(ring), z1)])]), 0.55)
+        lit = ring[(ring @ lt) > -0.1]
+        poly(np.vstack([np.column_stack([c + lit * body_r, np.full(len(lit), z0)]),
+                        np.column_stack([c + lit * (body_r - 0.5), np.full(len(lit), z1)])]), 0.7)
+        band = ring[(ring @ lt) > 0.6]
+        poly(np.vstack([np.column_stack([c + band * body_r, np.full(len(band), z0 + 3)]),
+                        np.column_stack([c + band * (body_r - 0.5), np.full(len(band), z1)])]), 0.85)
+        # the head: a sphere, darker at its rim, lit towards the light, a soft highlight
+        hc = self.project(R, t, np.array([[c[0], c[1], head_z]]))[0] - off
+        edge = self.project(R, t, np.array([[c[0] + head_r, c[1], head_z]]))[0] - off
+        r_px = max(1.0, float(np.linalg.norm(edge - hc)))
+        lit_px = self.project(R, t, np.array([[c[0] + lt[0] * head_r * 0.35, c[1] + lt[1] * head_r * 0.35,
+                                               head_z + head_r * 0.5]]))[0] - off
+        sh = 16  # drawn at 1/16 pixel
+        for centre_px, rad, shade in ((hc, r_px, 0.75), ((hc + lit_px) / 2, r_px * 0.75, 0.9),
+                                      (lit_px, r_px * 0.35, 1.0)):
+            cc = (int(round(centre_px[0] * sh)), int(round(centre_px[1] * sh)))
+            col = tuple(float(min(255.0, v * shade)) for v in base)
+            cv2.circle(layer, cc, max(1, int(round(rad * sh))), col, -1, cv2.LINE_AA, 4)
+            cv2.circle(alpha, cc, max(1, int(round(rad * sh))), 1.0, -1, cv2.LINE_AA, 4)
+        layer = cv2.GaussianBlur(layer, (0, 0), 0.6)
+        alpha = cv2.GaussianBlur(alpha, (0, 0), 0.6)[..., None]
+        img[y0:y1, x0:x1] = img[y0:y1, x0:x1] * (1 - alpha) + layer * alpha
 
     def _booth(self, img: np.ndarray, R, t, c: np.ndarray, bgr) -> None:
         base = np.array(bgr, np.float32)
