@@ -1,5 +1,6 @@
 """The camera loop of the Carrousel source: capture on its own thread, the newest frame wins,
-frames decoded into reused arrays (companion/sources/carrousel_camera.py, vision/frames.py)."""
+frames decoded into a few reused arrays, a frame shown as ``latest`` left whole for a page
+copying it (companion/sources/carrousel_camera.py, vision/frames.py)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,14 @@ class CountingFrames:
 
     name = "counting"
 
-    def __init__(self, n: int, hold_until: threading.Event | None = None):
+    def __init__(self, n: int, hold_until: threading.Event | None = None,
+                 gate: threading.Semaphore | None = None):
         self.n, self.i = n, 0
         self.arrays: set[int] = set()
         self.closed = False
         self.hold_until = hold_until  # frame 1 waits for it (the reader has frame 0)
+        self.gate = gate  # each frame waits for a permit
+        self.written = threading.Condition()  # notified after each frame
 
     def read(self):
         return self.read_into(None)
@@ -33,11 +37,15 @@ class CountingFrames:
             return None
         if self.i == 1 and self.hold_until is not None:
             assert self.hold_until.wait(10)
+        if self.gate is not None:
+            assert self.gate.acquire(timeout=10)
         if image is None:
             image = np.empty((8, 8, 3), np.uint8)
         self.arrays.add(id(image))
         image[:] = self.i % 256
-        self.i += 1
+        with self.written:
+            self.i += 1
+            self.written.notify_all()
         return Frame(image, 0.0, self.i - 1)
 
     def close(self):
@@ -74,7 +82,8 @@ def test_capture_does_not_wait_for_the_reader_and_the_newest_frame_wins():
     src.stop()
     # the frames captured meanwhile were dropped, not queued: the reader's next frame is the last
     assert reader.seen == [0, 39] and reader.after == [0, 39]
-    assert len(frames.arrays) <= 5
+    # a dropped frame's array is reused at once: the reader's, and two taking turns
+    assert len(frames.arrays) == 3 and src.frame_arrays == 3
     assert frames.closed
 
 
@@ -94,8 +103,53 @@ def test_frames_are_decoded_into_a_few_reused_arrays():
     assert seen and seen == sorted(seen) and seen[-1] == 199  # in order, the newest at the end
     assert len(frames.arrays) <= 5  # not one array per frame
     # the frame shown last (latest) is the last one read, whole
-    t, image, reading = src.latest
+    _t, image, reading = src.latest
     assert int(image[0, 0, 0]) == 199 and reading.status.startswith("board not visible")
+
+
+class PageReader:
+    """Reads nothing. Like a web page, takes ``latest`` as each read begins and keeps it; while
+    each frame is read, lets the capture write three more frames (and waits for them, at most
+    10 s). Records whether the frame it took at the read before this one is still whole."""
+
+    def __init__(self, frames: CountingFrames):
+        self.frames = frames
+        self.src: CarrouselCameraSource | None = None
+        self.taken: list[tuple[np.ndarray, int]] = []  # (array, value when taken)
+        self.whole: list[bool] = []
+        self.images: list[np.ndarray] = []
+
+    def read(self, image, stream=False, t=None):
+        assert self.src is not None
+        self.images.append(image)
+        latest = self.src.latest
+        if latest is not None:
+            self.taken.append((latest[1], int(latest[1][0, 0, 0])))
+        frames = self.frames
+        with frames.written:
+            start = frames.i
+            frames.gate.release(3)
+            frames.written.wait_for(lambda: frames.i >= min(start + 3, frames.n), timeout=10)
+        if len(self.taken) >= 2:  # the frame shown before latest, taken one read ago
+            array, value = self.taken[-2]
+            self.whole.append(int(array[0, 0, 0]) == value and int(array[-1, -1, -1]) == value)
+        return CarrouselReading("board not visible: test")
+
+
+def test_a_frame_shown_stays_whole_until_two_newer_frames_are_shown():
+    frames = CountingFrames(120, gate=threading.Semaphore(1))
+    reader = PageReader(frames)
+    src = CarrouselCameraSource(frames, reader=reader, settle_s=0)
+    reader.src = src
+    src.start(lambda obs: None, ManualClock())
+    src.join(20)
+    src.stop()
+    # capture kept writing (three frames a read), yet a page's frame was never written over
+    assert len(reader.whole) >= 30 and all(reader.whole)
+    # latest, the one shown before it, the one read, and the capture's two taking turns
+    assert len(frames.arrays) == 5
+    # latest is the frame as read: the very array the reader was given, not a copy
+    assert src.latest is not None and src.latest[1] is reader.images[-1]
 
 
 def test_a_video_file_decodes_into_the_given_array(tmp_path):

@@ -44,7 +44,7 @@ from companion.vision.frames import (
     open_frame_source,
 )
 
-__all__ = ["CarrouselCameraSource", "ScheduledCamera", "default_seats", "camera_source_from_config"]
+__all__ = ["CarrouselCameraSource", "ScheduledCamera", "camera_source_from_config", "default_seats"]
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +115,13 @@ class CarrouselCameraSource(ReadingThread):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._capture_thread: threading.Thread | None = None
+        self._buffers: _FrameBuffers | None = None
+
+    @property
+    def frame_arrays(self) -> int:
+        """How many arrays of a frame's size :meth:`start`'s capture has had decoded so far (each
+        reused after; 0 for a frame source that gives its own arrays, such as picamera2)."""
+        return self._buffers.allocated if self._buffers is not None else 0
 
     def prime(self, spaces: Sequence[str] | None, cards: dict[str, Sequence[str]]) -> None:
         """Take ``spaces`` (7 labels) and ``cards`` (``{player: (first, second, third)}``) as
@@ -214,19 +221,21 @@ class CarrouselCameraSource(ReadingThread):
         (times from ``clock``: the moment each frame was captured).
 
         Capture never waits for the reader: the newest frame wins (a frame the reader had no
-        time for is dropped, never queued). Frames are read into at most five arrays reused
-        in turn when the frame source can (``read_into``: a video file or an OpenCV device),
-        so nothing of a frame's size is allocated per frame; a buffer is written again only
-        after the reader has moved on from it, a newer frame is :attr:`latest` and one more
-        buffer has been freed since (a web page copying the frame it was shown has a frame's
-        time to do so).
+        time for is dropped, never queued). When the frame source can decode into a given
+        array (``read_into``: a video file or an OpenCV device), frames are decoded into a few
+        arrays reused in turn (:class:`_FrameBuffers`), so nothing of a frame's size is
+        allocated per frame: three while the reader keeps up (the frame being captured,
+        :attr:`latest`, the one shown before it), five at most while it lags (also the frame it
+        reads and the one waiting for it). A frame shown as :attr:`latest` is written again only
+        once two newer frames have been shown (a web page that took it has the reader's whole
+        next frame to copy it); a dropped frame's array is reused at once.
         """
         if self._thread is not None:
             return
         self._stop.clear()
         newest = _NewestFrame()
-        free: collections.deque[Any] = collections.deque()
-        reusable = getattr(self.frames, "read_into", None) is not None
+        buffers = _FrameBuffers() if getattr(self.frames, "read_into", None) is not None else None
+        self._buffers = buffers
 
         def capture() -> None:
             next_t = clock.now()
@@ -236,20 +245,17 @@ class CarrouselCameraSource(ReadingThread):
                         if clock.wait(self._stop, next_t):
                             break
                         next_t = max(next_t + self.frame_period_s, clock.now())
-                    # the buffer freed longest ago, leaving the one freed last alone for a frame
-                    into = (free.popleft() if len(free) >= 2 else _NEW) if reusable else None
-                    frame = self._capture(None if into is _NEW else into)
+                    frame = self._capture(None if buffers is None else buffers.take())
                     if frame is None:
                         break
                     self.frames_captured += 1
                     dropped = newest.put((clock.now(), frame.image))
-                    if dropped is not None and reusable:
-                        free.append(dropped[1])
+                    if dropped is not None and buffers is not None:
+                        buffers.free(dropped[1])  # never shown: reused at once
             finally:
                 newest.close()
 
         def read() -> None:
-            shown: Any = None  # the image of the last frame read (latest), kept until the next
             while True:
                 item = newest.take()
                 if item is None or self._stop.is_set():
@@ -262,9 +268,8 @@ class CarrouselCameraSource(ReadingThread):
                     self._set_status(f"camera lost: reader error: {exc}")
                     self._stop.set()
                     break
-                if shown is not None and reusable:
-                    free.append(shown)  # a newer frame is latest now
-                shown = image
+                if buffers is not None:
+                    buffers.shown(image)  # latest now
                 for obs in observations:
                     emit(obs)
 
@@ -272,9 +277,6 @@ class CarrouselCameraSource(ReadingThread):
         self._thread = threading.Thread(target=read, name="carrousel-camera", daemon=True)
         self._capture_thread.start()
         self._thread.start()
-
-
-_NEW = object()  # no free buffer yet: let the frame source allocate one (the first few frames)
 
 
 class _NewestFrame:
@@ -309,6 +311,51 @@ class _NewestFrame:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+
+
+class _FrameBuffers:
+    """The arrays a capture thread decodes frames into, reused: five of a frame's size at most.
+
+    An array is free when no one reads it: a dropped frame's at once (:meth:`free`); a frame
+    shown as ``latest`` once two newer frames have been shown (:meth:`shown`: the one shown just
+    before ``latest`` is kept for a page still copying it). :meth:`take` gives the capture the
+    array freed longest ago, or None when none is free (the frame source then allocates one:
+    at most five exist, since the others are ``latest``, the one shown before it, the frame
+    being read and the one waiting for the reader). Shared by the capture and reading threads
+    (one lock).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: collections.deque[Any] = collections.deque()
+        self._latest: Any = None
+        self._before: Any = None
+        #: how many times :meth:`take` found no free array (the frame source allocated one)
+        self.allocated = 0
+
+    def take(self) -> Any:
+        """The free array to decode the next frame into, or None (let the frame source
+        allocate one)."""
+        with self._lock:
+            if self._free:
+                return self._free.popleft()
+            self.allocated += 1
+            return None
+
+    def free(self, image: Any) -> None:
+        """``image`` is no longer read by anyone (a dropped frame's): reusable at once."""
+        with self._lock:
+            self._free.append(image)
+
+    def shown(self, image: Any) -> None:
+        """``image`` is ``latest`` now: the one shown before it is kept, the one before that
+        is free."""
+        with self._lock:
+            if image is self._latest:
+                return
+            if self._before is not None:
+                self._free.append(self._before)
+            self._before, self._latest = self._latest, image
 
 
 class ScheduledCamera:
