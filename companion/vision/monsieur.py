@@ -96,6 +96,7 @@ from companion.vision.registration import (
 __all__ = ["AMBIGUOUS", "EMPTY", "KID", "MonsieurReader", "MonsieurReading", "draw_overlay", "seat_margin_from_table"]
 
 AMBIGUOUS = "ambiguous"
+_PARTS = 4  # sample parts of a seat: ring, middle, head, behind (see _SeatPlan)
 KID = "kid"
 EMPTY = "empty"
 
@@ -212,7 +213,7 @@ class _SeatPlan:
         head_z = top - 3.0
         reach = g.kid_base_radius_mm + g.kid_max_offset_mm + 1.0  # a token, anywhere it may stand, + 1 mm
         centres = np.array([g.seat_centre(k, angle) for k in range(n)])
-        offsets = (reader._ring, reader._core, reader._head)
+        offsets = (reader._ring, reader._core, reader._head, reader._behind)
         self.planned = np.array([[len(o)] * n for o in offsets], dtype=np.float64)
         # every sample of every seat at once: seat, part, board point, height
         seat = np.concatenate([np.repeat(np.arange(n), len(o)) for o in offsets])
@@ -234,14 +235,26 @@ class _SeatPlan:
         # height times any tilt)
         ring = part == 0
         ok[ring] &= ~_ray_passes(c, pts[ring], zs[ring], z, top, centres[seat[ring]][:, None, :], reach, each=True)[:, 0]
+        # the seat's print behind its token: the samples whose ray to the camera crosses the
+        # part of a token that is there wherever on the seat it stands (its axis within
+        # kid_max_offset_mm of the centre: the cylinder of the base radius less that offset, up
+        # to where its head's sphere still covers that radius); a token hides them, an empty seat
+        # shows its print there
+        back = part == 3
+        # (a token's top is a head narrower than its base: up to its height less the base's
+        # radius the core cylinder is inside it, README: base radius 9, head radius 7.5 at 22.5)
+        core_r = g.kid_base_radius_mm - g.kid_max_offset_mm - reader.behind_margin_mm
+        sure_top = z + g.kid_height_mm - g.kid_base_radius_mm
+        ok[back] &= _ray_passes(c, pts[back], zs[back], z, sure_top, centres[seat[back]][:, None, :], core_r, each=True)[:, 0]
         ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat - 1) % n][:, None, :], reach, each=True)[:, 0]
         ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat + 1) % n][:, None, :], reach, each=True)[:, 0]
         self.idx = px[ok, 1] * w + px[ok, 0]
-        self.seg = (3 * seat + part)[ok]
+        self.seg = (_PARTS * seat + part)[ok]
         seat = seat[ok]
         self.unit = reader._print_unit[seat]
         self.print_cl = reader._print_cl[seat]
         self.print_l = reader._print_l[seat]
+        self.strict_cl = reader._strict_cl[seat]
         self.angle_deg = angle
         self.camera = cam
         self.shape = tuple(shape[:2])
@@ -323,6 +336,8 @@ class MonsieurReader:
                  core_mm: float = 3.5, kid_lightness: float = 35.0, kid_chromaticity: float = 0.6,
                  min_visible: float = 0.6, min_own_ring: float = 0.75, print_share: float = 0.45,
                  hue_tolerance_deg: float = 35.0, dark_lightness: float = 36.0, max_ring_pale: float = 0.05, frozen_s: float = 3.0,
+                 min_behind: int = 12, behind_print: float = 0.6, max_ring_pale_behind: float = 0.15,
+                 token_margin: float = 1.4,
                  die: DieReader | None = None):
         self.geometry = g = geometry if geometry is not None else MonsieurGeometry.load()
         self.seat_margin_deg = float(seat_margin_deg)
@@ -336,10 +351,18 @@ class MonsieurReader:
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
         self.dark_lightness = float(dark_lightness)
         self.max_ring_pale = float(max_ring_pale)
+        self.min_behind = int(min_behind)
+        #: the carousel angle's error (2 degrees at the seats' 85 mm: 3 mm) less than this: the
+        #: samples behind a token are planned this much inside the token's sure part
+        self.behind_margin_mm = 3.0
+        self.max_ring_pale_behind = float(max_ring_pale_behind)
+        self.behind_print = float(behind_print)
         self.ring_edge_mm = 3.0
         self.frozen = FrozenFrames(frozen_s)
         self._core = _disc(core_mm, step=0.7)
         self._head = _disc(3.5, step=0.7)
+        # the seat's print beyond its glyph (half of glyph_mm across, + 1.5 mm) to the ring's edge
+        self._behind = _disc(g.seat_diameter_mm / 2.0 - self.ring_edge_mm, inner=g.glyph_mm / 2.0 + 1.5, step=0.8)
         self._ring = _disc(g.seat_diameter_mm / 2.0 - self.ring_edge_mm, inner=12.0)
         half = g.marker_size_mm / 2.0 + (g.marker_paper_mm - g.marker_size_mm) / 4.0
         u = np.arange(-half, half + 1e-9, 1.0)
@@ -354,6 +377,16 @@ class MonsieurReader:
         self._print_unit = (seat_lab[:, 1:] / chroma[:, None]).astype(np.float32)
         self._print_cl = (chroma / seat_lab[:, 0]).astype(np.float32)
         self._print_l = seat_lab[:, 0].astype(np.float32)
+        # the print behind a token counts only where no token's colour could pass for it: more
+        # saturated (chroma / lightness) than token_margin times every token colour within the
+        # hue tolerance of the seat's print (natural wood, 0.52, is 22 degrees from yellow)
+        kid_lab = np.array([_lab_of_print(c, g.paper_srgb) for c in g.kid_srgb.values()], dtype=np.float64)
+        kid_cl = np.hypot(kid_lab[:, 1], kid_lab[:, 2]) / kid_lab[:, 0]
+        kid_unit = kid_lab[:, 1:] / np.maximum(np.hypot(kid_lab[:, 1], kid_lab[:, 2]), 1e-9)[:, None]
+        near = (self._print_unit.astype(np.float64) @ kid_unit.T) >= self.cos_hue  # seats x tokens
+        self._kid_min_cl = float(kid_cl.min()) / 2.0
+        self._strict_cl = np.maximum(np.where(near, kid_cl[None, :], 0.0).max(axis=1) * token_margin,
+                                     self._print_cl * self.print_share).astype(np.float32)
         self.die_reader = die if die is not None else DieReader(g, self.references)
         self._roof_detector = _detector(g.dictionary, window=True)
         self._roof_px: np.ndarray | None = None
@@ -444,7 +477,7 @@ class MonsieurReader:
         pix = np.take(frame.reshape(-1, 3), plan.idx, axis=0)
         lab = linear_to_lab(_LUT[pix], white)
         pointed, offset = self.pointed(angle)
-        ring = plan.seg % 3 == 0
+        ring = plan.seg % _PARTS == 0
         fault = self.colour_check.problem(white, code, lab[ring])
         if fault:  # the angle is geometry (marker corners), not colour: it stands
             return MonsieurReading(fault, angle, pointed, offset, zones=self.zones(angle), registration=reg, camera=cam)
@@ -530,7 +563,8 @@ class MonsieurReader:
     def _seats_pass(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray, use: np.ndarray) -> tuple[str, ...]:
         """One pass of :meth:`_seats` on the samples where ``use`` (``N`` bool) is set."""
         n = self.geometry.n_seats
-        seg = np.where(use, plan.seg, 3 * n)  # the unused samples go to a spare segment
+        P = _PARTS
+        seg = np.where(use, plan.seg, P * n)  # the unused samples go to a spare segment
         light = lab[:, 0]
         chroma = np.hypot(lab[:, 1], lab[:, 2])
         clipped = pix.min(axis=1) >= CLIPPED
@@ -540,27 +574,39 @@ class MonsieurReader:
         is_print = ((along >= self.cos_hue * chroma) & (chroma >= 12.0) & ~clipped
                     & (chroma >= np.maximum(self.print_share * plan.print_cl, self.kid_chromaticity) * light))
         pale = (chroma < self.kid_chromaticity * light) & ~clipped
-        segs = 3 * n
+        strict = is_print & (chroma >= plan.strict_cl * light)
+        segs = P * n
         count = np.bincount(seg, minlength=segs + 1).astype(np.float64)
         # the seat's local light: the median lightness of its ring's print pixels
         ring_light = np.full(n, np.nan)
         print_n = np.bincount(seg, weights=is_print, minlength=segs + 1)
         for k in range(n):
-            sel = (seg == 3 * k) & is_print
+            sel = (seg == P * k) & is_print
             if sel.any():
                 ring_light[k] = float(np.median(light[sel]))
         # each pixel's lightness as it would be under the light of its seat's print (the ring's
         # print lightness stands for the calibrated print's): a glyph is dark, a token light
-        rel = light * (plan.print_l / ring_light[np.minimum(seg // 3, n - 1)])
+        rel = light * (plan.print_l / ring_light[np.minimum(seg // P, n - 1)])
         dark = rel < self.dark_lightness
         bright = pale & (rel >= self.kid_lightness)
+        # a token's colour is never neutral (the palest, pastel sky, keeps 0.27 of its
+        # lightness as chroma; shading keeps the ratio): a middle whose light pale pixels are
+        # grey (their median chroma / lightness under half that; noise scatters single
+        # pixels) is a glyph or a shadow under a glossy print's glare, not a token
+        grey = np.zeros(n, dtype=bool)
+        ratio = chroma / np.maximum(light, 1.0)
+        for k in range(n):
+            sel = (seg == P * k + 1) & bright
+            grey[k] = bool(sel.any()) and float(np.median(ratio[sel])) < self._kid_min_cl
         dark_n = np.bincount(seg, weights=dark, minlength=segs + 1)
         bright_n = np.bincount(seg, weights=bright, minlength=segs + 1)
+        pale_n = np.bincount(seg, weights=pale, minlength=segs + 1)
+        strict_n = np.bincount(seg, weights=strict, minlength=segs + 1)
         clip_n = np.bincount(seg, weights=clipped, minlength=segs + 1)
         out = []
         why = []
         for k in range(n):
-            r, c, hd = 3 * k, 3 * k + 1, 3 * k + 2
+            r, c, hd, bk = P * k, P * k + 1, P * k + 2, P * k + 3
             if count[r] < 20 or count[c] < self.min_visible * plan.planned[1, k] or count[c] < 5:
                 out.append(UNKNOWN)
                 why.append("hidden (out of the frame, behind the roof, the figure or a token)")
@@ -574,6 +620,14 @@ class MonsieurReader:
             core_pale = bright_n[c] / count[c]
             head_seen = count[hd] >= self.min_visible * plan.planned[2, k] and count[hd] >= 5
             head_bright = bright_n[hd] / count[hd] if count[hd] else 0.0
+            ring_pale = bright_n[r] / count[r]
+            # the print behind where a token would stand (from an oblique camera): shown, the
+            # seat is empty; hidden by something pale, a token is there (print cannot be
+            # mistaken for a token or skin whatever their shading: the chroma / lightness ratio)
+            behind_seen = count[bk] >= self.min_behind
+            behind_print = strict_n[bk] / count[bk] if count[bk] else 0.0
+            behind_any_print = print_n[bk] / count[bk] if count[bk] else 0.0
+            behind_pale = pale_n[bk] / count[bk] if count[bk] else 0.0
             # an empty seat: its middle, which a token would hide, shows the print; or the middle
             # is mostly print or glyph and neither it nor the head's place shows a token's light
             # pale colour, with no glare there to hide it (a wooden token under a warm lamp can
@@ -584,13 +638,22 @@ class MonsieurReader:
             bare = core_pale <= 0.1 and core_print >= 0.3 and glyph_shown
             no_token = (head_seen and glyph_shown and head_bright <= 0.3 and core_pale <= 0.45 and core_print + core_dark >= 0.5
                         and clip_n[c] / count[c] <= 0.1 and clip_n[hd] / count[hd] <= 0.1)
-            if bare or no_token:
-                out.append(EMPTY)
+            shows_behind = behind_seen and behind_print >= self.behind_print
             # a kid: the token's head is pale and light, its middle too, and neither print nor glyph
             # and the seat's clear ring shows nothing pale (a hand over the seat, a finger
             # across it, shows its skin there too; a token is never there)
-            elif (head_seen and head_bright >= 0.7 and core_pale >= 0.5 and core_print <= 0.05 and core_dark <= 0.3
-                  and bright_n[r] / count[r] <= self.max_ring_pale):
+            token = (head_seen and head_bright >= 0.7 and core_pale >= 0.5 and core_print <= 0.05 and core_dark <= 0.3
+                     and ring_pale <= self.max_ring_pale and not grey[k])
+            # or: the print behind it hidden by something pale, the head pale and light, the
+            # middle not print (its side in shade may read dark), the clear ring as above
+            hides_behind = (behind_seen and behind_any_print <= 0.05 and behind_pale >= 0.8 and head_seen
+                            and head_bright >= 0.7 and core_print <= 0.2
+                            and ring_pale <= self.max_ring_pale_behind and not grey[k])
+            empty = bare or no_token or shows_behind
+            kid = token or hides_behind
+            if empty and not kid and not (behind_seen and behind_any_print <= 0.05):
+                out.append(EMPTY)
+            elif kid and not empty:
                 out.append(KID)
             else:
                 out.append(UNKNOWN)

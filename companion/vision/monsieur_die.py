@@ -145,6 +145,9 @@ class DieReader:
         self.border_px = float(border_px)
         self.min_core_px = float(min_core_px)
         self.hue_margin = float(hue_margin)
+        self.band_mm = (1.5, 5.0)
+        self.far_share = 0.3
+        self.far_off_ab = 15.0
         self._hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1]))  # K: each print colour's a*b* hue
 
     def _warp_matrix(self, scale: float, origin: tuple[float, float]) -> np.ndarray:
@@ -250,6 +253,91 @@ class DieReader:
                 return True
         return False
 
+    def _beyond_far_edge(self, ab: np.ndarray, k: int, px: float, py: float, rw: float, rh: float, rect_deg: float,
+                         toward: np.ndarray, scale: float, top_ab: np.ndarray, all_sides: bool,
+                         sun: np.ndarray | None = None) -> str:
+        """Does a saturated colour other than the top's lie just beyond the top candidate's edge
+        away from the camera's foot (``toward``: unit vector to it, warped pixels; with
+        ``all_sides``, beyond any edge)?
+
+        A flat die's top is its highest face: beyond its far edge the camera sees the board
+        (pale print, a shadow). A die on its edge shows its face tilted towards the camera as the
+        square and, beyond the ridge, the other face up tilted away: foreshortened to a strip a
+        few millimetres wide, blurred and blended with the first, too thin for a blob, but as
+        saturated as a print. The band looked at runs from ``band_mm`` (1.5, 5) beyond the edge
+        (past the top's own blur), along the edge's middle 80 %; it holds a second face when
+        ``far_share`` (0.3) of it is at least half as saturated (C*ab) as the top, more than
+        the board around (its median chroma beyond 1.3 sides) by ``min_chroma``, and at least
+        ``far_off_ab`` (15, a*b*) off the segment from the board just beyond the band (1-7 mm
+        further) to the top: the top's blur into the board lies on that segment, another face
+        does not. A printed sun (``sun``, ``h x w bool``) is left out of the band; where it
+        covers half the band or more, an orange face there could not be told from it.
+
+        Returns ``"edge"`` (a second face there), ``"sun"`` (a printed sun there) or ``""``. (A printed sun there is :meth:`_second_face`'s
+        case.)"""
+        a = np.radians(rect_deg)
+        u = np.array([np.cos(a), np.sin(a)])
+        v = np.array([-np.sin(a), np.cos(a)])
+        h, w = ab.shape[:2]
+        yy, xx = np.mgrid[0:h, 0:w]
+        rel = np.stack([xx - px, yy - py], axis=-1).astype(np.float64)
+        med = np.median(top_ab, axis=0)
+        top_c = float(np.hypot(med[0], med[1]))
+        chroma = np.hypot(ab[..., 0], ab[..., 1])
+        fin = np.isfinite(chroma)
+        # the board around (beyond 1.3 sides of the top's centre): a second face is more
+        # saturated than the board's print by the least chroma of a print colour
+        cheb = np.maximum(np.abs(xx - px), np.abs(yy - py))
+        board = chroma[(cheb > 1.3 * max(rw, rh)) & fin]
+        floor = max(0.5 * top_c, (float(np.median(board)) if len(board) else 0.0) + self.min_chroma)
+        lo, hi = self.band_mm[0] * scale, self.band_mm[1] * scale
+        for n, t, half, length in ((u, v, rw / 2.0, rh / 2.0), (-u, v, rw / 2.0, rh / 2.0),
+                                   (v, u, rh / 2.0, rw / 2.0), (-v, u, rh / 2.0, rw / 2.0)):
+            if not all_sides and float(n @ toward) > -0.5:  # only the edges facing away from the foot
+                continue
+            out = rel @ n - half
+            along = np.abs(rel @ t) <= 0.8 * length
+            band = (out >= lo) & (out <= hi) & along & fin
+            beyond = (out > hi + scale) & (out <= hi + 7.0 * scale) & along & fin
+            if sun is not None:
+                whole = int(band.sum())
+                band &= ~sun
+                beyond &= ~sun
+                if whole and int(band.sum()) < 0.5 * whole:
+                    return "sun"
+            if int(band.sum()) < 10 or int(beyond.sum()) < 10:
+                continue
+            # the top blurred into the board beyond it lies between their colours (a*b*): a
+            # second face is off that segment
+            ref = np.median(ab[beyond], axis=0)
+            seg = med - ref
+            q = ab[band] - ref
+            tt = np.clip((q @ seg) / max(float(seg @ seg), 1e-9), 0.0, 1.0)
+            off = np.hypot(*(q - tt[:, None] * seg[None, :]).T)
+            foreign = (chroma[band] >= floor) & (off >= self.far_off_ab)
+            if float(foreign.mean()) >= self.far_share:
+                return "edge"
+        return ""
+
+    def _sun_mask(self, cam: TableCamera, z: float, scale: float, origin: tuple[float, float],
+                  shape: tuple[int, ...]) -> np.ndarray:
+        """``h x w bool`` of a warped window (``scale`` px/mm, board ``origin`` top-left) where a
+        printed sun is seen on the plane at ``z`` (as :meth:`_on_a_sun`; its disc of
+        ``board.printed_sun_radius_mm``, rays' roots included)."""
+        g = self.geometry
+        h, w = shape[:2]
+        out = np.zeros((h, w), bool)
+        if not g.suns_mm:
+            return out
+        c = cam.centre_mm
+        f = z / max(float(c[2]), 1e-6)
+        xs = origin[0] + np.arange(w) / scale
+        ys = origin[1] - np.arange(h) / scale
+        for x, y in g.suns_mm:
+            sx, sy = x + f * (c[0] - x), y + f * (c[1] - y)
+            out |= ((xs[None, :] - sx) ** 2 + (ys[:, None] - sy) ** 2) <= g.sun_radius_mm ** 2
+        return out
+
     def _unclear(self, blob: np.ndarray, ab: np.ndarray, k: int, centre_mm: np.ndarray, cam: TableCamera,
                  z: float) -> str:
         """Why the top candidate ``blob`` (``h x w bool`` of the fine window, its a*b* ``ab``) of
@@ -282,7 +370,8 @@ class DieReader:
         return ""
 
     def _second_face(self, labels: np.ndarray, k: int, px: float, py: float, side: float, area: float,
-                     toward: np.ndarray, on_sun: Callable[[float, float], bool] = lambda u, v: False) -> bool:
+                     toward: np.ndarray, on_sun: Callable[[float, float], bool] = lambda u, v: False,
+                     side_strip: float = float("inf"), sun: np.ndarray | None = None) -> str:
         """Is there, within a side's length of the top candidate at (``px``, ``py``) and on its
         side away from the camera's foot (``toward``: unit vector to it, warped pixels), a blob
         of another die colour at least ``second_face`` of the candidate's ``area`` (after the same
@@ -290,25 +379,56 @@ class DieReader:
         and is foreshortened to a strip that the first opening removes)?
 
         A flat die's side faces stand below its top, so on the plane of the top they show on the
-        camera's side of it; a die on its edge has its second face up beyond the ridge, on the
-        far side."""
+        camera's side of it, each at most a strip of the side's length by ``side_strip`` (warped
+        pixels: the top's height times its distance to the camera's foot over the camera's
+        height, where a ray through a side's foot meets the top's plane); a die on its edge has
+        its second face up beyond the ridge, on the far side, or, seen from above, beside the
+        ridge as large as the first: on the camera's side a blob larger than 1.5 side strips is
+        a second face too.
+
+        A printed sun (``sun``: ``h x w bool`` of ``labels``, where one is seen) is left out of
+        every blob (its print is a die colour, orange); where it lies within reach of the top
+        (its centre's disc of 1.2 sides, the top aside) on more than ``second_face`` of the top's
+        area, an orange face there could not be seen.
+
+        Returns ``"edge"`` (a second face found), ``"sun"`` (a printed sun beside the top, where
+        an orange face would not be told from it) or ``""``."""
         y0, x0 = max(int(py - 1.5 * side), 0), max(int(px - 1.5 * side), 0)
         sub = labels[y0:int(py + 1.5 * side) + 1, x0:int(px + 1.5 * side) + 1]
+        near_sun = False
+        sun_sub = None
+        if sun is not None:
+            sun_sub = sun[y0:int(py + 1.5 * side) + 1, x0:int(px + 1.5 * side) + 1]
+            yy, xx = np.mgrid[0:sun_sub.shape[0], 0:sun_sub.shape[1]]
+            d = np.hypot(xx + x0 - px, yy + y0 - py)
+            cheb = np.maximum(np.abs(xx + x0 - px), np.abs(yy + y0 - py))
+            reach = sun_sub & (d <= 1.2 * side) & (cheb > 0.5 * side)
+            # (from an oblique view a die on its edge that shows a square face tilts its second
+            # face away from the camera, just beyond the top's far edge: _beyond_far_edge looks
+            # there, around a sun; from above, nearer than a quarter side's strip, the two faces
+            # look alike and the second may lie on any side)
+            near_sun = side_strip < 0.25 * side and int(reach.sum()) > self.second_face * area
         for other, kernel in ((o, kk) for o in range(len(self.colours)) for kk in (self._kernel, self._thin_kernel)):
             if other == k:
                 continue
-            binary = cv2.morphologyEx((sub == other).astype(np.uint8), cv2.MORPH_OPEN, kernel)
+            mine = sub == other
+            if sun_sub is not None:
+                mine &= ~sun_sub
+            binary = cv2.morphologyEx(mine.astype(np.uint8), cv2.MORPH_OPEN, kernel)
             if int(binary.sum()) < self.second_face * area:
                 continue
             n, _comp, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=4)
             for j in range(1, n):
                 dx, dy = cents[j, 0] + x0 - px, cents[j, 1] + y0 - py
                 away = float(dx * toward[0] + dy * toward[1])
+                big = stats[j, cv2.CC_STAT_AREA]
                 # the second face adjoins the top: its centre within 1.2 sides of the top's
-                if (stats[j, cv2.CC_STAT_AREA] >= self.second_face * area and away < 0.0 and np.hypot(dx, dy) <= 1.2 * side
-                        and not on_sun(float(cents[j, 0] + x0), float(cents[j, 1] + y0))):  # a printed sun beside it
-                    return True
-        return False
+                if big >= self.second_face * area and np.hypot(dx, dy) <= 1.2 * side and (
+                        away < 0.0 or big >= 1.5 * side * side_strip):
+                    if not on_sun(float(cents[j, 0] + x0), float(cents[j, 1] + y0)):
+                        return "edge"
+                    near_sun = True  # a printed sun there: an orange face would look the same
+        return "sun" if near_sun else ""
 
     def read(self, frame: np.ndarray, cam: TableCamera, angle_deg: float, white: np.ndarray) -> DieReading:
         """Read the die's top colour.
@@ -358,6 +478,7 @@ class DieReader:
             origin = (cx - half, cy + half)
             size = (round(2 * half * s), round(2 * half * s))
             labels, _, ab = self._labels(frame, cam, white, s, origin, size, circles, floors)
+            sun = self._sun_mask(cam, z, s, origin, labels.shape)
             for k in (k_blob,):
                 # an opening by a third of the side cuts off what touches the top (an edge of a
                 # side face of a near hue, a blurred border) and keeps the square whole
@@ -371,7 +492,7 @@ class DieReader:
                         continue
                     ys, xs = np.nonzero(comp == j)
                     pts = np.stack([xs, ys], axis=1).astype(np.float32)
-                    (px, py), (rw, rh), _a = cv2.minAreaRect(pts)
+                    (px, py), (rw, rh), rect_deg = cv2.minAreaRect(pts)
                     rw, rh = rw + 1.0, rh + 1.0  # pixel extents, not centre to centre
                     if not (lo <= rw <= hi and lo <= rh <= hi) or areas[j] / (rw * rh) < self.min_fill:
                         continue
@@ -407,8 +528,19 @@ class DieReader:
                     def on_sun(u: float, v: float, o: tuple[float, float] = origin) -> bool:
                         return self._on_a_sun(np.array([o[0] + u / s, o[1] - v / s]), cam, z)
 
-                    if self._second_face(labels, k, px, py, side, float(areas[j]), toward, on_sun):
+                    # a flat die's side face on the top's plane: a strip the top's height times
+                    # the distance to the camera's foot over the camera's height wide
+                    strip = z * float(np.linalg.norm(foot)) / max(float(cam.centre_mm[2]) - z, 1e-6) * s
+                    second = self._second_face(labels, k, px, py, side, float(areas[j]), toward, on_sun, strip, sun)
+                    if second == "":
+                        second = self._beyond_far_edge(ab, k, px, py, rw, rh, rect_deg, toward, s, top_ab,
+                                                       strip < 0.25 * side, sun)
+                    if second == "edge":
                         edge_seen = True
+                        continue
+                    if second == "sun":
+                        unclear.append(f"a printed sun beside the die's {self.colours[k]} top: cannot tell whether "
+                                       "the die lies on its edge (unknown)")
                         continue
                     if self._on_a_sun(centre, cam, z):
                         continue
