@@ -15,9 +15,24 @@ Develop on ``train``; report figures on ``test`` only (docs/BENCHMARKS.md). ``ho
 the part of the train split the face classifier was not trained on (its training record,
 companion/data/dice_faces.json), where its thresholds were chosen.
 
+Two more modes compare the reader with the reader as it was before it was made fast
+(tests/dice_reference.py), with the same face model (whichever companion/data/dice_faces.onnx
+is there):
+
+* ``--equal``: every photo of the split (and the four of tests/data/dice), read end to end
+  and die by die (the labelled boxes) by both: the readings (box, value, reason) must be the
+  same; the photos that differ are listed, and the exit status is 1 if any does;
+* ``--speed``: time per frame, CPU time of the thread (``time.thread_time``, the machine is
+  shared) and as a ratio to the reference operation (bench/_common.py) timed in the same
+  round, the two readers interleaved photo by photo over ``--rounds`` rounds, on the three
+  dice of tests/data/dice/IMG_20191208_112847.jpg and on the split's photos; with the CPU time
+  of each part of the fast reader (finder, search, pips, classifier's forward passes).
+
 Usage:
   python bench/dice_bench.py --split test [--data /work/shared/data/dice] [--json out.json]
   python bench/dice_bench.py --split test --pips-only   # without the face classifier
+  python bench/dice_bench.py --split test --equal       # the fast reader against the old one
+  python bench/dice_bench.py --split test --speed [--rounds 3]
 """
 
 from __future__ import annotations
@@ -37,7 +52,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import machine, reference_op_s  # noqa: E402
+from companion.readers import dice as dice_module  # noqa: E402
 from companion.readers.dice import MODEL_PATH, UNKNOWN, DiceReader  # noqa: E402
+
+THREE_DICE = Path(__file__).resolve().parents[1] / "tests" / "data" / "dice" / "IMG_20191208_112847.jpg"
 
 NAMES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 
@@ -85,12 +104,144 @@ def _centre_match(box, readings, used) -> int | None:
     return best
 
 
+def _reference_reader(tray):
+    """The reader as it was before it was made fast (tests/dice_reference.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from dice_reference import ReferenceDiceReader
+
+    return ReferenceDiceReader(tray=tray)
+
+
+def _key(readings) -> list:
+    return [(r.box, r.value, r.reason) for r in readings]
+
+
+def equal(folder: Path, labels: dict, tray, pips_only: bool = False) -> int:
+    """Read every photo with both readers; print the differences; 0 when there are none."""
+    model = None if pips_only else "default"
+    new = DiceReader(tray=tray, model=model)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from dice_reference import ReferenceDiceReader
+
+    old = ReferenceDiceReader(tray=tray, model=model)
+    photos = [(folder / name, dice) for name, dice in sorted(labels.items())]
+    own = THREE_DICE.parent
+    photos += [(path, dice) for path, dice in sorted((own / n, d) for n, d in load_labels(own).items())]
+    differ = frames = boxes = 0
+    t0 = time.perf_counter()
+    for path, dice in photos:
+        frame = cv2.imread(str(path))
+        if frame is None:
+            print(f"{path}: cannot read the image", file=sys.stderr)
+            return 1
+        a, b = _key(old.read(frame)), _key(new.read(frame))
+        frames += 1
+        bad = a != b
+        for box, _ in dice:
+            boxes += 1
+            if old.read_die(frame, box) != new.read_die(frame, box):
+                bad = True
+                print(f"{path.name}: box {tuple(round(v, 1) for v in box)}: {old.read_die(frame, box)} != {new.read_die(frame, box)}")
+        if a != b:
+            print(f"{path.name}: old {a}\n  new {b}")
+        differ += bad
+    print(json.dumps({
+        "compared": "tests/dice_reference.py against companion/readers/dice.py, the same model",
+        "model": None if pips_only else str(MODEL_PATH), "photos": frames, "labelled_boxes": boxes,
+        "photos_that_differ": differ, "seconds": round(time.perf_counter() - t0, 1),
+        "machine": f"{machine()}, OpenCV {cv2.__version__}, numpy {np.__version__}",
+    }, indent=2))
+    return 1 if differ else 0
+
+
+class _PartTimer:
+    """CPU time of the thread (ms) spent in some of the fast reader's functions, per frame."""
+
+    PARTS = {
+        "finder": (DiceReader, "_regions"),
+        "search": (DiceReader, "search"),
+        "pips": (DiceReader, "pip_evidence"),
+        "classifier": (dice_module.FaceModel, "view_rows"),
+    }
+
+    def __init__(self):
+        self.totals = Counter()
+        self._saved = {}
+        for part, (owner, name) in self.PARTS.items():
+            fn = getattr(owner, name)
+            self._saved[part] = (owner, name, fn)
+            setattr(owner, name, self._wrap(part, fn))
+
+    def _wrap(self, part, fn):
+        def timed(*args, **kwargs):
+            t0 = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.totals[part] += (time.thread_time() - t0) * 1000
+
+        return timed
+
+    def close(self):
+        for owner, name, fn in self._saved.values():
+            setattr(owner, name, fn)
+
+
+def speed(folder: Path, labels: dict, tray, rounds: int) -> dict:
+    """Interleaved rounds: the reference op, then each photo read by the fast and the old reader."""
+    new, old = DiceReader(tray=tray), _reference_reader(tray)
+    sets = {"three dice": [cv2.imread(str(THREE_DICE))],
+            f"{len(labels)} photos": [cv2.imread(str(folder / n)) for n in sorted(labels)]}
+    for frames in sets.values():
+        for f in frames[:2]:
+            new.read(f), old.read(f)  # warm up (OpenCV's tables, the network's buffers)
+    times = {(s, who): [] for s in sets for who in ("new", "old")}
+    ratios = {(s, who): [] for s in sets for who in ("new", "old")}
+    parts = {s: Counter() for s in sets}
+    refs = []
+    for _ in range(rounds):
+        ref = reference_op_s(clock=time.thread_time) * 1000
+        refs.append(ref)
+        for s, frames in sets.items():
+            for f in frames:
+                timer = _PartTimer()
+                t0 = time.thread_time()
+                new.read(f)
+                t_new = (time.thread_time() - t0) * 1000
+                timer.close()
+                parts[s].update(timer.totals)
+                t0 = time.thread_time()
+                old.read(f)
+                t_old = (time.thread_time() - t0) * 1000
+                for who, t in (("new", t_new), ("old", t_old)):
+                    times[(s, who)].append(t)
+                    ratios[(s, who)].append(t / ref)
+    out = {"machine": f"{machine()}, OpenCV {cv2.__version__}, numpy {np.__version__}",
+           "load_average": [round(v, 2) for v in __import__("os").getloadavg()],
+           "clock": "thread CPU time", "rounds": rounds,
+           "reference_op_ms": [round(v, 3) for v in refs]}
+    for s, frames in sets.items():
+        row = {}
+        for who in ("new", "old"):
+            t = sorted(times[(s, who)])
+            r = sorted(ratios[(s, who)])
+            row[who] = {"median_ms": round(statistics.median(t), 2), "p95_ms": round(t[int(0.95 * (len(t) - 1))], 2),
+                        "median_ref": round(statistics.median(r), 2), "p95_ref": round(r[int(0.95 * (len(r) - 1))], 2)}
+        n = rounds * len(frames)
+        row["new_parts_ms_per_frame"] = {k: round(v / n, 2) for k, v in parts[s].items()}
+        out[s] = row
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", choices=["train", "holdout", "test"], required=True)
     ap.add_argument("--pips-only", action="store_true", help="read by the pips alone (no face classifier)")
     ap.add_argument("--data", default="/work/shared/data/dice", help="folder with train/ and test/")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--equal", action="store_true", help="compare the readings with tests/dice_reference.py's")
+    ap.add_argument("--speed", action="store_true", help="time the fast reader against tests/dice_reference.py's")
+    ap.add_argument("--rounds", type=int, default=3, help="--speed: interleaved rounds (default 3)")
     ap.add_argument(
         "--tray",
         default="0,70,640,555",
@@ -108,6 +259,15 @@ def main(argv=None) -> int:
         assert len(tray) == 4
     except (ValueError, AssertionError):
         ap.error(f"--tray: expected x0,y0,x1,y1 in pixels, got {args.tray!r}")
+    if args.equal:
+        return equal(folder, labels, tray, args.pips_only)
+    if args.speed:
+        cv2.setNumThreads(1)
+        result = speed(folder, labels, tray, max(1, args.rounds))
+        print(json.dumps(result, indent=2))
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        return 0
     reader = DiceReader(tray=tray, model=None if args.pips_only else "default")
     given = Counter()
     e2e = Counter()
