@@ -25,6 +25,7 @@ import numpy as np
 
 __all__ = [
     "DICTIONARIES",
+    "MarkerFinder",
     "Registration",
     "Registrar",
     "RegistrationError",
@@ -82,6 +83,213 @@ def _detector(name: str, window: bool = False) -> cv2.aruco.ArucoDetector:
         # candidates (noise, texture) are not even considered
         params.minMarkerPerimeterRate = 0.5
     return cv2.aruco.ArucoDetector(dictionary(name), params)
+
+
+#: the largest marker perimeter the table's geometry allows, as a fraction of the frame's larger
+#: side: a 40 mm marker 450 mm under the camera (the closest the mounting allows), or the roof's
+#: 30 mm marker 122 mm above the board, is under 52 px a side at 640 px across through a 60 degree
+#: lens (README "mount the camera 450-700 mm above the mat"); 0.6 (96 px a side, 384 px around)
+#: leaves room for a narrower lens. Larger candidates of the half-size pass (the board's outline,
+#: a card) are not looked at again.
+MAX_MARKER_PERIMETER_RATE = 0.6
+
+
+class MarkerFinder:
+    """ArUco detection in the whole frame at the cost of a half-size pass and a few windows, with
+    the one-pass detector's markers and corners.
+
+    The full-resolution detector (:func:`_detector`: three adaptive-threshold windows 3, 13 and
+    23 px, sub-pixel corners) spends its time thresholding and tracing the contours of the whole
+    frame three times, for four or five markers. Here:
+
+    1. a **half-size pass** (the frame averaged 2 x 2, one threshold window of 3 px, no corner
+       refinement) finds where square candidates are, decoded or not (OpenCV's rejected
+       candidates count too); candidates larger than :data:`MAX_MARKER_PERIMETER_RATE` are
+       dropped;
+    2. the **full-resolution detector runs in a window around each candidate**, and around
+       every marker of the layout the half-size pass did not decode, placed through the
+       homography of the decoded ones (then again from the full-resolution corners, for a
+       marker still missing). A window reaches 14 px and a quarter of the candidate's side
+       beyond it: the 23 px threshold window then sees the same pixels around the marker as in
+       the whole frame, so the marker's contour, its bits and its sub-pixel corners are the
+       whole-frame detection's (the same to 1e-4 px on the 60 table photographs: floating point
+       at other coordinates; ``tests/test_marker_detection.py``). A marker is taken from a
+       window only when it lies 12 px inside it (or at the frame's edge);
+    3. when fewer than ``min_markers`` markers of the layout are found that way (a blurred or
+       unusual frame), the full-resolution detector runs on the whole frame: a frame is never
+       "board not visible" because of the shortcut.
+
+    Args:
+        dictionary_name: an OpenCV predefined dictionary name (:data:`DICTIONARIES`).
+        layout: marker id -> ``4 x 2`` corners in board mm (OpenCV's order), the markers placed
+            from the others when the half-size pass misses them; None for none (then every
+            marker must be seen by the half-size pass, else the whole frame is searched).
+        min_markers: fewer markers of the layout than this (or none at all without a layout)
+            and the whole frame is searched.
+
+    Raises:
+        RegistrationError: an unknown dictionary name.
+
+    Sources: OpenCV ``cv2.aruco.ArucoDetector`` and ``DetectorParameters`` (adaptive threshold
+    windows, perimeter rates, ``CORNER_REFINE_SUBPIX``); S. Garrido-Jurado et al. (2014).
+    """
+
+    def __init__(self, dictionary_name: str = "DICT_4X4_50", layout: Mapping[int, np.ndarray] | None = None,
+                 min_markers: int = 2):
+        self.full = _detector(dictionary_name)
+        self._dictionary = self.full.getDictionary()
+        params = cv2.aruco.DetectorParameters()
+        params.adaptiveThreshWinSizeMin = params.adaptiveThreshWinSizeMax = 3
+        params.minMarkerPerimeterRate = self.full.getDetectorParameters().minMarkerPerimeterRate
+        params.maxMarkerPerimeterRate = MAX_MARKER_PERIMETER_RATE
+        self._coarse = cv2.aruco.ArucoDetector(self._dictionary, params)
+        self.layout = {int(i): np.asarray(c, np.float64).reshape(4, 2) for i, c in (layout or {}).items()}
+        self.min_markers = max(1, int(min_markers))
+        self._windows: dict[tuple[int, int], cv2.aruco.ArucoDetector] = {}
+        #: how the last frame was searched: "windows" or "whole frame"
+        self.last = ""
+
+    def getDictionary(self) -> cv2.aruco.Dictionary:  # noqa: N802 (OpenCV's name, duck-typed)
+        """The markers' dictionary (as ``cv2.aruco.ArucoDetector.getDictionary``)."""
+        return self._dictionary
+
+    def detectMarkers(self, image: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray | None, tuple]:  # noqa: N802
+        """As ``cv2.aruco.ArucoDetector.detectMarkers``: (corners, each ``1 x 4 x 2 float32``;
+        ids ``N x 1 int32`` or None; no rejected candidates). ``image``: ``H x W uint8`` grey."""
+        found = self.find(image)
+        if not found:
+            return (), None, ()
+        ids = np.array(list(found), np.int32).reshape(-1, 1)
+        return tuple(c.reshape(1, 4, 2) for c in found.values()), ids, ()
+
+    def _window_detector(self, shape: tuple[int, int], frame_side: int) -> cv2.aruco.ArucoDetector:
+        """The full detector for a window: its perimeter bounds in pixels are the whole frame's."""
+        key = (max(shape), frame_side)
+        det = self._windows.get(key)
+        if det is None:
+            params = self.full.getDetectorParameters()
+            n = float(key[0])
+            # OpenCV truncates rate * side to whole pixels: the same pixels as in the whole frame
+            params.minMarkerPerimeterRate = (int(params.minMarkerPerimeterRate * frame_side) + 0.5) / n
+            params.maxMarkerPerimeterRate = (int(params.maxMarkerPerimeterRate * frame_side) + 0.5) / n
+            det = self._windows[key] = cv2.aruco.ArucoDetector(self._dictionary, params)
+        return det
+
+    def _predicted(self, found: Mapping[int, np.ndarray], missing: Sequence[int]) -> np.ndarray:
+        """The ``len(missing) x 4 x 2`` pixel corners of layout markers placed through the
+        homography of the ``found`` ones (empty when fewer than two, or a degenerate fit)."""
+        known = [i for i in found if i in self.layout]
+        if len(known) < 2 or not missing:
+            return np.zeros((0, 4, 2))
+        h, _ = cv2.findHomography(np.concatenate([self.layout[i] for i in known]),
+                                  np.concatenate([np.asarray(found[i], np.float64) for i in known]), 0)
+        if h is None or not np.all(np.isfinite(h)):
+            return np.zeros((0, 4, 2))
+        return project(h, np.concatenate([self.layout[i] for i in missing])).reshape(-1, 4, 2)
+
+    @staticmethod
+    def _boxes(quads: np.ndarray, margins: np.ndarray, w: int, h: int) -> np.ndarray:
+        """Windows ``N x 4`` (x0, y0, x1, y1; whole pixels, inside the frame) around ``N x 4 x 2``
+        pixel quads with their margins (``N`` pixels); overlapping windows are merged while the
+        merged one is no larger than the two (fewer, larger windows cost less than many)."""
+        lo = np.floor(quads.min(axis=1) - margins[:, None])
+        hi = np.ceil(quads.max(axis=1) + margins[:, None]) + 1
+        box = np.concatenate([np.maximum(lo, 0), np.minimum(hi, [w, h])], axis=1)
+        while len(box) > 1:
+            x0 = np.minimum.outer(box[:, 0], box[:, 0])
+            y0 = np.minimum.outer(box[:, 1], box[:, 1])
+            x1 = np.maximum.outer(box[:, 2], box[:, 2])
+            y1 = np.maximum.outer(box[:, 3], box[:, 3])
+            area = (box[:, 2] - box[:, 0]) * (box[:, 3] - box[:, 1])
+            gain = np.add.outer(area, area) - (x1 - x0) * (y1 - y0)
+            np.fill_diagonal(gain, -1.0)
+            a, b = divmod(int(np.argmax(gain)), len(box))
+            if gain[a, b] < 0:
+                break
+            box[a] = (x0[a, b], y0[a, b], x1[a, b], y1[a, b])
+            box = np.delete(box, b, axis=0)
+        return box.astype(int)
+
+    def _search(self, grey: np.ndarray, quads: np.ndarray, margins: np.ndarray, found: dict[int, np.ndarray],
+                done: list[tuple[int, int, int, int]]) -> None:
+        """Run the full detector in windows around the quads (``N x 4 x 2`` pixels) with their
+        margins (``N`` pixels), skipping a window inside one already searched; adds to ``found``."""
+        if not len(quads):
+            return
+        h, w = grey.shape[:2]
+        side = max(h, w)
+        for x0, y0, x1, y1 in self._boxes(quads, margins, w, h).tolist():
+            if x1 - x0 < 16 or y1 - y0 < 16:
+                continue
+            if any(a <= x0 and b <= y0 and x1 <= c and y1 <= d for a, b, c, d in done):
+                continue
+            done.append((x0, y0, x1, y1))
+            crop = grey[y0:y1, x0:x1]
+            corners, ids, _ = self._window_detector(crop.shape, side).detectMarkers(crop)
+            if ids is None:
+                continue
+            for c, i in zip(corners, ids.reshape(-1).tolist()):
+                if i in found:
+                    continue
+                c = c.reshape(4, 2)
+                cx0, cy0 = c.min(axis=0).tolist()
+                cx1, cy1 = c.max(axis=0).tolist()
+                # inside by the 23 px threshold window's half and a pixel, unless at the frame's edge
+                if ((x0 > 0 and cx0 < 12) or (y0 > 0 and cy0 < 12) or (x1 < w and cx1 > x1 - x0 - 13)
+                        or (y1 < h and cy1 > y1 - y0 - 13)):
+                    continue
+                found[i] = c + np.array([x0, y0], dtype=np.float32)
+
+    def find(self, grey: np.ndarray) -> dict[int, np.ndarray]:
+        """Every marker in a grey frame, as :func:`detect_markers` with the full detector gives
+        them: marker id -> ``4 x 2 float32`` pixel corners (OpenCV's order).
+
+        Args:
+            grey: ``H x W uint8``.
+
+        Raises:
+            ValueError: an image that is not 2-D grey.
+        """
+        if grey.ndim != 2:
+            raise ValueError(f"expected an H x W grey image, got shape {grey.shape}")
+        h, w = grey.shape
+        found: dict[int, np.ndarray] = {}
+        if min(h, w) >= 64:
+            small = cv2.resize(grey, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+            sx, sy = w / (w // 2), h / (h // 2)
+            corners, ids, rejected = self._coarse.detectMarkers(small)
+            every = list(corners) + list(rejected)
+            done: list[tuple[int, int, int, int]] = []
+            decoded: dict[int, np.ndarray] = {}
+            if every:
+                # a half-size pixel averages two full ones: its centre is at 2 x + 0.5
+                quads = np.concatenate([np.asarray(q, np.float64).reshape(-1, 4, 2) for q in every])
+                quads = quads * [sx, sy] + [0.5 * (sx - 1), 0.5 * (sy - 1)]
+                if ids is not None:
+                    decoded = {i: q for i, q in zip(ids.reshape(-1).tolist(), quads[:len(corners)])}
+                perimeter = np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2).sum(axis=1)
+                keep = perimeter <= MAX_MARKER_PERIMETER_RATE * max(h, w)
+                self._search(grey, quads[keep], 14.0 + perimeter[keep] / 16.0, found, done)
+            for source in (decoded, found):
+                # the missing markers of the layout placed from the half-size pass's markers, then
+                # those still missing from the full-resolution ones (better corners)
+                missing = [i for i in self.layout if i not in found]
+                placed = self._predicted(source, missing)
+                if not len(placed):
+                    continue
+                side = np.linalg.norm(placed - np.roll(placed, 1, axis=1), axis=2).max(axis=1)
+                # a marker placed out of the frame (beyond what the placing can be off by) cannot
+                # be detected: OpenCV keeps only corners 3 px or more inside the frame
+                slack = (4.0 + side / 4.0)[:, None]
+                inside = ((placed[..., 0] >= -slack) & (placed[..., 1] >= -slack)
+                          & (placed[..., 0] <= w - 1 + slack) & (placed[..., 1] <= h - 1 + slack)).all(axis=1)
+                self._search(grey, placed[inside], 16.0 + side[inside] / 2.0, found, done)
+        enough = (sum(i in found for i in self.layout) >= self.min_markers) if self.layout else bool(found)
+        if enough:
+            self.last = "windows"
+            return found
+        self.last = "whole frame"
+        return detect_markers(grey, detector=self.full)
 
 
 def detect_markers(image: np.ndarray, dictionary_name: str = "DICT_4X4_50",
@@ -217,9 +425,11 @@ class Registrar:
         if not self.layout:
             raise RegistrationError("the marker layout is empty")
         self.dictionary_name = dictionary_name
-        self._detector = _detector(dictionary_name)
-        self._window_detector = _detector(dictionary_name, window=True)
         self.min_markers = max(1, int(min_markers))
+        #: the full detection (:class:`MarkerFinder`: a half-size pass, then the full detector in
+        #: windows; the same markers and corners as one pass over the whole frame)
+        self._detector = MarkerFinder(dictionary_name, self.layout, self.min_markers)
+        self._window_detector = _detector(dictionary_name, window=True)
         self.max_residual_px = float(max_residual_px)
         self.redetect_every = max(1, int(redetect_every))
         self.max_cell_mismatch = float(max_cell_mismatch)
