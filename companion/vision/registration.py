@@ -26,13 +26,13 @@ import numpy as np
 __all__ = [
     "DICTIONARIES",
     "MarkerFinder",
-    "Registration",
     "Registrar",
+    "Registration",
     "RegistrationError",
     "detect_markers",
     "dictionary",
-    "project",
     "distort",
+    "project",
     "undistort",
 ]
 
@@ -149,11 +149,11 @@ class MarkerFinder:
         #: how the last frame was searched: "windows" or "whole frame"
         self.last = ""
 
-    def getDictionary(self) -> cv2.aruco.Dictionary:  # noqa: N802 (OpenCV's name, duck-typed)
+    def getDictionary(self) -> cv2.aruco.Dictionary:
         """The markers' dictionary (as ``cv2.aruco.ArucoDetector.getDictionary``)."""
         return self._dictionary
 
-    def detectMarkers(self, image: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray | None, tuple]:  # noqa: N802
+    def detectMarkers(self, image: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray | None, tuple]:
         """As ``cv2.aruco.ArucoDetector.detectMarkers``: (corners, each ``1 x 4 x 2 float32``;
         ids ``N x 1 int32`` or None; no rejected candidates). ``image``: ``H x W uint8`` grey."""
         found = self.find(image)
