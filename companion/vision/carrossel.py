@@ -26,8 +26,11 @@ How a frame is read:
    (CIE Lab against the markers' white paper, nearest reference with abstention:
    :class:`~companion.vision.colour.RegionClassifier`); white corners around a white middle are
    an empty cell. The letter is matched (Pearson r, slid +-2.25 mm) against the five templates
-   and read only when clear. A tile with a standee on it reads ``"unknown"`` (the standee hides
-   its letter). A board still turning (its print smeared along the turn) reads nothing.
+   and read only when clear. A client standee on a tile is told by its look where the geometry
+   puts it (:meth:`CarrosselReader.standee_mask`, :meth:`CarrosselReader._standees`): the tile
+   reads its colour and ``standee`` with its animal unknown (the standee hides the letter); a
+   frame too blurred to tell a standee from a smeared letter (:meth:`CarrosselReader.edge_width_mm`)
+   reports none. A board still turning (its print smeared along the turn) reads nothing.
 5. **Colour check**: the markers' paper white and the booth roofs' colours must be those of a
    colour frame of the calibrated light (:class:`~companion.vision.colour.ColourCheck`), else
    the status is ``"colour lost: ..."`` and nothing is read.
@@ -413,7 +416,8 @@ class SlotReading:
 
     Attributes:
         label: ``"tile"``, ``"empty"`` or ``"unknown"``.
-        animal, colour: the tile's (None unless ``label == "tile"``).
+        animal, colour: the tile's (None unless ``label == "tile"``; ``colour`` also for an
+            ``"unknown"`` tile with a standee on it, whose animal is hidden).
         standee: a client standee stands on the tile.
         confidence: 0-1 (the colour's and the letter's margins combined).
         reason: why it is unknown ("" otherwise).
@@ -427,7 +431,9 @@ class SlotReading:
     reason: str = ""
 
     def to_json(self) -> Any:
-        """``{"animal", "colour", "standee"}``, ``"empty"`` or ``"unknown"`` (the issue's form)."""
+        """``{"animal", "colour", "standee"}``, ``"empty"`` or ``"unknown"`` (the issue's form);
+        a tile under a standee whose animal is not read: ``{"animal": "unknown", "colour": ...,
+        "standee": true}`` (its label stays ``"unknown"``)."""
         if self.label == "tile":
             return {"animal": self.animal, "colour": self.colour, "standee": self.standee}
         if self.label == UNKNOWN and self.standee and self.colour is not None:
@@ -1501,7 +1507,8 @@ _BGR = {"red": (40, 40, 230), "blue": (255, 90, 0), "green": (60, 180, 60), "yel
 def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: CarrosselGeometry) -> np.ndarray:
     """The frame annotated for people: the markers used, the zero mark's direction, each cell's
     outline in its reading's colour with the animal's letter (a ring for a standee, ``?`` for
-    unknown), the facing sector at each booth, and the status line.
+    unknown: a standee's tile with its animal unknown is outlined in the tile's colour, a ``?``
+    in a ring), the facing sector at each booth, and the status line.
 
     Args:
         frame: ``H x W x 3 uint8`` BGR (not modified).
@@ -1541,7 +1548,8 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
         sq = np.stack([c + h * (up - right), c + h * (up + right), c + h * (-up + right), c + h * (-up - right)])
         p = view.to_image(sq, geometry.board_top_z_mm)
         label = s.label if s is not None else UNKNOWN
-        colour = _BGR.get(s.colour if s is not None and s.label == "tile" else label, (255, 0, 255))
+        # a tile read (or read but for its animal, under a standee) in its colour
+        colour = _BGR.get(s.colour if s is not None and s.colour is not None else label, (255, 0, 255))
         cv2.polylines(out, [np.rint(p).astype(np.int32)], True, colour, 2, cv2.LINE_AA)
         m = view.to_image(c.reshape(1, 2), geometry.tile_top_z_mm)[0]
         text = "?" if label == UNKNOWN else "" if label == EMPTY else s.animal[0].upper()  # type: ignore[union-attr,index]

@@ -16,7 +16,8 @@ under tilt):
   and yaw jitter;
 * the solids, far to near: client standees (a shaded cylinder and head on a tile's centre) and
   the four ticket booths (box, roof; colours of the README), with soft cast shadows;
-* a hand and sleeve hovering over some cells, a glossy glare spot;
+* a glossy glare spot on the print (under the solids and hands: they are matte and upright);
+* a hand and sleeve hovering over some cells;
 * then the camera (:mod:`companion.vision.sim`'s): light level, colour temperature, gradient,
   vignetting, motion blur, sensor noise, JPEG.
 
@@ -592,6 +593,11 @@ class CarrosselRenderer:
             img = _over(img, cv2.warpPerspective(tiles_bgra, Ht4, (w, h), flags=cv2.INTER_LINEAR), 0.55)
             Ht7 = self.plane(R, t, g.tile_top_z_mm) @ A
             img = _over(img, cv2.warpPerspective(tiles_bgra, Ht7, (w, h), flags=cv2.INTER_LINEAR))
+        # the lamp's glossy reflection lies on the flat print only (the boards, the tiles'
+        # tops): the matte, upright standees, booths and hands over it keep their colours, as
+        # in the photographs' bright-glare light
+        if cond.glare > 0:
+            self._glare(img, R, t, cond.glare, rng)
         # the solids, with soft shadows cast on what lies under them
         solids = []
         for name, (colour, _animal, standee) in tiles.items():
@@ -622,8 +628,6 @@ class CarrosselRenderer:
         hand_mask = np.zeros((h, w), np.uint8)
         if cond.hands:
             hidden = self._hands(img, R, t, cond.hands, board_angle_deg, rng, hand_mask, tiles, place, rot)
-        if cond.glare > 0:
-            self._glare(img, R, t, cond.glare, rng)
         img = self._camera(img, cond, rng)
         # the truth
         facing = {k: (g.labels[self._nearest(board_angle_deg, a)], self._margin(board_angle_deg, a))
@@ -830,7 +834,8 @@ class CarrosselRenderer:
         return tuple(sorted(hidden))
 
     def _glare(self, img: np.ndarray, R, t, strength: float, rng) -> None:
-        """A lamp's glossy reflection: a soft spot of near-white light on the round board."""
+        """A lamp's glossy reflection: a soft spot of near-white light on the round board's print
+        (drawn before the solids and hands, which do not mirror it)."""
         g = self.geometry
         r = rng.uniform(0, g.radius_mm * 0.8)
         a = rng.uniform(0, 2 * np.pi)
