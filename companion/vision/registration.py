@@ -109,12 +109,17 @@ class MarkerFinder:
     2. the **full-resolution detector runs in a window around each candidate**, and around
        every marker of the layout the half-size pass did not decode, placed through the
        homography of the decoded ones (then again from the full-resolution corners, for a
-       marker still missing). A window reaches 14 px and a quarter of the candidate's side
-       beyond it: the 23 px threshold window then sees the same pixels around the marker as in
-       the whole frame, so the marker's contour, its bits and its sub-pixel corners are the
-       whole-frame detection's (the same to 1e-4 px on the 60 table photographs: floating point
-       at other coordinates; ``tests/test_marker_detection.py``). A marker is taken from a
-       window only when it lies 12 px inside it (or at the frame's edge);
+       marker still missing; not when placed out of the frame). A window reaches 14 px and an
+       eighth of the candidate's side beyond it (a placed marker: 16 px and half its side): the
+       23 px threshold window then sees the same pixels around the marker as in the whole
+       frame, so the marker's contour, its bits and its sub-pixel corners are the whole-frame
+       detection's (on the 60 table photographs: every marker, corners within 0.002 px, 1e-4
+       px for all but one of 252: floating point at other coordinates;
+       ``tests/test_marker_detection.py``). A marker is taken from a window only when it lies
+       12 px inside it (or at the frame's edge). On blurred rendered frames a few markers in a
+       thousand get another candidate of their smeared border (up to 0.8 px away), and a marker
+       that is not on the layout (the Monsieur Carrousel roof's) is found only where the
+       half-size pass saw a candidate (missed in 1 of 150 rendered frames, docs/BENCHMARKS.md);
     3. when fewer than ``min_markers`` markers of the layout are found that way (a blurred or
        unusual frame), the full-resolution detector runs on the whole frame: a frame is never
        "board not visible" because of the shortcut.
@@ -269,7 +274,7 @@ class MarkerFinder:
                     decoded = {i: q for i, q in zip(ids.reshape(-1).tolist(), quads[:len(corners)])}
                 perimeter = np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2).sum(axis=1)
                 keep = perimeter <= MAX_MARKER_PERIMETER_RATE * max(h, w)
-                self._search(grey, quads[keep], 14.0 + perimeter[keep] / 16.0, found, done)
+                self._search(grey, quads[keep], 14.0 + perimeter[keep] / 32.0, found, done)
             for source in (decoded, found):
                 # the missing markers of the layout placed from the half-size pass's markers, then
                 # those still missing from the full-resolution ones (better corners)
@@ -442,9 +447,12 @@ class Registrar:
         #: every marker of the last full detection (id -> ``4 x 2`` pixel corners), board or not
         self.found: dict[int, np.ndarray] = {}
         self._frames = 0
-        self._cells: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        #: at registration: the markers inside the frame, their cells' black / white pattern
+        #: (``markers x cells bool``) and each marker's threshold (``markers x 1``)
+        self._cells: tuple[tuple[int, ...], np.ndarray, np.ndarray] | None = None
         self._cell_mm: dict[int, np.ndarray] = {}
-        self._cell_px: tuple[Registration, tuple[int, ...], dict[int, np.ndarray | None]] | None = None
+        self._cell_mm_all: dict[tuple[int, ...], np.ndarray] = {}
+        self._cell_px: tuple | None = None
 
     # ------------------------------------------------------------------ full detection
     def register(self, frame: np.ndarray, found: Mapping[int, np.ndarray] | None = None) -> Registration | None:
@@ -535,50 +543,63 @@ class Registrar:
 
     def _cell_pixels(self, reg: Registration, shape: tuple[int, ...]) -> dict[int, np.ndarray | None]:
         """Per marker of ``reg``, the flat pixel indices of its cells in a frame of ``shape``
-        (None when a cell falls outside it); computed once per registration."""
+        (None when a cell falls outside it); computed once per registration, every marker's
+        cells projected at once (also kept as the markers inside and a ``markers x cells``
+        index matrix)."""
         cached = self._cell_px
         if cached is not None and cached[0] is reg and cached[1] == shape[:2]:
             return cached[2]
         h, w = shape[:2]
-        out: dict[int, np.ndarray | None] = {}
         ids = reg.marker_ids
-        if not ids:
-            self._cell_px = (reg, shape[:2], out)
-            return out
-        # every marker's cells projected at once
-        every = np.rint(reg.to_image(np.concatenate([self._cell_points(mid) for mid in ids]))).astype(int)
-        for mid, pts in zip(ids, np.split(every, len(ids))):
-            inside = (pts[:, 0] >= 0).all() and (pts[:, 1] >= 0).all() and (pts[:, 0] < w).all() and (pts[:, 1] < h).all()
-            out[mid] = pts[:, 1] * w + pts[:, 0] if inside else None
-        self._cell_px = (reg, shape[:2], out)
+        out: dict[int, np.ndarray | None] = {}
+        inside_ids: tuple[int, ...] = ()
+        index = np.zeros((0, 0), dtype=int)
+        if ids:
+            mm = self._cell_mm_all.get(ids)
+            if mm is None:
+                mm = self._cell_mm_all[ids] = np.concatenate([self._cell_points(mid) for mid in ids])
+            pts = np.rint(reg.to_image(mm)).astype(int).reshape(len(ids), -1, 2)
+            inside = ((pts[..., 0] >= 0) & (pts[..., 1] >= 0) & (pts[..., 0] < w) & (pts[..., 1] < h)).all(axis=1)
+            flat = pts[..., 1] * w + pts[..., 0]
+            out = {mid: (flat[j] if inside[j] else None) for j, mid in enumerate(ids)}
+            keep = np.flatnonzero(inside)
+            inside_ids, index = tuple(ids[j] for j in keep.tolist()), flat[keep]
+        self._cell_px = (reg, shape[:2], out, inside_ids, index)
         return out
 
-    def _cells_grey(self, frame: np.ndarray, reg: Registration) -> dict[int, np.ndarray | None]:
-        """The grey level (``int16``, OpenCV's BGR to grey of each pixel) at every cell of the
-        markers of ``reg``: only those pixels are converted, not the frame."""
-        where = self._cell_pixels(reg, frame.shape)
-        ids = [mid for mid, idx in where.items() if idx is not None]
-        out: dict[int, np.ndarray | None] = dict.fromkeys(where)
+    def _cells_matrix(self, frame: np.ndarray, reg: Registration) -> tuple[tuple[int, ...], np.ndarray]:
+        """The markers of ``reg`` whose cells are all in the frame, and the grey level
+        (``markers x cells int16``, OpenCV's BGR to grey of each pixel) at their cells: only
+        those pixels are converted, not the frame."""
+        self._cell_pixels(reg, frame.shape)
+        ids, index = self._cell_px[3], self._cell_px[4]  # type: ignore[index]
         if not ids:
-            return out
-        idx = np.concatenate([where[mid] for mid in ids])  # type: ignore[misc]
+            return ids, np.zeros((0, 0), np.int16)
+        idx = index.reshape(-1)
         if frame.ndim == 2:
             grey = np.take(frame.reshape(-1), idx)
         else:
             px = np.take(frame.reshape(-1, 3), idx, axis=0)
             grey = cv2.cvtColor(px.reshape(-1, 1, 3), cv2.COLOR_BGR2GRAY).reshape(-1)
-        grey = grey.astype(np.int16)
-        n = len(self._cell_points(ids[0]))
+        return ids, grey.astype(np.int16).reshape(len(ids), -1)
+
+    def _cells_grey(self, frame: np.ndarray, reg: Registration) -> dict[int, np.ndarray | None]:
+        """The grey level (``int16``, OpenCV's BGR to grey of each pixel) at every cell of the
+        markers of ``reg`` (None for a marker with a cell outside the frame)."""
+        out: dict[int, np.ndarray | None] = dict.fromkeys(self._cell_pixels(reg, frame.shape))
+        ids, grey = self._cells_matrix(frame, reg)
         for j, mid in enumerate(ids):
-            out[mid] = grey[j * n:(j + 1) * n]
+            out[mid] = grey[j]
         return out
 
     def _remember_cells(self, grey: np.ndarray, reg: Registration) -> None:
-        self._cells = {}
-        for mid, s in self._cells_grey(grey, reg).items():
-            if s is not None:
-                threshold = (int(s.min()) + int(s.max())) / 2.0
-                self._cells[mid] = (s >= threshold, np.array([threshold]))
+        ids, s = self._cells_matrix(grey, reg)
+        if not ids:
+            self._cells = None
+            return
+        # each marker's threshold halfway between its darkest and its lightest cell
+        threshold = (s.min(axis=1).astype(np.float64) + s.max(axis=1)) / 2.0
+        self._cells = (ids, s >= threshold[:, None], threshold[:, None])
 
     def cell_mismatch(self, frame: np.ndarray) -> float:
         """The tracking residual: the largest fraction (0-1) of a marker's cells whose black or
@@ -588,18 +609,15 @@ class Registrar:
             frame: ``H x W x 3 uint8`` BGR or ``H x W uint8`` grey; only the cells' pixels
                 are read (a few hundred), through the registration's cached pixel places.
         """
-        if self.current is None or not self._cells:
+        if self.current is None or self._cells is None:
             return 1.0
         if not (frame.ndim == 2 or (frame.ndim == 3 and frame.shape[2] == 3)):
             raise ValueError(f"expected an H x W x 3 uint8 BGR or H x W grey image, got shape {frame.shape}")
-        cells = self._cells_grey(frame, self.current)
-        worst = 0.0
-        for mid, (pattern, threshold) in self._cells.items():
-            s = cells.get(mid)
-            if s is None:
-                return 1.0
-            worst = max(worst, float(np.mean((s >= threshold[0]) != pattern)))
-        return worst
+        ids, pattern, threshold = self._cells
+        now, s = self._cells_matrix(frame, self.current)
+        if now != ids:
+            return 1.0  # a remembered marker's cells are no longer all in the frame
+        return float(np.max(np.mean((s >= threshold) != pattern, axis=1)))
 
     def update(self, frame: np.ndarray) -> Registration | None:
         """Register one frame of a stream: keep the last homography while the markers' cells
