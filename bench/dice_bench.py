@@ -28,11 +28,16 @@ is there):
   dice of tests/data/dice/IMG_20191208_112847.jpg and on the split's photos; with the CPU time
   of each part of the fast reader (finder, search, pips, classifier's forward passes).
 
+``--tray-photos`` does both (``--equal --speed``) on the path-traced dice-tray photographs
+instead (../shared/data/dice-tray, each read with its tray geometry from the floor's corners,
+as bench/dice_tray_bench.py does).
+
 Usage:
   python bench/dice_bench.py --split test [--data /work/shared/data/dice] [--json out.json]
   python bench/dice_bench.py --split test --pips-only   # without the face classifier
   python bench/dice_bench.py --split test --equal       # the fast reader against the old one
   python bench/dice_bench.py --split test --speed [--rounds 3]
+  python bench/dice_bench.py --split test --tray-photos [--rounds 2]
 """
 
 from __future__ import annotations
@@ -187,11 +192,12 @@ class _PartTimer:
             setattr(owner, name, fn)
 
 
-def speed(folder: Path, labels: dict, tray, rounds: int) -> dict:
+def speed(folder: Path, labels: dict, tray, rounds: int, three_only: bool = False) -> dict:
     """Interleaved rounds: the reference op, then each photo read by the fast and the old reader."""
     new, old = DiceReader(tray=tray), _reference_reader(tray)
-    sets = {"three dice": [cv2.imread(str(THREE_DICE))],
-            f"{len(labels)} photos": [cv2.imread(str(folder / n)) for n in sorted(labels)]}
+    sets = {"three dice": [cv2.imread(str(THREE_DICE))]}
+    if not three_only:
+        sets[f"{len(labels)} photos"] = [cv2.imread(str(folder / n)) for n in sorted(labels)]
     for frames in sets.values():
         for f in frames[:2]:
             new.read(f), old.read(f)  # warm up (OpenCV's tables, the network's buffers)
@@ -233,6 +239,49 @@ def speed(folder: Path, labels: dict, tray, rounds: int) -> dict:
     return out
 
 
+def tray_photos(rounds: int) -> dict:
+    """The dice-tray photographs, each with its geometry: readings compared, and time per frame
+    (thread CPU time, as reference ops of the same round) of both readers, interleaved."""
+    from bench.dice_tray_bench import DEFAULT_DATA, geometry_of
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from dice_reference import ReferenceDiceReader
+
+    truth = json.loads((DEFAULT_DATA / "truth.json").read_text())["images"]
+    cases = []
+    for im in truth:
+        g = geometry_of(im, "corners")
+        cases.append((im["image"], cv2.imread(str(DEFAULT_DATA / "images" / im["image"])),
+                      DiceReader(geometry=g), ReferenceDiceReader(geometry=g)))
+    differ = []
+    times = {"new": [], "old": []}
+    ratios = {"new": [], "old": []}
+    for r in range(rounds):
+        ref = reference_op_s(clock=time.thread_time) * 1000
+        for name, frame, new, old in cases:
+            t0 = time.thread_time()
+            a = _key(new.read(frame))
+            t_new = (time.thread_time() - t0) * 1000
+            t0 = time.thread_time()
+            b = _key(old.read(frame))
+            t_old = (time.thread_time() - t0) * 1000
+            if r == 0 and a != b:
+                differ.append(name)
+                print(f"{name}: old {b}\n  new {a}")
+            for who, t in (("new", t_new), ("old", t_old)):
+                times[who].append(t)
+                ratios[who].append(t / ref)
+    out = {"photos": len(cases), "photos_that_differ": len(differ), "differ": differ, "rounds": rounds,
+           "clock": "thread CPU time",
+           "machine": f"{machine()}, OpenCV {cv2.__version__}, numpy {np.__version__}",
+           "load_average": [round(v, 2) for v in __import__("os").getloadavg()]}
+    for who in ("new", "old"):
+        t, q = sorted(times[who]), sorted(ratios[who])
+        out[who] = {"median_ms": round(statistics.median(t), 1), "p95_ms": round(t[int(0.95 * (len(t) - 1))], 1),
+                    "median_ref": round(statistics.median(q), 1), "p95_ref": round(q[int(0.95 * (len(q) - 1))], 1)}
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", choices=["train", "holdout", "test"], required=True)
@@ -242,6 +291,9 @@ def main(argv=None) -> int:
     ap.add_argument("--equal", action="store_true", help="compare the readings with tests/dice_reference.py's")
     ap.add_argument("--speed", action="store_true", help="time the fast reader against tests/dice_reference.py's")
     ap.add_argument("--rounds", type=int, default=3, help="--speed: interleaved rounds (default 3)")
+    ap.add_argument("--three-only", action="store_true", help="--speed: the three dice photo alone")
+    ap.add_argument("--tray-photos", action="store_true",
+                    help="--equal and --speed on the dice-tray photographs, each with its geometry")
     ap.add_argument(
         "--tray",
         default="0,70,640,555",
@@ -259,11 +311,18 @@ def main(argv=None) -> int:
         assert len(tray) == 4
     except (ValueError, AssertionError):
         ap.error(f"--tray: expected x0,y0,x1,y1 in pixels, got {args.tray!r}")
+    if args.tray_photos:
+        cv2.setNumThreads(1)
+        result = tray_photos(max(1, args.rounds))
+        print(json.dumps(result, indent=2))
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        return 1 if result["photos_that_differ"] else 0
     if args.equal:
         return equal(folder, labels, tray, args.pips_only)
     if args.speed:
         cv2.setNumThreads(1)
-        result = speed(folder, labels, tray, max(1, args.rounds))
+        result = speed(folder, labels, tray, max(1, args.rounds), args.three_only)
         print(json.dumps(result, indent=2))
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=2) + "\n")

@@ -11,10 +11,10 @@ import itertools
 from pathlib import Path
 
 import cv2
+import dice_reference as ref
 import numpy as np
 import pytest
 
-import dice_reference as ref
 from companion.readers import dice
 from companion.readers.dice_tray import TrayGeometry
 

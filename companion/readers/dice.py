@@ -49,6 +49,15 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    of a flat die's top face (:meth:`DiceReader.flatness`) is ``cocked``; and a value needs both
    readers (the pips found on a flat face and the classifier's vote for the same value).
 
+8. **Speed, the same readings** (issue 15): the pips are read first; the classifier then looks
+   only at the dice whose reading needs it, all of a frame's in one batch of
+   :data:`FIRST_VIEWS` of the eight views each, and the other views only of the dice those
+   leave undecided (a value is taken early only when the views not taken cannot change it:
+   :func:`_decide_votes`); the search's squares of a frame go in one batch; the pip fitter
+   rules out at once the subsets whose geometry cannot fit a face; the finder's colour distance
+   is taken in integers. tests/test_dice_speed_equal.py and ``bench/dice_bench.py --equal``
+   compare the readings with the reader as it was (tests/dice_reference.py).
+
 Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py``, and
 on the path-traced dice-tray photographs: ``bench/dice_tray_bench.py``; figures in
 docs/BENCHMARKS.md.
@@ -425,14 +434,14 @@ def read_patch_pips(patch: np.ndarray) -> tuple[int | None, str, np.ndarray]:
     return len(best), "", np.array([cands[i][0] for i in best], float)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _subsets(k: int, n: int) -> np.ndarray:
     """Every subset of ``n`` of ``k`` candidates, in :func:`itertools.combinations` order:
     ``C(k, n) x n int``."""
     return np.array(list(itertools.combinations(range(k), n)), dtype=np.intp).reshape(-1, n)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of ``n`` points in :func:`itertools.combinations` order: two ``n(n-1)/2 int``."""
     ij = np.array(list(itertools.combinations(range(n), 2)), dtype=np.intp).reshape(-1, 2)
@@ -447,7 +456,7 @@ _SLACK = 1e-6
 def _geometry_may_fit(cands: list[tuple[np.ndarray, float]], subsets: np.ndarray, width: int) -> np.ndarray:
     """For each subset (``m x n`` candidate indices), False when :func:`_fits_face` surely
     rejects it (the same tests, on every subset at once, with :data:`_SLACK`): ``m bool``."""
-    m, n = subsets.shape
+    n = subsets.shape[1]
     xy = np.array([c[0] for c in cands], float)
     size = np.array([c[1] for c in cands], float)
     pts = xy[subsets]  # m x n x 2
@@ -674,10 +683,10 @@ class _Votes:
 
     VIEWS = 8
 
-    def __init__(self, model: "FaceModel", patches: np.ndarray):
+    def __init__(self, model: FaceModel, patches: np.ndarray):
         self.model = model
         self.patches = patches
-        self.views: list[dict[int, np.ndarray]] = [dict() for _ in range(len(patches))]
+        self.views: list[dict[int, np.ndarray]] = [{} for _ in range(len(patches))]
         self._full: dict[int, np.ndarray] = {}
 
     def take(self, wanted: dict[int, int]) -> None:
@@ -896,7 +905,7 @@ class DiceReader:
         def one(i: int, sure_only: bool):
             """The reading of die ``i``; None: left out; ``_UNDECIDED``: needs all views."""
             box = singles[i]
-            pips, pip_reason, seen, found = evidence[i]
+            pips, pip_reason, seen, _ = evidence[i]
             if box_votes is not None and pips is None:
                 not_a_die = _not_a_die(box_votes, i, sure_only)
                 if not_a_die is _UNDECIDED:
@@ -941,7 +950,7 @@ class DiceReader:
         side = self._side_at((c[0], c[1], c[0], c[1]), 0.0)
         return (c[0] - side / 2, c[1] - side / 2, c[0] + side / 2, c[1] + side / 2)
 
-    def _judge(self, box, evidence, votes: "_Votes | None", at: int, sure_only: bool = False):
+    def _judge(self, box, evidence, votes: _Votes | None, at: int, sure_only: bool = False):
         """One die's reading with the tray's geometry: a value needs both readers (the pips
         found, on a flat face, and the classifier's vote for the same value); pips off a flat
         face's layout are a die that does not lie flat (``cocked``). The classifier's vote is
