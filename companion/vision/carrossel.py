@@ -600,6 +600,7 @@ class CarrosselReader:
         self.frozen = FrozenFrames(frozen_s)
         self._slot_cache: dict[str, Any] | None = None
         self._centre_cache: dict[str, Any] | None = None
+        self._pose_cache: dict[str, Any] | None = None
         # the centre marker's print (black 14/255 bits on its paper, README) on the rectified
         # patch's grid, its top edge up (+y), and the patch's geometry
         step = self.PATCH_STEP_MM
@@ -1060,6 +1061,16 @@ class CarrosselReader:
         d2 = (grid[:, None, 0] - sx[None, :]) ** 2 + (grid[:, None, 1] - sy[None, :]) ** 2
         return np.any(d2 <= (radii * (cz - top) / np.maximum(cz - zs, 1.0))[None, :] ** 2, axis=1)
 
+    def _pose_cache_for(self, view: TableView, angle: float) -> dict[str, Any]:
+        """What depends only on the registration, the camera's foot and the board's angle (the
+        cells' sample points in the image, the standees' regions), kept while those stay the
+        same (a stream of a still table; the same frame read again)."""
+        key = (view.registration, float(angle), tuple(view.camera_xy_mm.tolist()), view.camera_height_mm)
+        cache = self._pose_cache
+        if cache is None or cache["key"][0] is not key[0] or cache["key"][1:] != key[1:]:
+            cache = self._pose_cache = {"key": key}
+        return cache
+
     def _read_slots(self, frame: np.ndarray, view: TableView, angle: float, white: np.ndarray,
                     stream: bool = False) -> tuple[dict[str, SlotReading], float]:
         """All 48 slots at once: the samples, the corners' colours, the empty cells' middles and
@@ -1075,12 +1086,15 @@ class CarrosselReader:
         """
         g = self.geometry
         ncell = len(g.cell_names)
-        a = math.radians(angle)
-        rot = np.array([[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0], [0.0, 0.0, 1.0]])
-        px = cv2.perspectiveTransform(self._slot_points, view.matrix(g.tile_top_z_mm) @ rot)
-        if view.registration.lens is not None:
-            px = distort(px.reshape(-1, 2), *view.registration.lens).astype(np.float32)
-        px = px.reshape(ncell, -1, 2)
+        pose = self._pose_cache_for(view, angle)
+        px = pose.get("px")
+        if px is None:
+            a = math.radians(angle)
+            rot = np.array([[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0], [0.0, 0.0, 1.0]])
+            px = cv2.perspectiveTransform(self._slot_points, view.matrix(g.tile_top_z_mm) @ rot)
+            if view.registration.lens is not None:
+                px = distort(px.reshape(-1, 2), *view.registration.lens).astype(np.float32)
+            px = pose["px"] = px.reshape(ncell, -1, 2)
         flat = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
                          borderValue=(0, 0, 0))
         h, w = frame.shape[:2]
@@ -1177,8 +1191,12 @@ class CarrosselReader:
             view, angle = self._pose
             rows = np.array(retry)
             cells = index[rows]
-            hidden = self.standee_mask(view, g.cell_centres_mm(angle)[cells], g.cell_ups(angle)[cells],
-                                       self._corner_points, 1.0)
+            known = self._pose_cache_for(view, angle).setdefault("corners", {})  # cell -> hidden corners
+            new = [int(c) for c in cells if int(c) not in known]
+            if new:
+                known.update(zip(new, self.standee_mask(view, g.cell_centres_mm(angle)[new], g.cell_ups(angle)[new],
+                                                        self._corner_points, 1.0)))
+            hidden = np.array([known[int(c)] for c in cells])
             keep = seen[rows] & ~hidden
             recount = np.bincount((np.arange(len(rows))[:, None] * width + cls[rows] + OFFSET)[keep],
                                   minlength=len(rows) * width).reshape(len(rows), width)
@@ -1307,8 +1325,14 @@ class CarrosselReader:
         blurred: bool | None = None
         rows = np.array([u[0] for u in unclear])
         cells = index[rows]
-        seen_all = ~self.standee_mask(view, centres[cells], ups[cells], ring_pts, 1.0)
-        under_all = self.standee_mask(view, centres[cells], ups[cells], ring_pts, -1.0, surely=True)
+        rim = self._pose_cache_for(view, angle).setdefault("rim", {})  # cell -> (seen, under)
+        new = [int(c) for c in cells if int(c) not in rim]
+        if new:
+            seen_new = ~self.standee_mask(view, centres[new], ups[new], ring_pts, 1.0)
+            under_new = self.standee_mask(view, centres[new], ups[new], ring_pts, -1.0, surely=True)
+            rim.update({c: (a, b) for c, a, b in zip(new, seen_new, under_new)})
+        seen_all = np.array([rim[int(c)][0] for c in cells])
+        under_all = np.array([rim[int(c)][1] for c in cells])
         region = lum[rows, :self._n_region]
         ring_lum = region[:, ring]
         n_seen, n_under = seen_all.sum(axis=1), under_all.sum(axis=1)
