@@ -244,3 +244,25 @@ def test_a_die_seen_only_by_its_pips_is_a_box_centred_on_them(truth):
     x, y = (c + [1.5 * face, 0]).round().astype(int)
     wide[y - 1 : y + 2, x - 1 : x + 2] = 1  # a speck a face and a half away: two dice, or texture
     assert speck_faces((wide, 0, 0), [(c[0] - face, c[1] - face, c[0] + 2 * face, c[1] + face)], [], g) == []
+
+
+def test_a_flat_face_is_read_on_its_own_plane_and_the_bare_felt_is_no_face(truth):
+    """fit_face: the die's top face resampled on the plane a die's height above the floor, its
+    pips against the six layouts; the felt beside the die reads no value."""
+    import cv2
+
+    from companion.readers.dice_tray import face_centre_in_box, fit_face
+
+    im = truth["dice_036.jpg"]
+    frame = cv2.imread(str(DATA / "images" / im["image"]))
+    g = _camera(im)
+    six = im["dice"][0]  # a flat six
+    fit = fit_face(frame, g, np.array(six["top_face_centre_px"]) + [1.5, -1.0])
+    assert fit.value == 6 and fit.pips_px.shape == (6, 2), fit
+    assert np.hypot(*(np.mean(fit.pips_px, 0) - six["top_face_centre_px"])) < 1.5
+    # from the finder's box of the whole die (side faces too) to its top face's centre
+    box = six["bbox_visible_px_xyxy"]
+    c = face_centre_in_box(g, box)
+    assert np.hypot(c[0] - six["top_face_centre_px"][0], c[1] - six["top_face_centre_px"][1]) < 3.0
+    felt = g.project(np.array([[0.0, -40.0, g.die_mm]]))[0]  # bare felt in this photograph
+    assert fit_face(frame, g, felt).value is None

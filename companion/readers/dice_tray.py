@@ -18,7 +18,9 @@ README: origin on the floor, x and y on it, z up towards the camera, millimetres
 Public surface: :class:`TrayGeometry` (``from_corners``, ``from_camera``, ``project``,
 ``die_side_px``, ``face_side_px``, ``die_px_range``, ``roi``, ``floor_mask``, ``for_size``,
 ``too_small``, ``to_toml``, ``from_toml``), :func:`speck_faces` (dice seen only by their pips,
-for the reader's finder), :data:`DIE_MM`, :data:`MIN_FACE_PX`.
+for the reader's finder), :func:`fit_face` (a flat die's pips read on the plane of its top face,
+perspective removed, against the six layouts on the standard grid) and :func:`with_face_fit`
+(its reading joined to the reader's pips), :data:`DIE_MM`, :data:`MIN_FACE_PX`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DIE_MM", "MIN_FACE_PX", "SPECK_FACE_SHARE", "TrayGeometry", "TrayGeometryError", "speck_faces"]
+__all__ = ["DIE_MM", "MIN_FACE_PX", "SPECK_FACE_SHARE", "FaceFit", "TrayGeometry", "TrayGeometryError",
+           "face_centre_in_box", "fit_face", "speck_faces", "with_face_fit"]
 
 #: A standard die's edge (mm): the dice of Carnival and the dice-tray photographs.
 DIE_MM = 16.0
@@ -491,6 +494,236 @@ def speck_faces(raw_at, groups: Sequence[Sequence[float]], taken: Sequence[Seque
         out.append((cx - side / 2, cy - side / 2, cx + side / 2, cy + side / 2))
         centres.append((cx, cy))
     return out
+
+
+#: The face fitter's view: the plane of a flat die's top face resampled at this many px a mm,
+#: over a square this many mm wide around the face's centre.
+FIT_PX_PER_MM = 3.0
+FIT_SPAN_MM = 26.0
+#: The pips' grid (mm from the face's centre) and their diameter (mm): standard 16 mm dice
+#: (the dice-tray photographs' README: 4.3 mm, 2.9 mm; most real dice 4-4.5 mm, 2.5-3.2 mm).
+PIP_GRID_MM = 4.3
+PIP_MM = 2.9
+#: A value is read when its pips' weakest evidence exceeds the strongest empty place's by this
+#: share of the pips' median evidence, and the next-best value's margin is below this share of it.
+FIT_MARGIN = 0.3
+FIT_SECOND = 0.5
+#: The face's centre is searched this far (mm) around the one given, and its yaw over 90 degrees
+#: in this many steps.
+FIT_SHIFT_MM = 3.0
+FIT_YAWS = 30
+#: The dense check: the face's flat part (mm, a square), the disc (mm, radius) around each pip
+#: left out of it, and the least evidence (OpenCV 8-bit Lab units) a pip must show.
+FIT_FLAT_MM = 11.0
+FIT_CLEAR_MM = 2.3
+FIT_MIN_EVIDENCE = 6.0
+#: Each pip's place is then refined to its evidence's centroid within this radius (mm).
+FIT_REFINE_MM = 1.8
+
+_LAYOUTS = {
+    1: [((0, 0),)],
+    2: [((-1, -1), (1, 1)), ((-1, 1), (1, -1))],
+    3: [((-1, -1), (0, 0), (1, 1)), ((-1, 1), (0, 0), (1, -1))],
+    4: [((-1, -1), (-1, 1), (1, -1), (1, 1))],
+    5: [((-1, -1), (-1, 1), (1, -1), (1, 1), (0, 0))],
+    6: [((-1, -1), (-1, 0), (-1, 1), (1, -1), (1, 0), (1, 1)), ((-1, -1), (0, -1), (1, -1), (-1, 1), (0, 1), (1, 1))],
+}
+_PLACES = [(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1)]
+
+
+@dataclasses.dataclass(frozen=True)
+class FaceFit:
+    """The pips of a flat die's top face fitted on the plane of that face.
+
+    Attributes:
+        value: 1-6, or None when no value stands out.
+        reason: why not (empty with a value).
+        centre_px: ``(x, y)`` frame px of the fitted face's centre.
+        pips_px: ``n x 2`` frame px of the value's pips, each where its evidence is (the
+            centroid near its place on the fitted grid); ``0 x 2`` without a value.
+        margin: the value's margin (its weakest pip's evidence less the strongest empty place's,
+            as a share of its pips' median evidence); ``second`` the same for the best other value.
+    """
+
+    value: int | None
+    reason: str
+    centre_px: tuple[float, float]
+    pips_px: np.ndarray
+    margin: float
+    second: float
+
+
+def _dense_margin(ev: np.ndarray, cen: np.ndarray, rot: np.ndarray, lay, g: float, scale_ab, s: float):
+    """A layout's margin at one pose of the fitter's patch: its pips' weakest evidence less the
+    strongest anywhere else on the face's flat part (:data:`FIT_FLAT_MM` square, discs of
+    :data:`FIT_CLEAR_MM` around the pips left out), over the pips' median evidence; the grid
+    scaled by ``scale_ab`` along the face's axes. Returns ``(margin, pips n x 2 patch px)``."""
+    import cv2
+
+    n = ev.shape[0]
+    sab = np.asarray(scale_ab, float)
+    pips = cen + (np.array(lay, float) * sab) @ rot.T * g
+    xi = np.clip(np.round(pips[:, 0]).astype(int), 0, n - 1)
+    yi = np.clip(np.round(pips[:, 1]).astype(int), 0, n - 1)
+    on_e = ev[yi, xi]
+    half = FIT_FLAT_MM / 2 * s
+    sq = cen + (np.array([[-half, -half], [half, -half], [half, half], [-half, half]]) * sab) @ rot.T
+    mask = np.zeros((n, n), np.uint8)
+    cv2.fillConvexPoly(mask, np.round(sq).astype(np.int32), 1)
+    for x, y in pips:
+        cv2.circle(mask, (int(round(x)), int(round(y))), int(round(FIT_CLEAR_MM * s)), 0, -1)
+    rest = float(ev[mask > 0].max()) if mask.any() else 0.0
+    med = float(np.median(on_e))
+    if med < FIT_MIN_EVIDENCE:
+        return -1.0, pips
+    return (float(on_e.min()) - rest) / max(med, 1e-6), pips
+
+
+def fit_face(frame: np.ndarray, geometry: TrayGeometry, centre_px: Sequence[float]) -> FaceFit:
+    """Read a flat die's top face by its pips, on the plane of that face.
+
+    The frame around ``centre_px`` is resampled onto the plane a die's height above the floor
+    (``FIT_PX_PER_MM`` px a mm: perspective removed, the face a 16 mm square at any place in the
+    tray); the pip evidence is each pixel's CIE Lab distance from the median of its 8 mm
+    neighbourhood (pips of any colour), averaged over a pip's disc. Over face centres within
+    :data:`FIT_SHIFT_MM` of the given one and yaws over 90 degrees, the evidence at the nine
+    places of the pips' grid (:data:`PIP_GRID_MM` apart) is compared with each face's layout
+    (the two turns of a 2, 3 and 6): a face's margin is its weakest pip less the strongest of
+    the places it leaves empty. The best value is read when its margin is at least
+    :data:`FIT_MARGIN` of its pips' median evidence and no other value comes within
+    :data:`FIT_SECOND` of that (else ``None``: "two faces fit", "no face stands out").
+
+    A die that does not lie flat shows its pips off this plane's grid: it rarely fits (its
+    value is then None; the reader's flatness test calls it cocked).
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR.
+        geometry: the tray's geometry (the frame's size).
+        centre_px: ``(x, y)`` frame px, about the top face's centre (within a few mm).
+
+    Returns:
+        :class:`FaceFit`.
+    """
+    import cv2
+
+    s = FIT_PX_PER_MM
+    n = int(round(FIT_SPAN_MM * s))
+    c_mm = geometry.to_plane(np.asarray(centre_px, float)[None], geometry.die_mm)[0]
+    # plane (mm, z = die height) -> frame px, and the patch's px -> plane mm
+    P = geometry.K @ np.column_stack([geometry.R[:, 0], geometry.R[:, 1], geometry.R[:, 2] * geometry.die_mm + geometry.t])
+    A = np.array([[1 / s, 0, c_mm[0] - (n - 1) / (2 * s)], [0, -1 / s, c_mm[1] + (n - 1) / (2 * s)], [0, 0, 1.0]])
+    H = P @ A  # patch px -> frame px (patch rows go down = plane y up: not mirrored)
+    patch = cv2.warpPerspective(frame, H, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                borderMode=cv2.BORDER_REPLICATE)
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB)
+    k = int(round(8 * s)) | 1
+    body = cv2.medianBlur(lab, k)
+    ev = np.linalg.norm(lab.astype(np.float32) - body.astype(np.float32), axis=2)
+    r = max(1, int(round(0.35 * PIP_MM * s)))
+    ev = cv2.blur(ev, (2 * r + 1, 2 * r + 1))
+    g = PIP_GRID_MM * s
+    mid = (n - 1) / 2
+    shifts = np.arange(-FIT_SHIFT_MM, FIT_SHIFT_MM + 1e-9, 0.5) * s
+    yaws = np.arange(FIT_YAWS) * (np.pi / 2 / FIT_YAWS)
+    places = np.array(_PLACES, float)  # 9 x 2 (a, b)
+    # every pose: 9 places' coordinates in the patch
+    cs, sn = np.cos(yaws), np.sin(yaws)
+    rot = np.stack([np.stack([cs, -sn], -1), np.stack([sn, cs], -1)], -2)  # Y x 2 x 2
+    offs = places @ rot.transpose(0, 2, 1) * g  # Y x 9 x 2
+    dx, dy = np.meshgrid(shifts, shifts, indexing="ij")
+    centres = np.column_stack([dx.ravel(), dy.ravel()]) + mid  # C x 2
+    pts = centres[:, None, None, :] + offs[None]  # C x Y x 9 x 2
+    xi = np.clip(np.round(pts[..., 0]).astype(int), 0, n - 1)
+    yi = np.clip(np.round(pts[..., 1]).astype(int), 0, n - 1)
+    e = ev[yi, xi].reshape(-1, 9)  # poses x 9
+    best: dict[tuple, tuple[float, int]] = {}
+    for value, layouts in _LAYOUTS.items():
+        for lay in layouts:
+            on = np.array([_PLACES.index(p) for p in lay])
+            off = np.array([j for j in range(9) if j not in on])
+            e_on, e_off = e[:, on], e[:, off]
+            med = np.median(e_on, axis=1)
+            m = (e_on.min(axis=1) - e_off.max(axis=1)) / np.maximum(med, 1e-6)
+            j = int(np.argmax(m))
+            best[(value, lay)] = (float(m[j]), j)
+    # Each layout at its best pose, checked densely: its pips against the strongest evidence
+    # anywhere else on the face's flat part (a one fits any face with a centre pip when only
+    # the nine places are looked at: turned by 45 degrees, its empty places fall between pips).
+    scored = []
+    for (value, lay), (_, j) in best.items():
+        ci, yj = divmod(j, len(yaws))
+        cen = centres[ci]
+        margin, pips = _dense_margin(ev, cen, rot[yj], lay, g, (1.0, 1.0), s)
+        scored.append((margin, value, cen, pips, rot[yj], lay))
+    scored.sort(key=lambda v: -v[0])
+    m1, v1, cen, pips_patch, _, _ = scored[0]
+    m2 = max((m for m, v, *_ in scored if v != v1), default=-1.0)
+    # The pips where they are (the evidence's centroid near each fitted place), not where the
+    # flat face's grid puts them: the reader's flatness test reads a tilted face from them.
+    rr = FIT_REFINE_MM * s
+    yy, xx = np.mgrid[0:n, 0:n].astype(np.float32)
+    found = []
+    for x, y in pips_patch:
+        w = np.clip(ev - 0.5 * ev[int(np.clip(round(y), 0, n - 1)), int(np.clip(round(x), 0, n - 1))], 0, None)
+        w = w * (((xx - x) ** 2 + (yy - y) ** 2) <= rr * rr)
+        tot = float(w.sum())
+        found.append((float((w * xx).sum() / tot), float((w * yy).sum() / tot)) if tot > 0 else (float(x), float(y)))
+    pips_patch = np.array(found, float)
+
+    def to_frame(p):
+        q = np.column_stack([p, np.ones(len(p))]) @ H.T
+        return q[:, :2] / q[:, 2:3]
+
+    centre_f = tuple(float(v) for v in to_frame(cen[None])[0])
+    if m1 < FIT_MARGIN:
+        return FaceFit(None, "no face stands out", centre_f, np.zeros((0, 2)), m1, m2)
+    if m2 > FIT_SECOND * m1:
+        return FaceFit(None, "two faces fit", centre_f, np.zeros((0, 2)), m1, m2)
+    return FaceFit(v1, "", centre_f, to_frame(pips_patch), m1, m2)
+
+
+def face_centre_in_box(geometry: TrayGeometry, box: Sequence[float]) -> tuple[float, float]:
+    """Where the top face's centre is (frame px) of a flat die whose whole visible body has the
+    box ``box`` (``x0, y0, x1, y1`` px): the box's centre moved by the offset, at that place,
+    between the centre of a flat die's projected body (the mean over yaws 0 and 45 degrees) and
+    the centre of its top face (under tilt the side faces show on the side away from the
+    image's centre, and the top face lies off the box's centre)."""
+    c = np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2], float)
+    xy = geometry.to_plane(c[None], geometry.die_mm / 2)
+    top = geometry.project(np.array([[xy[0, 0], xy[0, 1], geometry.die_mm]]))[0]
+    mids = []
+    for yaw in (0.0, 45.0):
+        uv = geometry.project(geometry._cube(xy, math.radians(yaw)).reshape(-1, 3))
+        mids.append((uv.min(0) + uv.max(0)) / 2)
+    off = top - np.mean(mids, axis=0)
+    return float(c[0] + off[0]), float(c[1] + off[1])
+
+
+def with_face_fit(frame: np.ndarray, geometry: TrayGeometry, box: Sequence[float], evidence: tuple) -> tuple:
+    """The reader's pip evidence of the die in ``box`` with :func:`fit_face`'s reading joined in.
+
+    ``evidence`` is the reader's ``(value, reason, crop values, crop pips)``
+    (:meth:`companion.readers.dice.DiceReader.pip_evidence`). When the reader's crops read a
+    value and the face fitted on the plane of a flat die's top face reads another, the two
+    disagree: no value (``"the pips read 3, the face's grid 2"``). When no crop read any value,
+    the fitted face's value and pips are the pips' evidence (the classifier must still vote for
+    the same value, and the die's flatness is still tested on those pips). Otherwise the
+    evidence is unchanged.
+
+    Returns:
+        The evidence in the same form.
+    """
+    value, reason, given, found = evidence
+    if given and value is None:
+        return evidence  # the crops disagree, or one alone read a value: not sure either way
+    fit = fit_face(frame, geometry, face_centre_in_box(geometry, box))
+    if value is not None:
+        if fit.value is not None and fit.value != value:
+            return None, f"the pips read {value}, the face's grid {fit.value}", tuple(given) + (fit.value,), found
+        return evidence
+    if fit.value is None:
+        return evidence
+    return fit.value, "", (fit.value,), [fit.pips_px]
 
 
 def _project(K: np.ndarray, R: np.ndarray, t: np.ndarray, points_mm: np.ndarray) -> np.ndarray:
