@@ -284,6 +284,9 @@ def main(argv=None) -> int:
                     help="each epoch a random N of the patches (0: all); keeps the training within the hour")
     ap.add_argument("--cache", type=Path, help="folder keeping the rendered patches between runs")
     ap.add_argument("--render-only", action="store_true", help="render (into --cache) and stop")
+    ap.add_argument("--init", type=Path, metavar="MODEL.onnx",
+                    help="start from this trained model (the first of an ensemble), its batch normalisation frozen")
+    ap.add_argument("--lr", type=float, default=3e-3, help="the largest learning rate (one cycle)")
     ap.add_argument("--combine", nargs="+", metavar="MODEL.onnx",
                     help="instead of training: average these trained models into --out")
     args = ap.parse_args(argv)
@@ -314,7 +317,15 @@ def main(argv=None) -> int:
     names = sorted(load_labels(folder))
     held = holdout(names)
     train_names = names if args.all else [n for n in names if n not in held]
-    x, y = patches(folder, train_names, rng)
+    real_cache = args.cache / f"photos_{len(train_names)}_{args.seed}.npz" if args.cache else None
+    if real_cache is not None and real_cache.is_file():
+        with np.load(real_cache) as z:
+            x, y = z["x"], z["y"]
+        rng = random.Random(args.seed + 2)
+    else:
+        x, y = patches(folder, train_names, rng)
+        if real_cache is not None:
+            np.savez(real_cache, x=x, y=y)
     n_real = len(y)
     print(f"{len(train_names)} photos, {len(y)} patches ({np.bincount(y).tolist()} by class) in {time.time() - t0:.1f} s")
     if args.rendered:
@@ -323,13 +334,19 @@ def main(argv=None) -> int:
     yt = torch.from_numpy(y)
 
     model = build_model(nn)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
+    if args.init:
+        load_onnx_weights(model, args.init, torch, nn)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     per_epoch = min(len(yt), args.per_epoch) if args.per_epoch else len(yt)
     steps = args.epochs * ((per_epoch + 127) // 128)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps)
     weights = torch.tensor([0.5, 1, 1, 1, 1, 1, 1], dtype=torch.float32)
     for epoch in range(args.epochs):
         model.train()
+        if args.init:
+            for mod in model.modules():
+                if isinstance(mod, nn.BatchNorm2d):
+                    mod.eval()  # the starting model's batch statistics are kept
         perm = torch.randperm(len(yt))[:per_epoch]
         total, right = 0.0, 0
         for k in range(0, per_epoch, 128):
@@ -343,6 +360,8 @@ def main(argv=None) -> int:
             sched.step()
             total += float(loss.detach()) * len(idx)
             right += int((logits.argmax(1) == yt[idx]).sum())
+            if (k // 128) % 25 == 24:
+                print(f"  epoch {epoch + 1}: {k + len(idx)} of {per_epoch} patches, {time.time() - t0:.0f} s", flush=True)
         print(f"epoch {epoch + 1}: loss {total / per_epoch:.4f}, augmented accuracy {right / per_epoch:.4f}, "
               f"{time.time() - t0:.0f} s", flush=True)
     model.eval()
@@ -375,6 +394,8 @@ def main(argv=None) -> int:
         "patches_rendered": int(len(y) - n_real),
         "patches_by_class": np.bincount(y, minlength=7).tolist(),
         "epochs": args.epochs,
+        "init": str(args.init) + " (its first model, batch normalisation frozen)" if args.init else None,
+        "lr": args.lr,
         "patches_per_epoch": int(per_epoch),
         "seed": args.seed,
         "weights": int(sum(p.numel() for p in model.parameters())),
@@ -453,6 +474,35 @@ def combine(paths: list[str], out: str) -> None:
     model.ir_version = onnx.load(paths[0]).ir_version
     onnx.checker.check_model(model)
     onnx.save(model, out)
+
+
+def load_onnx_weights(model, path: Path, torch, nn) -> None:
+    """Set ``model`` (:func:`build_model`) to the first model of an ONNX file made by this script
+    (its convolutions with the batch normalisation folded in): each convolution takes the folded
+    weights, each batch normalisation becomes the identity with the folded bias as its shift
+    (so the model computes what the file does while its batch statistics stay frozen)."""
+    import onnx
+    from onnx import numpy_helper
+
+    g = onnx.load(str(path)).graph
+    inits = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    prefix = "m0_" if any(k.startswith("m0_") for k in inits) else ""
+    convs = [n for n in g.node if n.op_type == "Conv" and (not prefix or n.input[1].startswith(prefix))]
+    gemm = next(n for n in g.node if n.op_type == "Gemm" and (not prefix or n.input[1].startswith(prefix)))
+    mods = list(model.modules())
+    pairs = [(m, mods[i + 1]) for i, m in enumerate(mods) if isinstance(m, nn.Conv2d)]
+    if len(pairs) != len(convs):
+        raise ValueError(f"{path}: {len(convs)} convolutions, the model has {len(pairs)}")
+    with torch.no_grad():
+        for (conv, bn), node in zip(pairs, convs):
+            conv.weight.copy_(torch.from_numpy(inits[node.input[1]]))
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0 - bn.eps)
+            bn.weight.fill_(1.0)
+            bn.bias.copy_(torch.from_numpy(inits[node.input[2]]))
+        lin = next(m for m in mods if isinstance(m, nn.Linear))
+        lin.weight.copy_(torch.from_numpy(inits[gemm.input[1]]))
+        lin.bias.copy_(torch.from_numpy(inits[gemm.input[2]]))
 
 
 def build_model(nn):
