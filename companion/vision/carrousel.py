@@ -30,7 +30,9 @@ import numpy as np
 
 from companion.calibration_dir import SHIPPED_DIR, calibration_path
 from companion.vision.colour import (
+    _GRID_NEW,
     _GRID_SHIFT,
+    _GRID_SIZE,
     _GRID_UNSURE,
     _LUT,
     BACKGROUND_CLASS,
@@ -43,6 +45,7 @@ from companion.vision.colour import (
     FrozenFrames,
     RegionClassifier,
     grid_cells,
+    new_grid,
     RegionReading,
     linear_to_lab,
     lab_exact,
@@ -350,6 +353,8 @@ class CarrouselReader:
             o, rd = slot.outward, slot.reading_direction
             pts = [slot.centre_mm + o * a + rd * b for a in np.arange(-24, -13, 1.5) for b in np.arange(-36, 37, 2.0)]
             self._card_white[slot.seat] = np.array(pts)
+        #: the pixel-class grids of the space and the card classifier, in one array
+        self._grids = new_grid(2)
         self._plan: _Plan | None = None
         self._points: tuple[np.ndarray, dict[str, list[tuple[int, int]]]] | None = None
 
@@ -469,20 +474,25 @@ class CarrouselReader:
         # exactly (OpenCV's scalar path, as linear_to_lab converts it)
         lab = lab_fast(rel)
         e1, e2, e3, e4 = plan.lab_bounds
-        self._settle(lab, rel, e3, e4, self.colour_check.chroma_bound(), lambda x: np.hypot(x[:, 1], x[:, 2]))
-        white_distance = self._settle(lab, rel, 0, e1, 15.0, _white_distance)
+        check = lab[e3:e4]
+        chroma = np.hypot(check[:, 1], check[:, 2])
+        self._settle(check, rel[e3:e4], chroma, self.colour_check.chroma_bound(), _chroma)
+        # the cards' white: Delta E from the white, squared (any rounding: settled below)
+        deviation = lab[:e1] - _WHITE_LAB
+        distance2 = np.einsum("ij,ij->i", deviation, deviation)
+        uneven = self._settle(lab[:e1], rel[:e1], distance2, 15.0 ** 2, _white_distance, 15.0)
 
         def check_lab() -> np.ndarray:  # every pixel of the colour check (rarely needed)
             lin = np.take(_LUT, np.take(flat, plan.check_index, axis=0))
             return linear_to_lab(lin, board_white)
 
-        fault = self.colour_check.problem(board_white, codes, check_lab, lab[e3:e4], len(plan.check_index))
+        fault = self.colour_check.problem(board_white, codes, check_lab, check, len(plan.check_index), chroma)
         if fault:
             return CarrouselReading(fault, registration=reg, white_level=board_y)
         counts = self._votes(plan, lab[e1:e3], rel, lab_px[e1:e3])
         spaces = self._spaces(plan, counts[:n * plan.space_width].reshape(n, -1),
                               px[plan.outline_start:], gain_l, bad_light)
-        cards = self._cards(plan, white_distance, counts[n * plan.space_width:].reshape(3 * plan.n_cards, -1),
+        cards = self._cards(plan, uneven, counts[n * plan.space_width:].reshape(3 * plan.n_cards, -1),
                             [v / board_y for v in lum[1 + n:]])
         return CarrouselReading("ok", spaces, cards, reg, board_y)
 
@@ -495,9 +505,17 @@ class CarrouselReader:
         spaces' rows (``space_width`` each), then the card discs' rows."""
         cells = grid_cells(lab, inside=True)  # lab_fast of white-relative light in 0-1
         k = plan.n_disc_px
-        values = np.concatenate([self.space_classifier.grid_values(cells[:k]),
-                                 self.card_classifier.grid_values(cells[k:])])
-        unsure = np.flatnonzero(values == _GRID_UNSURE)
+        cells[k:] += _GRID_SIZE  # the card classifier's grid follows the space classifier's
+        grids = self._grids
+        values = np.take(grids, cells)
+        if values.min() == _GRID_NEW:  # cells met for the first time: each classifier fills its own
+            new = (values == _GRID_NEW).nonzero()[0]
+            j = int(np.searchsorted(new, k))
+            if j:
+                values[new[:j]] = self.space_classifier.grid_values(cells[new[:j]], grids[:_GRID_SIZE])
+            if j < len(new):
+                values[new[j:]] = self.card_classifier.grid_values(cells[new[j:]] - _GRID_SIZE, grids[_GRID_SIZE:])
+        unsure = (values == _GRID_UNSURE).nonzero()[0]
         if len(unsure):
             exact = lab_exact(rel[plan.lab_bounds[0] + unsure])
             j = int(np.searchsorted(unsure, k))
@@ -506,28 +524,44 @@ class CarrouselReader:
             if j < len(unsure):
                 values[unsure[j:]] = self.card_classifier.pixel_classes(exact[j:]) + _GRID_SHIFT
         # clipped highlights: background (every channel at or above CLIPPED)
-        clipped = cv2.inRange(px.reshape(-1, 1, 3), _CLIPPED_LOW, _CLIPPED_HIGH).reshape(-1)
-        values[clipped.view(bool)] = _GRID_SHIFT + BACKGROUND_CLASS
+        clipped = cv2.inRange(px.reshape(-1, 1, 3), _CLIPPED_LOW, _CLIPPED_HIGH).nonzero()[0]
+        values[clipped] = _GRID_SHIFT + BACKGROUND_CLASS
         return np.bincount(plan.vote_base + values, minlength=plan.n_votes)
 
-    def _settle(self, lab: np.ndarray, rel: np.ndarray, start: int, end: int, bound: float,
-                measure: Any) -> np.ndarray:
-        """Make ``measure(lab[start:end]) > bound`` exact: the pixels whose measure (a distance
-        in L*a*b*, moved by at most sqrt(3) x LAB_FAST_ERROR) lies near ``bound`` get their
-        exact Lab (:func:`lab_exact`), in place. Returns the measure of every pixel (the
-        exact one for those)."""
-        part = lab[start:end]
-        m = measure(part)
-        near = np.flatnonzero(np.abs(m - bound) < LAB_FAST_ERROR * 1.7321 + 0.01)
+    @staticmethod
+    def _settle(lab: np.ndarray, rel: np.ndarray, measured: np.ndarray, bound: float, measure: Any,
+                exact_bound: float | None = None) -> np.ndarray:
+        """Make a test on each pixel's Lab exact: ``measure(lab) > exact_bound``.
+
+        ``measured`` is the measure of the fast Lab (``lab``, within LAB_FAST_ERROR of the
+        exact one), or its square when ``exact_bound`` is given (``bound`` is then
+        ``exact_bound`` squared); the measure is a distance in L*a*b*, so the fast Lab moves it
+        by at most sqrt(3) x LAB_FAST_ERROR. The pixels whose measure lies that near the
+        bound get their exact Lab (:func:`lab_exact` of their ``rel`` rows, in place in
+        ``lab``, and in ``measured`` the exact measure or its square) and the test from it.
+
+        Returns:
+            ``N bool``: the test, exactly as on the exact Lab.
+        """
+        margin = LAB_FAST_ERROR * 1.7321 + 0.01
+        if exact_bound is None:
+            exact_bound = bound
+            lo, hi = bound - margin, bound + margin
+        else:
+            lo, hi = max(exact_bound - margin, 0.0) ** 2, (exact_bound + margin) ** 2
+        near = ((measured > lo) & (measured < hi)).nonzero()[0]
+        above = measured > bound
         if len(near):
-            part[near] = lab_exact(rel[start + near])
-            m[near] = measure(part[near])
-        return m
+            lab[near] = lab_exact(rel[near])
+            m = measure(lab[near])
+            above[near] = m > exact_bound
+            measured[near] = m if exact_bound == bound else m * m
+        return above
 
     def _spaces(self, plan: _Plan, counts: np.ndarray, outline_px: np.ndarray, gains: list[float],
                 bad_light: list[bool]) -> tuple[RegionReading, ...]:
         classifier = self.space_classifier
-        seen = self._outline_seen_px(outline_px.reshape(plan.n_spaces, 5, -1, 3)).tolist()
+        seen = self._outline_shares(outline_px)
         out = classifier.decide_many(counts)
         for k, reading in enumerate(out):
             if plan.ring_missing[k]:  # the early rules, as in the per-region reader
@@ -544,11 +578,24 @@ class CarrouselReader:
         return tuple(out)
 
     def _outline_seen_px(self, px: np.ndarray) -> np.ndarray:
+        """:meth:`_outline_seen` of the outlines' ``n x 5 x A x 3 uint8`` pixels (three
+        samples across the line, one inside, one outside, at each of ``A`` angles):
+        ``n float64``."""
         lin = cv2.LUT(np.ascontiguousarray(px).reshape(-1, 1, 3), _LUT).reshape(px.shape)  # = _LUT[px]
         lum = lin @ _LUMA
         line = lum[:, :3, :].min(axis=1)
         around = np.minimum(lum[:, 3, :], lum[:, 4, :])
         return (line <= self.OUTLINE_CONTRAST * around).mean(axis=1)
+
+    def _outline_shares(self, px: np.ndarray) -> list[float]:
+        """:meth:`_outline_seen_px` of ``N x 3 uint8`` outline pixels in the plan's order
+        (``n x 5 x A``), as a list: the same arithmetic, the share as a count over ``A``."""
+        n_angles = px.shape[0] // (5 * len(self.geometry.space_centres_mm))
+        lum = (cv2.LUT(px.reshape(-1, 1, 3), _LUT).reshape(-1, 5, n_angles, 3) @ _LUMA)
+        around = np.minimum(lum[:, 3], lum[:, 4])
+        around *= self.OUTLINE_CONTRAST
+        seen = (lum[:, :3].min(axis=1) <= around).sum(axis=1).tolist()
+        return [v / n_angles for v in seen]
 
     def _outline_seen(self, flat: np.ndarray, plan: _Plan) -> np.ndarray:
         """Share (0-1) of each space's printed outline that is visible: at each of 48 angles,
@@ -561,13 +608,13 @@ class CarrouselReader:
         :meth:`_outline_seen`)."""
         return float(self._outline_seen(frame.reshape(-1, 3), _Plan(self, reg, frame.shape))[k])
 
-    def _cards(self, plan: _Plan, white_distance: np.ndarray, counts: np.ndarray,
+    def _cards(self, plan: _Plan, dev: np.ndarray, counts: np.ndarray,
                ratio: list[float]) -> dict[str, CardReading]:
         g = self.geometry
         if not g.cards:
             return {}
-        # the card's white must be even: every patch pixel within Delta E 15 of the card's white
-        dev = white_distance > 15.0
+        # the card's white must be even: every patch pixel within Delta E 15 of the card's
+        # white (``dev``: the pixels beyond it)
         m = len(g.cards)
         uneven = (np.bincount(plan.card_white_seg, weights=dev, minlength=m) / plan.card_white_size).tolist()
         discs_all = self.card_classifier.decide_many(counts)
@@ -707,12 +754,12 @@ class _Plan:
         #: the bytes of those pixels in the flat frame (B, G, R of each)
         self.index3 = (self.index[:, None] * 3 + np.arange(3)).ravel()
 
-    def medians(self, px: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    def medians(self, px: np.ndarray) -> tuple[np.ndarray, list[float]] | None:
         """Per-segment medians of the histogram part's ``n_hist x 3 uint8`` pixels.
 
         Returns:
             (``S x 3 float32`` linear medians of the board, each space's ring and each card's
-            white, exactly :func:`white_of`'s; ``3 float64`` the board's median 8-bit levels,
+            white, exactly :func:`white_of`'s; 3 floats, the board's median 8-bit levels,
             exactly ``np.median``'s), or None when the board's reference patch is out of the
             frame. Rows of segments too small to have a white are meaningless (see
             ``ring_ok``, ``card_ok``).
@@ -720,25 +767,34 @@ class _Plan:
         if not self.board_ok:
             return None
         hist = np.bincount((px + self._hist_offset).ravel(), minlength=self._n_segs * 768)
-        hist = hist.reshape(self._n_segs, 768)
         if self._board_sum:
-            hist[0] += hist[1:1 + self.n_spaces].sum(axis=0)
-        cum = hist.reshape(-1).cumsum()
+            board = hist[:768]
+            board += hist[768:768 * (1 + self.n_spaces)].reshape(self.n_spaces, 768).sum(axis=0)
         # each order statistic: the bins of its histogram at or below its rank (an empty
-        # segment, with no median, counts 0 or 256: kept in the table's range)
-        level = np.searchsorted(cum, self._rank, side="right") - self._rank_start
-        np.clip(level, 0, 255, out=level)
-        lo, hi = level.reshape(2, self._n_segs, 3)
+        # segment, with no median, counts 0 or 256: the look-up clips it into the table)
+        level = np.searchsorted(hist.cumsum(), self._rank, side="right")
+        level -= self._rank_start
+        linear = np.take(_LUT, level, mode="clip")
         # np.median of an even count is the mean of the two middle values (in float32 for
         # linear light): the same sum and division here
-        whites = (_LUT[lo] + _LUT[hi]) / np.float32(2)
-        return whites.astype(np.float32, copy=False), (lo[0] + hi[0]) / 2.0
+        half = self._n_segs * 3
+        whites = (linear[:half] + linear[half:]) / np.float32(2)
+        lv = level[:3].tolist() + level[half:half + 3].tolist()
+        return whites.reshape(self._n_segs, 3), [(lv[c] + lv[3 + c]) / 2.0 for c in range(3)]
 
 
 _LUMA = np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)  # linear B, G, R to luminance (Rec. 709)
 
 
 _CLIPPED_LOW, _CLIPPED_HIGH = (CLIPPED,) * 3, (255,) * 3  # cv2.inRange's bounds of a clipped pixel
+
+
+_WHITE_LAB = np.array([100.0, 0.0, 0.0], dtype=np.float32)
+
+
+def _chroma(lab: np.ndarray) -> np.ndarray:
+    """C*ab of ``N x 3`` L*a*b* (``np.hypot(a*, b*)``, as the colour check computes it)."""
+    return np.hypot(lab[:, 1], lab[:, 2])
 
 
 def _white_distance(lab: np.ndarray) -> np.ndarray:

@@ -41,6 +41,7 @@ __all__ = [
     "lab_exact",
     "LAB_FAST_ERROR",
     "grid_cells",
+    "new_grid",
     "white_of",
     "ColourReferences",
     "RegionReading",
@@ -137,6 +138,13 @@ def _with_neighbours(cells: np.ndarray, grid: np.ndarray) -> np.ndarray:
 _GRID_MAP = np.array([[_GRID_STRIDE[0], _GRID_STRIDE[1], 1.0, _GRID_OFFSET]], dtype=np.float32)
 _GRID_LO_SCALAR = tuple(float(v) for v in _GRID_LO) + (0.0,)
 _GRID_HI_SCALAR = tuple(float(v) for v in _GRID_HI) + (0.0,)
+
+
+def new_grid(n: int = 1) -> np.ndarray:
+    """``n`` empty pixel-class grids in one array (``n x _GRID_SIZE int8`` zeros, flat: the
+    grid of classifier ``i`` is ``[i * _GRID_SIZE:(i + 1) * _GRID_SIZE]``; 4.4 MB of zero
+    pages each, only the pages of cells met become resident)."""
+    return np.zeros(n * _GRID_SIZE, dtype=np.int8)
 
 
 def grid_cells(lab: np.ndarray, inside: bool = False) -> np.ndarray:
@@ -454,16 +462,23 @@ class RegionClassifier:
             out[unsure] = self.pixel_classes(exact(unsure))
         return out
 
-    def grid_values(self, cell: np.ndarray) -> np.ndarray:
+    def grid_values(self, cell: np.ndarray, grid: np.ndarray | None = None) -> np.ndarray:
         """The grid's entries at ``cell`` (``N intp`` flat cell indices, from
         :func:`grid_cells`): ``N int8``, each a class plus ``_GRID_SHIFT`` (a class
         every point of the cell has, within :data:`LAB_FAST_ERROR`) or ``_GRID_UNSURE``
         (the pixel must be classified from its exact Lab). Cells met for the first time are
-        classified now (:meth:`pixel_classes_unsure` at the cell's centre) and kept."""
-        grid = self.__dict__.get("_grid")
-        if grid is None:  # zeros: pages of cells never met are never touched (not resident)
-            grid = np.zeros(_GRID_SIZE, dtype=np.int8)
-            object.__setattr__(self, "_grid", grid)
+        classified now (:meth:`pixel_classes_unsure` at the cell's centre) and kept.
+
+        Args:
+            cell: the cells.
+            grid: the grid to use (``_GRID_SIZE int8``, zeros when new; a reader may keep the
+                grids of its classifiers in one array); default: the classifier's own.
+        """
+        if grid is None:
+            grid = self.__dict__.get("_grid")
+            if grid is None:  # zeros: pages of cells never met are never touched (not resident)
+                grid = new_grid()
+                object.__setattr__(self, "_grid", grid)
         cls = np.take(grid, cell)
         new = cls == _GRID_NEW
         if new.any():
@@ -726,12 +741,15 @@ class ColourCheck:
         quick test, as clearly above the bound (``chroma_share`` x :attr:`least_chroma`)."""
         return self.chroma_share * self.least_chroma * (1.0 + 1e-5) + 1e-6
 
-    def _surely_enough(self, lab: np.ndarray, n: int, need: float) -> bool:
+    def _surely_enough(self, lab: np.ndarray, n: int, need: float, chroma: np.ndarray | None = None) -> bool:
         """Is the ``percentile``-th percentile chroma of ``n`` pixels, of which ``lab`` are
-        some, surely at least ``need``? True when more pixels than lie above the order
-        statistic just below the percentile's are clearly above ``need`` (no sorting)."""
+        some (their chroma ``chroma`` when given), surely at least ``need``? True when more
+        pixels than lie above the order statistic just below the percentile's are clearly
+        above ``need`` (no sorting)."""
         below = int(np.floor((n - 1) * self.percentile / 100.0))
-        above = np.count_nonzero(np.hypot(lab[:, 1], lab[:, 2]) > need * (1.0 + 1e-5) + 1e-6)
+        if chroma is None:
+            chroma = np.hypot(lab[:, 1], lab[:, 2])
+        above = np.count_nonzero(chroma > need * (1.0 + 1e-5) + 1e-6)
         return bool(above >= n - below + 1)
 
     def cast_distance(self, white: np.ndarray) -> float:
@@ -760,7 +778,8 @@ class ColourCheck:
 
     def problem(self, white: np.ndarray, white_code: np.ndarray,
                 region_lab: np.ndarray | Callable[[], np.ndarray],
-                sample_lab: np.ndarray | None = None, sample_of: int = 0) -> str:
+                sample_lab: np.ndarray | None = None, sample_of: int = 0,
+                sample_chroma: np.ndarray | None = None) -> str:
         """Why the frame is not a calibrated colour frame, or ``""``.
 
         Args:
@@ -773,6 +792,8 @@ class ColourCheck:
                 bound, the answer is ``""`` without ``region_lab`` (the same answer it would
                 give, only sooner).
             sample_of: ``N``, the number of pixels ``region_lab`` has (with ``sample_lab``).
+            sample_chroma: optional ``M float32``, the chroma of ``sample_lab``'s pixels when
+                the caller has it (``np.hypot(a*, b*)``, exactly): not computed again.
 
         Returns:
             ``"colour lost: ..."`` naming the fault (too dark, clipped, a cast, no colour), or
@@ -791,7 +812,7 @@ class ColourCheck:
         if self.least_chroma <= 0:
             return ""
         need = self.chroma_share * self.least_chroma
-        if sample_lab is not None and sample_of and self._surely_enough(sample_lab, sample_of, need):
+        if sample_lab is not None and sample_of and self._surely_enough(sample_lab, sample_of, need, sample_chroma):
             return ""
         if callable(region_lab):
             region_lab = region_lab()
