@@ -53,13 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--repeat", type=int, default=5, help="reads of each image for the timing")
+    ap.add_argument("--parts", action="store_true",
+                    help="also the CPU time of each part of a full read (marker detection, seats' plan, die)")
     args = ap.parse_args(argv)
+    if args.parts:
+        _parts(args.data)
     cv2.setNumThreads(1)
     truth = json.loads((args.data / "truth.json").read_text())["images"]
     reader = MonsieurReader()
     ref = reference_op_s()
     p = {"wrong": 0, "right": 0, "eligible": 0, "ambiguous": 0, "unknown": 0}
-    s = {"wrong": 0, "right": 0, "eligible": 0, "kid_right": 0, "kids": 0}
+    s = {"wrong": 0, "right": 0, "eligible": 0, "kid_right": 0, "kids": 0, "seen": 0, "seen_right": 0}
     die = {"wrong": 0, "right": 0, "eligible": 0}
     times: list[float] = []
     stream_times: list[float] = []
@@ -105,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
                 s["right"] += state != "unknown" and (state == KID) == occ
                 s["kids"] += occ
                 s["kid_right"] += occ and state == KID
+                # the seat itself at least half visible (truth: not hidden by the roof, pole,
+                # figure, other tokens or the die from this camera; its own token aside)
+                if t["seats"][k]["visibility"]["visible_fraction"] >= 0.5:
+                    s["seen"] += 1
+                    s["seen_right"] += state != "unknown" and (state == KID) == occ
         if r.die != "unknown" and r.die != t["die"]["top_colour"]:
             die["wrong"] += 1
         if t["die"]["top_face_visibility"]["visible_fraction"] > 0.9:
@@ -119,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
           f"({100 * p['right'] / max(p['eligible'], 1):.0f}%) of roof visible and outside the "
           f"{reader.seat_margin_deg:g} deg margin; ambiguous {p['ambiguous']}, unknown {p['unknown']}")
     print(f"seats: wrong {s['wrong']}, right {s['right']}/{s['eligible']} "
-          f"({100 * s['right'] / max(s['eligible'], 1):.0f}%) not under a hand; kids read {s['kid_right']}/{s['kids']}")
+          f"({100 * s['right'] / max(s['eligible'], 1):.0f}%) not under a hand; kids read {s['kid_right']}/{s['kids']}; "
+          f"of those at least half visible (not behind the roof, figure or tokens): {s['seen_right']}/{s['seen']} "
+          f"({100 * s['seen_right'] / max(s['seen'], 1):.0f}%)")
     print(f"die: wrong {die['wrong']}, right {die['right']}/{die['eligible']} (top visible)")
     print(f"load average (1 min) at start and end: {load[0]:.1f}, {load[1]:.1f} on {os.cpu_count()} cores")
     print(f"time per frame (full detection, one thread): median {med * 1e3:.1f} ms, "
@@ -134,6 +145,55 @@ def main(argv: list[str] | None = None) -> int:
     print(f"CPU time of the reading thread (time.thread_time), median: full {c * 1e3:.1f} ms, stream "
           f"{sc * 1e3:.1f} ms; reference op {ref_cpu * 1e3:.2f} ms CPU; ratios {c / ref_cpu:.1f}x, {sc / ref_cpu:.1f}x")
     return 0
+
+
+def _parts(data: Path, rounds: int = 3) -> None:
+    """Print the thread CPU time per frame of each part of a full read (``time.thread_time``
+    around the reader's own functions, medians of ``rounds`` interleaved rounds over the
+    photographs)."""
+    import companion.vision.monsieur as m
+    import companion.vision.monsieur_die as md
+
+    acc: dict[str, list[float]] = {}
+
+    def timed(obj: object, name: str, key: str) -> None:
+        f = getattr(obj, name)
+
+        def g(*a: object, **k: object) -> object:
+            t0 = time.thread_time()
+            try:
+                return f(*a, **k)
+            finally:
+                acc.setdefault(key, []).append(time.thread_time() - t0)
+        setattr(obj, name, g)
+
+    saved = [(m, "detect_markers"), (m, "_SeatPlan"), (m.MonsieurReader, "_seats"), (md.DieReader, "read")]
+    originals = [getattr(o, n) for o, n in saved]
+    for (o, n), key in zip(saved, ("marker detection", "seats' plan", "seats' reading", "die")):
+        timed(o, n, key)
+    try:
+        truth = json.loads((data / "truth.json").read_text())["images"]
+        frames = [cv2.imread(str(data / "images" / t["image"])) for t in truth]
+        reader = m.MonsieurReader()
+        whole: list[float] = []
+        per_round: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            acc.clear()
+            t0 = time.thread_time()
+            for f in frames:
+                c0 = time.thread_time()
+                reader.read(f)
+                whole.append(time.thread_time() - c0)
+            for key, v in acc.items():
+                per_round.setdefault(key, []).append(sum(v) / len(frames))
+        ref = _reference_cpu_s()
+        print(f"CPU per frame, whole read: median {statistics.median(whole) * 1e3:.1f} ms "
+              f"({statistics.median(whole) / ref:.1f}x the reference op, {ref * 1e3:.2f} ms CPU)")
+        for key, v in per_round.items():
+            print(f"  {key}: {statistics.median(v) * 1e3:.2f} ms per frame (mean over the photographs)")
+    finally:
+        for (o, n), f in zip(saved, originals):
+            setattr(o, n, f)
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ from companion.vision.registration import (
 __all__ = ["AMBIGUOUS", "EMPTY", "KID", "MonsieurReader", "MonsieurReading", "draw_overlay", "seat_margin_from_table"]
 
 AMBIGUOUS = "ambiguous"
-_PARTS = 4  # sample parts of a seat: ring, middle, head, behind (see _SeatPlan)
+_PARTS = 5  # sample parts of a seat: ring, middle, head, behind, wood around (see _SeatPlan)
 KID = "kid"
 EMPTY = "empty"
 
@@ -212,13 +212,13 @@ class _SeatPlan:
         top = z + g.kid_height_mm
         head_z = top - 3.0
         reach = g.kid_base_radius_mm + g.kid_max_offset_mm + 1.0  # a token, anywhere it may stand, + 1 mm
-        centres = np.array([g.seat_centre(k, angle) for k in range(n)])
-        offsets = (reader._ring, reader._core, reader._head, reader._behind)
-        self.planned = np.array([[len(o)] * n for o in offsets], dtype=np.float64)
-        # every sample of every seat at once: seat, part, board point, height
-        seat = np.concatenate([np.repeat(np.arange(n), len(o)) for o in offsets])
-        part = np.concatenate([np.full(n * len(o), j) for j, o in enumerate(offsets)])
-        pts = np.concatenate([(centres[:, None, :] + o[None, :, :]).reshape(-1, 2) for o in offsets])
+        a = np.radians(angle + g.seat_first_deg + g.seat_pitch_deg * np.arange(n))
+        centres = np.asarray(g.axis_mm, dtype=np.float64) + g.seat_ring_radius_mm * np.stack([np.cos(a), np.sin(a)], axis=1)
+        # every sample of every seat at once: seat, part, board point, height (the reader's
+        # layout of them, the same for every plan)
+        seat, part, off = reader._layout
+        self.planned = reader._planned
+        pts = centres[seat] + off
         zs = np.where(part == 2, head_z, z)
         px = np.empty_like(pts)
         for zz in (z, head_z):
@@ -227,29 +227,42 @@ class _SeatPlan:
         px = np.rint(px).astype(np.int64)
         ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
         c = cam.centre_mm
-        # the roof (skirt and cone inside its cylinder) and the figure hide what lies behind them
-        ok &= ~_ray_passes(c, pts, zs, g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray([g.axis_mm]), g.roof_radius_mm + 1.0)
-        ok &= ~_ray_passes(c, pts, zs, z, g.figure_top_z_mm, np.asarray([g.figure_mm]), g.figure_radius_mm + 1.0)
+        # the seat's print behind its token: the samples whose ray to the camera crosses the
+        # part of a token that is there wherever on the seat it stands (its axis within
+        # kid_max_offset_mm of the centre, less the angle's error: behind_margin_mm), up to
+        # where its head still covers that radius (a token's head is narrower than its base: up
+        # to its height less the base's radius, README: base radius 9, head radius 7.5 at 22.5);
+        # a token hides them, an empty seat shows its print there
+        core_r = g.kid_base_radius_mm - g.kid_max_offset_mm - reader.behind_margin_mm
+        sure_top = z + g.kid_height_mm - g.kid_base_radius_mm
+        # (each test on the samples still kept, the cheapest first)
+        back = np.flatnonzero(ok & (part == 3))
+        ok[back] = _ray_passes(c, pts[back], zs[back], z, sure_top, centres[seat[back]], core_r)
         # a token on its own seat may hide a ring; a middle or a head only another seat's
         # token; only the two neighbours' can (the next ones are 85 mm away, beyond a token's
         # height times any tilt)
-        ring = part == 0
-        ok[ring] &= ~_ray_passes(c, pts[ring], zs[ring], z, top, centres[seat[ring]][:, None, :], reach, each=True)[:, 0]
-        # the seat's print behind its token: the samples whose ray to the camera crosses the
-        # part of a token that is there wherever on the seat it stands (its axis within
-        # kid_max_offset_mm of the centre: the cylinder of the base radius less that offset, up
-        # to where its head's sphere still covers that radius); a token hides them, an empty seat
-        # shows its print there
-        back = part == 3
-        # (a token's top is a head narrower than its base: up to its height less the base's
-        # radius the core cylinder is inside it, README: base radius 9, head radius 7.5 at 22.5)
-        core_r = g.kid_base_radius_mm - g.kid_max_offset_mm - reader.behind_margin_mm
-        sure_top = z + g.kid_height_mm - g.kid_base_radius_mm
-        ok[back] &= _ray_passes(c, pts[back], zs[back], z, sure_top, centres[seat[back]][:, None, :], core_r, each=True)[:, 0]
-        ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat - 1) % n][:, None, :], reach, each=True)[:, 0]
-        ok &= ~_ray_passes(c, pts, zs, z, top, centres[(seat + 1) % n][:, None, :], reach, each=True)[:, 0]
+        # the wood around a seat: on the disc's top, off every seat's print
+        wood = np.flatnonzero(ok & (part == 4))
+        near = np.hypot(pts[wood, 0] - g.axis_mm[0], pts[wood, 1] - g.axis_mm[1]) <= g.disc_radius_mm - 1.5
+        for step in (-1, 1):
+            other = centres[(seat[wood] + step) % n]
+            near &= np.hypot(pts[wood, 0] - other[:, 0], pts[wood, 1] - other[:, 1]) >= g.seat_diameter_mm / 2.0 + 1.5
+        ok[wood] = near
+        ring = np.flatnonzero(ok & ((part == 0) | (part == 4)))
+        ok[ring] = ~_ray_passes(c, pts[ring], zs[ring], z, top, centres[seat[ring]], reach)
+        for step in (-1, 1):
+            i = np.flatnonzero(ok)
+            ok[i] = ~_ray_passes(c, pts[i], zs[i], z, top, centres[(seat[i] + step) % n], reach)
+        # the roof (skirt and cone inside its cylinder) and the figure hide what lies behind them
+        i = np.flatnonzero(ok)
+        ok[i] = ~_ray_passes(c, pts[i], zs[i], g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm),
+                             g.roof_radius_mm + 1.0)
+        i = np.flatnonzero(ok)
+        ok[i] = ~_ray_passes(c, pts[i], zs[i], z, g.figure_top_z_mm, np.asarray(g.figure_mm), g.figure_radius_mm + 1.0)
         self.idx = px[ok, 1] * w + px[ok, 0]
         self.seg = (_PARTS * seat + part)[ok]
+        #: per sample, its sector (0-7) of the wood around its seat (-1 for other parts)
+        self.sector = np.where(part == 4, reader._layout_sector, -1)[ok]
         seat = seat[ok]
         self.unit = reader._print_unit[seat]
         self.print_cl = reader._print_cl[seat]
@@ -260,30 +273,49 @@ class _SeatPlan:
         self.shape = tuple(shape[:2])
 
 
-def _ray_passes(camera_mm: np.ndarray, pts: np.ndarray, z: np.ndarray, z_lo: float, z_hi: float,
-                centres: np.ndarray, radius: float, each: bool = False) -> np.ndarray:
-    """Do the rays from points (``N x 2`` mm at heights ``z``, ``N``) to the camera's centre
-    (``3`` mm) pass within ``radius`` mm of a vertical axis through one of ``centres``
-    (``M x 2``, or ``N x M x 2``: each point its own) between heights ``z_lo`` and ``z_hi``?
-    ``N`` bool, or ``N x M`` with ``each``.
+def _group_median(key: np.ndarray, values: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """The median of ``values`` (``N`` float) in each group ``key`` (``N`` int, 0 to
+    ``n_keys - 1``): ``n_keys`` float64 (NaN for an empty group) and the groups' counts
+    (``n_keys`` int). One sort for all groups."""
+    out = np.full(n_keys, np.nan)
+    count = np.bincount(key, minlength=n_keys)[:n_keys]
+    if len(key) == 0:
+        return out, count
+    order = np.lexsort((values, key))
+    v = np.asarray(values, dtype=np.float64)[order]
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    has = count > 0
+    lo = start + (count - 1) // 2
+    hi = start + count // 2
+    out[has] = 0.5 * (v[lo[has]] + v[hi[has]])
+    return out, count
 
-    The ray's part between the two heights is a segment in plan view; its nearest point to each
-    centre decides (exact for a vertical cylinder)."""
-    zc = camera_mm[2]
+
+def _ray_passes(camera_mm: np.ndarray, pts: np.ndarray, z: np.ndarray, z_lo: float, z_hi: float,
+                centres: np.ndarray, radius: float) -> np.ndarray:
+    """Do the rays from points (``N x 2`` mm at heights ``z``, ``N``) to the camera's centre
+    (``3`` mm) pass within ``radius`` mm of a vertical axis through ``centres`` (``2``: one
+    for all, or ``N x 2``: each point its own) between heights ``z_lo`` and ``z_hi``? ``N`` bool.
+
+    The ray's part between the two heights is a segment in plan view; its nearest point to the
+    centre decides (exact for a vertical cylinder). One-dimensional arrays throughout (the
+    seats' plan makes several such tests of every sample)."""
+    zc = float(camera_mm[2])
     zz = np.asarray(z, dtype=np.float64)
-    lo = np.clip((np.maximum(z_lo, zz) - zz) / np.maximum(zc - zz, 1e-6), 0.0, 1.0)
-    hi = np.clip((z_hi - zz) / np.maximum(zc - zz, 1e-6), 0.0, 1.0)
-    toward = camera_mm[:2] - pts
-    a = pts + lo[:, None] * toward
-    ab = (hi - lo)[:, None] * toward
-    cen = centres if centres.ndim == 3 else centres[None, :, :]  # M x 2 for all, or N x M x 2 per point
-    rel = cen - a[:, None, :]  # N x M x 2
-    norm = np.maximum((ab * ab).sum(axis=1), 1e-12)
-    t = np.clip((rel * ab[:, None, :]).sum(axis=2) / norm[:, None], 0.0, 1.0)
-    d = rel - t[:, :, None] * ab[:, None, :]
-    hit = (d * d).sum(axis=2) <= radius * radius
-    hit &= (hi > lo)[:, None]
-    return hit if each else hit.any(axis=1)
+    span = np.maximum(zc - zz, 1e-6)
+    lo = np.clip((np.maximum(z_lo, zz) - zz) / span, 0.0, 1.0)
+    hi = np.clip((z_hi - zz) / span, 0.0, 1.0)
+    tx = camera_mm[0] - pts[:, 0]
+    ty = camera_mm[1] - pts[:, 1]
+    cen = np.asarray(centres, dtype=np.float64)
+    cx, cy = (cen[0], cen[1]) if cen.ndim == 1 else (cen[:, 0], cen[:, 1])
+    rx = cx - (pts[:, 0] + lo * tx)
+    ry = cy - (pts[:, 1] + lo * ty)
+    w = hi - lo
+    bx, by = w * tx, w * ty
+    t = np.clip((rx * bx + ry * by) / np.maximum(bx * bx + by * by, 1e-12), 0.0, 1.0)
+    dx, dy = rx - t * bx, ry - t * by
+    return (dx * dx + dy * dy <= radius * radius) & (w > 0)
 
 
 class MonsieurReader:
@@ -336,8 +368,8 @@ class MonsieurReader:
                  core_mm: float = 3.5, kid_lightness: float = 35.0, kid_chromaticity: float = 0.6,
                  min_visible: float = 0.6, min_own_ring: float = 0.75, print_share: float = 0.45,
                  hue_tolerance_deg: float = 35.0, dark_lightness: float = 36.0, max_ring_pale: float = 0.05, frozen_s: float = 3.0,
-                 min_behind: int = 12, behind_print: float = 0.6, max_ring_pale_behind: float = 0.15,
-                 token_margin: float = 1.4,
+                 min_behind: int = 8, behind_print: float = 0.6, max_ring_pale_behind: float = 0.15,
+                 token_margin: float = 1.4, glare_share: float = 0.7,
                  die: DieReader | None = None):
         self.geometry = g = geometry if geometry is not None else MonsieurGeometry.load()
         self.seat_margin_deg = float(seat_margin_deg)
@@ -352,6 +384,8 @@ class MonsieurReader:
         self.dark_lightness = float(dark_lightness)
         self.max_ring_pale = float(max_ring_pale)
         self.min_behind = int(min_behind)
+        self.glare_share = float(glare_share)
+        self.glare_lighter = 5.0
         #: the carousel angle's error (2 degrees at the seats' 85 mm: 3 mm) less than this: the
         #: samples behind a token are planned this much inside the token's sure part
         self.behind_margin_mm = 3.0
@@ -362,13 +396,24 @@ class MonsieurReader:
         self._core = _disc(core_mm, step=0.7)
         self._head = _disc(3.5, step=0.7)
         # the seat's print beyond its glyph (half of glyph_mm across, + 1.5 mm) to the ring's edge
-        self._behind = _disc(g.seat_diameter_mm / 2.0 - self.ring_edge_mm, inner=g.glyph_mm / 2.0 + 1.5, step=0.8)
+        # the disc's wood around the seat, in 8 sectors (a glossy print's glare shows there)
+        self._wood = _disc(g.seat_diameter_mm / 2.0 + 6.0, inner=g.seat_diameter_mm / 2.0 + 2.0, step=1.5)
+        self._wood_sector = (np.floor((np.degrees(np.arctan2(self._wood[:, 1], self._wood[:, 0])) % 360.0) / 45.0)).astype(np.int64)
+        self._behind = _disc(g.seat_diameter_mm / 2.0 - self.ring_edge_mm, inner=g.glyph_mm / 2.0 + 1.5, step=1.2)
         self._ring = _disc(g.seat_diameter_mm / 2.0 - self.ring_edge_mm, inner=12.0)
         half = g.marker_size_mm / 2.0 + (g.marker_paper_mm - g.marker_size_mm) / 4.0
         u = np.arange(-half, half + 1e-9, 1.0)
         xx, yy = np.meshgrid(u, u)
         sq = np.stack([xx.ravel(), yy.ravel()], axis=1)
         self._paper = sq[np.abs(sq).max(axis=1) >= half - 0.5]
+        offsets = (self._ring, self._core, self._head, self._behind, self._wood)
+        n = g.n_seats
+        self._planned = np.array([[len(o)] * n for o in offsets], dtype=np.float64)
+        self._layout = (np.concatenate([np.repeat(np.arange(n), len(o)) for o in offsets]),
+                        np.concatenate([np.full(n * len(o), j) for j, o in enumerate(offsets)]),
+                        np.concatenate([np.tile(o, (n, 1)) for o in offsets]))
+        self._layout_sector = np.concatenate([np.tile(self._wood_sector, n) if o is self._wood else np.full(n * len(o), -1)
+                                              for o in offsets])
         names = tuple(g.print_srgb)
         self.references = ColourReferences(names, np.array([_lab_of_print(g.print_srgb[n], g.paper_srgb) for n in names]))
         self.colour_check = ColourCheck(self.references)
@@ -560,6 +605,35 @@ class MonsieurReader:
         on every neighbour: the samples one could hide are not planned)."""
         return self._seats_pass(plan, pix, lab, np.ones(len(plan.seg), dtype=bool))
 
+    def _glare(self, plan: _SeatPlan, seg: np.ndarray, chroma: np.ndarray, light: np.ndarray,
+               clipped: np.ndarray) -> np.ndarray:
+        """Per seat (``12`` bool): does a glossy print's glare reach it? The reflection adds the
+        lamp's white to everything under it, so the disc's wood there is less saturated (chroma
+        / lightness) than elsewhere on the disc, where shading alone keeps the ratio. The wood
+        around each seat is read in 8 sectors (their medians, 5 samples or more); a sector
+        under ``glare_share`` of the median sector's ratio and lighter than the median sector
+        by ``glare_lighter`` (L*; clipped pixels count as white) is glare. A seat with fewer
+        than 3 sectors seen, or a disc with fewer than 6, cannot be cleared."""
+        n = self.geometry.n_seats
+        P = _PARTS
+        wood = plan.sector >= 0
+        key = (seg[wood] // P) * 8 + plan.sector[wood]
+        ratio = np.where(clipped[wood], 0.0, chroma[wood] / np.maximum(light[wood], 1.0))
+        lit = np.where(clipped[wood], 100.0, light[wood])
+        med, cnt = _group_median(key, ratio, n * 8)
+        med_l = _group_median(key, lit, n * 8)[0]
+        med = np.where(cnt >= 5, med, np.nan).reshape(n, 8)
+        med_l = med_l.reshape(n, 8)
+        seen = np.isfinite(med)
+        if seen.sum() < 6:
+            return np.ones(n, dtype=bool)
+        ref = float(np.median(med[seen]))
+        ref_l = float(np.median(med_l[seen]))
+        # (glare adds light: a less saturated sector that is no lighter than the disc's wood is
+        # a shadow under another light's colour, not glare)
+        low = np.where(seen, (med < self.glare_share * ref) & (med_l >= ref_l + self.glare_lighter), False)
+        return low.any(axis=1) | (seen.sum(axis=1) < 3)
+
     def _seats_pass(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray, use: np.ndarray) -> tuple[str, ...]:
         """One pass of :meth:`_seats` on the samples where ``use`` (``N`` bool) is set."""
         n = self.geometry.n_seats
@@ -578,12 +652,9 @@ class MonsieurReader:
         segs = P * n
         count = np.bincount(seg, minlength=segs + 1).astype(np.float64)
         # the seat's local light: the median lightness of its ring's print pixels
-        ring_light = np.full(n, np.nan)
         print_n = np.bincount(seg, weights=is_print, minlength=segs + 1)
-        for k in range(n):
-            sel = (seg == P * k) & is_print
-            if sel.any():
-                ring_light[k] = float(np.median(light[sel]))
+        sel = (seg % P == 0) & is_print & (seg < segs)
+        ring_light = _group_median(seg[sel] // P, light[sel], n)[0]
         # each pixel's lightness as it would be under the light of its seat's print (the ring's
         # print lightness stands for the calibrated print's): a glyph is dark, a token light
         rel = light * (plan.print_l / ring_light[np.minimum(seg // P, n - 1)])
@@ -593,16 +664,16 @@ class MonsieurReader:
         # lightness as chroma; shading keeps the ratio): a middle whose light pale pixels are
         # grey (their median chroma / lightness under half that; noise scatters single
         # pixels) is a glyph or a shadow under a glossy print's glare, not a token
-        grey = np.zeros(n, dtype=bool)
         ratio = chroma / np.maximum(light, 1.0)
-        for k in range(n):
-            sel = (seg == P * k + 1) & bright
-            grey[k] = bool(sel.any()) and float(np.median(ratio[sel])) < self._kid_min_cl
+        sel = (seg % P == 1) & bright & (seg < segs)
+        grey_med = _group_median(seg[sel] // P, ratio[sel], n)[0]
+        grey = np.isfinite(grey_med) & (grey_med < self._kid_min_cl)
         dark_n = np.bincount(seg, weights=dark, minlength=segs + 1)
         bright_n = np.bincount(seg, weights=bright, minlength=segs + 1)
         pale_n = np.bincount(seg, weights=pale, minlength=segs + 1)
         strict_n = np.bincount(seg, weights=strict, minlength=segs + 1)
         clip_n = np.bincount(seg, weights=clipped, minlength=segs + 1)
+        glare = self._glare(plan, seg, chroma, light, clipped)
         out = []
         why = []
         for k in range(n):
@@ -650,7 +721,7 @@ class MonsieurReader:
                             and head_bright >= 0.7 and core_print <= 0.2
                             and ring_pale <= self.max_ring_pale_behind and not grey[k])
             empty = bare or no_token or shows_behind
-            kid = token or hides_behind
+            kid = (token or hides_behind) and not glare[k]
             if empty and not kid and not (behind_seen and behind_any_print <= 0.05):
                 out.append(EMPTY)
             elif kid and not empty:

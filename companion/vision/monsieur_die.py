@@ -414,6 +414,8 @@ class DieReader:
             mine = sub == other
             if sun_sub is not None:
                 mine &= ~sun_sub
+            if int(np.count_nonzero(mine)) < self.second_face * area:  # an opening only removes pixels
+                continue
             binary = cv2.morphologyEx(mine.astype(np.uint8), cv2.MORPH_OPEN, kernel)
             if int(binary.sum()) < self.second_face * area:
                 continue
@@ -455,7 +457,10 @@ class DieReader:
                                       (round((x1 - x0) * cs), round((y1 - y0) * cs)), circles)
         side_c = z * cs
         windows = []
+        present = np.bincount(coarse[coarse >= 0].ravel(), minlength=len(self.colours))
         for k in range(len(self.colours)):
+            if present[k] < 0.3 * side_c * side_c:  # not one top's worth of this colour anywhere
+                continue
             n, _comp, stats, _ = cv2.connectedComponentsWithStats((coarse == k).astype(np.uint8), connectivity=8)
             areas = stats[:, cv2.CC_STAT_AREA]
             for j in np.flatnonzero((areas >= 0.3 * side_c * side_c) & (areas <= 4.0 * side_c * side_c)):

@@ -656,7 +656,9 @@ class MonsieurRenderer:
             off = np.random.default_rng([k, 7]).uniform(-1, 1, 2) * g.kid_max_offset_mm / 1.5
             c = g.seat_centre(k, angle) + off
             col = self.kid_bgr[kid]
-            items.append((depth([c[0], c[1], top + 15]), lambda c=c, col=col: self._kid(img, rot, t, cam_c, c, col, lamp)))
+            seat_col = self.print_bgr[g.seat_colours[k]]
+            items.append((depth([c[0], c[1], top + 15]),
+                          lambda c=c, col=col, sc=seat_col: self._kid(img, rot, t, cam_c, c, col, lamp, sc)))
         items.append((depth([ax[0], ax[1], 60.0]), lambda: self._roof(img, rot, t, cam_c, angle, lamp)))
         fig = g.figure_mm
         items.append((depth([fig[0], fig[1], 40.0]), lambda: self._figure(img, rot, t, cam_c, lamp)))
@@ -665,11 +667,28 @@ class MonsieurRenderer:
         for _, draw in sorted(items, key=lambda it: -it[0]):
             draw()
 
-    def _kid(self, img, rot, t, cam_c, c, col, lamp) -> None:
+    def _kid(self, img, rot, t, cam_c, c, col, lamp, seat_bgr=None) -> None:
+        """A kid token (base, head) at ``c`` on the disc; with ``seat_bgr`` (its seat's print,
+        BGR) the light the print throws back tints the base's lower part (interreflection, as
+        the path-traced photographs show: a pastel token on a seat of its own hue takes the
+        print's colour near its foot): its linear colour times ``1 - b + b * print`` with b
+        falling from 0.35 at the disc to 0 at 8 mm up."""
         g = self.geometry
         top = g.disc_top_z_mm
         r = g.kid_base_radius_mm
-        self._cylinder(img, rot, t, cam_c, c, r, r * 7.5 / 9.0, top, top + 19.0, col, lamp, n=20)
+        r_top = r * 7.5 / 9.0
+        low = 0.0
+        if seat_bgr is not None:
+            tok = _lin(col)
+            pr = _lin(seat_bgr)
+            for i, b in enumerate((0.35, 0.22, 0.1)):
+                h0, h1 = 8.0 * i / 3.0, 8.0 * (i + 1) / 3.0  # mm above the disc
+                tinted = tok * (1.0 - b + b * pr)
+                bgr = tuple(float(v) for v in np.clip(tinted, 0.0, 1.0) ** (1 / 2.2) * 255.0)
+                self._cylinder(img, rot, t, cam_c, c, r + (r_top - r) * h0 / 19.0, r + (r_top - r) * h1 / 19.0,
+                               top + h0, top + h1, bgr, lamp, n=20)
+            low = 8.0
+        self._cylinder(img, rot, t, cam_c, c, r + (r_top - r) * low / 19.0, r_top, top + low, top + 19.0, col, lamp, n=20)
         self._sphere(img, rot, t, [c[0], c[1], top + 22.5], 7.5, col, lamp)
 
     def _roof(self, img, rot, t, cam_c, angle: float, lamp) -> None:
