@@ -179,7 +179,6 @@ def _parts(data: Path, rounds: int = 3) -> None:
         per_round: dict[str, list[float]] = {}
         for _ in range(rounds):
             acc.clear()
-            t0 = time.thread_time()
             for f in frames:
                 c0 = time.thread_time()
                 reader.read(f)

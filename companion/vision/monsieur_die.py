@@ -255,10 +255,12 @@ class DieReader:
 
     def _beyond_far_edge(self, ab: np.ndarray, k: int, px: float, py: float, rw: float, rh: float, rect_deg: float,
                          toward: np.ndarray, scale: float, top_ab: np.ndarray, all_sides: bool,
-                         sun: np.ndarray | None = None) -> str:
+                         sun: np.ndarray | None = None, strip_px: float = 0.0) -> str:
         """Does a saturated colour other than the top's lie just beyond the top candidate's edge
-        away from the camera's foot (``toward``: unit vector to it, warped pixels; with
-        ``all_sides``, beyond any edge)?
+        that does not face the camera's foot (``toward``: unit vector to it, warped pixels; the
+        cosine of the edge's outward normal with it at most 0.35: beyond the others a flat die's
+        side faces show), or with ``all_sides`` beyond any edge? Beyond an edge that faces the foot the band starts past the strip where a flat
+        die's side face shows (``strip_px`` times the edge's facing).
 
         A flat die's top is its highest face: beyond its far edge the camera sees the board
         (pale print, a shadow). A die on its edge shows its face tilted towards the camera as the
@@ -293,9 +295,13 @@ class DieReader:
         lo, hi = self.band_mm[0] * scale, self.band_mm[1] * scale
         for n, t, half, length in ((u, v, rw / 2.0, rh / 2.0), (-u, v, rw / 2.0, rh / 2.0),
                                    (v, u, rh / 2.0, rw / 2.0), (-v, u, rh / 2.0, rw / 2.0)):
-            if not all_sides and float(n @ toward) > -0.5:  # only the edges facing away from the foot
-                continue
-            out = rel @ n - half
+            facing = float(n @ toward)
+            if not all_sides and facing > 0.35:
+                continue  # the edges facing away from the foot (no side face shows beyond them), and across the view (its strip thin)
+            # a flat die's side face under this edge shows beyond it on the top's plane, as a
+            # strip ``side_strip`` times how much the edge faces the camera's foot
+            shown = max(facing, 0.0) * strip_px
+            out = rel @ n - half - shown
             along = np.abs(rel @ t) <= 0.8 * length
             band = (out >= lo) & (out <= hi) & along & fin
             beyond = (out > hi + scale) & (out <= hi + 7.0 * scale) & along & fin
@@ -461,7 +467,7 @@ class DieReader:
         for k in range(len(self.colours)):
             if present[k] < 0.3 * side_c * side_c:  # not one top's worth of this colour anywhere
                 continue
-            n, _comp, stats, _ = cv2.connectedComponentsWithStats((coarse == k).astype(np.uint8), connectivity=8)
+            _n, _comp, stats, _ = cv2.connectedComponentsWithStats((coarse == k).astype(np.uint8), connectivity=8)
             areas = stats[:, cv2.CC_STAT_AREA]
             for j in np.flatnonzero((areas >= 0.3 * side_c * side_c) & (areas <= 4.0 * side_c * side_c)):
                 if j == 0:
@@ -539,7 +545,7 @@ class DieReader:
                     second = self._second_face(labels, k, px, py, side, float(areas[j]), toward, on_sun, strip, sun)
                     if second == "":
                         second = self._beyond_far_edge(ab, k, px, py, rw, rh, rect_deg, toward, s, top_ab,
-                                                       strip < 0.25 * side, sun)
+                                                       strip < 0.25 * side, sun, strip)
                     if second == "edge":
                         edge_seen = True
                         continue
