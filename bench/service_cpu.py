@@ -26,10 +26,18 @@ The measured figures are CPU seconds / wall seconds of the service process over 
 100 % = one core, and the process's peak resident memory (``VmHWM``). Target: under 30 % of
 one core (issue 15: the Carrousel camera at 30 frames/s under 15 %, peak memory under 80 MB).
 The reference operation (one
-``cv2.cvtColor`` BGR -> Lab of a 640 x 480 frame) is timed in the same run; the CPU of the
-bench's own fake Pico thread is not counted (it is another process).
+``cv2.cvtColor`` BGR -> Lab of a 640 x 480 frame) is timed in the same run (CPU time of the
+thread, as the service's is CPU time), by the service's own interpreter (``--companion``'s
+virtual environment); the CPU of the bench's own fake Pico
+thread is not counted (it is another process).
+
+Bytecode: an installed service loads its modules' cached bytecode, so the services run with a
+bytecode cache of their own (``PYTHONPYCACHEPREFIX`` in the run's temporary folder, the working
+tree left alone), filled by a first, unreported run of the first game; ``--no-bytecode``:
+``PYTHONDONTWRITEBYTECODE=1`` and no cache (every module compiled at start).
 
     .venv/bin/python bench/service_cpu.py [--window-s 20] [--warmup-s 4] [--games ...]
+        [--companion .ci/.venv-pi-stack/bin/companion] [--no-bytecode]
 """
 
 from __future__ import annotations
@@ -46,11 +54,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import cv2  # noqa: E402
-import numpy as np  # noqa: E402
+import cv2
+import numpy as np
 
-from bench._common import machine  # noqa: E402
-from bench._common import reference_op_s  # noqa: E402
+from bench._common import machine
 
 FPS = 30.0
 COMPANION = ROOT / ".venv" / "bin" / "companion"
@@ -150,15 +157,38 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def service_env(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
+    """The services' environment: a bytecode cache in ``tmp`` (or none with ``--no-bytecode``)."""
+    env = dict(os.environ)
+    if args.no_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(tmp / "bytecode")
+    return env
+
+
+def reference_op_of(companion: Path) -> float:
+    """CPU seconds (of the thread) of the reference operation (bench/_common.py), timed by
+    ``companion``'s interpreter (the ``python`` beside it: the same OpenCV and numpy as the
+    service), as the service's CPU time is counted."""
+    python = companion.parent / "python"
+    code = "import time; from bench._common import reference_op_s; print(reference_op_s(clock=time.thread_time))"
+    out = subprocess.run([str(python), "-c", code],
+                         cwd=ROOT, capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
 def measure(name: str, game: str, config: Path, args: argparse.Namespace, entry: dict[str, Any] | None,
-            log: Path) -> dict[str, Any]:
+            log: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one service, return its CPU share over the window."""
     from companion.sources.entries import request, socket_path_for
 
-    cmd = [str(COMPANION), "run", "--config", str(config), "--game", game, "--table", "hardware", "--new",
+    cmd = [str(args.companion), "run", "--config", str(config), "--game", game, "--table", "hardware", "--new",
            "--next-game", "exit"]
     with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         try:
             journal = Path(config.parent / "journal.db")
             socket = socket_path_for(journal)
@@ -197,6 +227,15 @@ def measure(name: str, game: str, config: Path, args: argparse.Namespace, entry:
             "console_lines": len(text.splitlines()), "tail": text.splitlines()[-3:]}
 
 
+def warm_up(game: str, tmp: Path, args: argparse.Namespace, entry: dict[str, Any] | None, env: dict[str, str],
+            **sections: dict[str, Any]) -> None:
+    """A short, unreported run of ``game``'s service (its own folder): fills the bytecode cache."""
+    run_dir = tmp / "warm-up"
+    run_dir.mkdir()
+    short = argparse.Namespace(**{**vars(args), "warmup_s": 1.0, "window_s": 1.0})
+    measure("warm-up", game, write_config(run_dir, **sections), short, entry, run_dir / "companion.log", env)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--window-s", type=float, default=20.0)
@@ -204,15 +243,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", nargs="*", default=["carrousel", "carnival", "monsieur-carrousel", "carrossel"])
     ap.add_argument("--periods", nargs="*", type=float, default=[1 / 30, 0.1],
                     help="[camera] frame_period_s values for the camera games")
+    ap.add_argument("--companion", type=Path, default=COMPANION,
+                    help="the companion command to run (default %(default)s; the Pi's stack: "
+                         ".ci/.venv-pi-stack/bin/companion)")
+    ap.add_argument("--no-bytecode", action="store_true", help="compile the modules at every start")
     args = ap.parse_args(argv)
     from tests.dice_video import TRAY
     from tests.real_table import RunningPico
 
-    ref_before = reference_op_s()
+    ref_before = reference_op_of(args.companion)
     results = []
     seconds = args.warmup_s + args.window_s + 4.0  # of video, read at 30 fps at most
+    load0 = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        env = service_env(args, tmp)
+        warm = not args.no_bytecode  # the first service run fills the bytecode cache, unreported
         for game in args.games:
             if game in ("carrousel", "carnival"):
                 video = tmp / f"{game}.avi"
@@ -232,8 +278,11 @@ def main(argv: list[str] | None = None) -> int:
                         entry = {"type": "game_start", "game": "carnival", "players": ["Ana", "Ben"],
                                  "discard": ["carousel:seats", "swings:lights"]}
                     config = write_config(run_dir, camera=camera, **extra)
+                    if warm:
+                        warm = False
+                        warm_up(game, tmp, args, entry, env, camera=camera, **extra)
                     r = measure(f"{game}, camera at {1 / period:.0f} frames/s", game, config, args, entry,
-                                run_dir / "companion.log")
+                                run_dir / "companion.log", env)
                     results.append(r)
                     print(f"  {r['name']}: {r['cpu'] * 100:.1f} % of one core; console: {r['console_lines']} lines, "
                           f"last: {r['tail']}", flush=True)
@@ -246,17 +295,27 @@ def main(argv: list[str] | None = None) -> int:
                                           encoder={"backend": "pico", "port": pico.port, "index": True})
                     entry = ({"type": "game_start", "game": "carrossel", "players": ["Ana", "Ben"], "seed": 3}
                              if game == "carrossel" else None)
+                    if warm:
+                        warm = False
+                        warm_up(game, tmp, args, entry, env, players={"names": ["Ana", "Ben"]},
+                                encoder={"backend": "pico", "port": pico.port, "index": True})
                     r = measure(f"{game}, encoder at rest (100 Hz heartbeat)", game, config, args, entry,
-                                run_dir / "companion.log")
+                                run_dir / "companion.log", env)
                 finally:
                     pico.close()
                 results.append(r)
                 print(f"  {r['name']}: {r['cpu'] * 100:.1f} % of one core", flush=True)
-    ref_after = reference_op_s()
+    ref_after = reference_op_of(args.companion)
     ref_s = (ref_before + ref_after) / 2
-    print(f"machine: {machine()}")
-    print(f"OpenCV {cv2.__version__}, numpy {np.__version__}")
-    print(f"reference op (cvtColor BGR->Lab 640x480): {ref_before * 1e6:.0f} us before, {ref_after * 1e6:.0f} us after")
+    load1 = os.getloadavg()
+    python = args.companion.parent / "python"
+    versions = subprocess.run([str(python), "-c", "import cv2, numpy; print(cv2.__version__, numpy.__version__)"],
+                              capture_output=True, text=True, check=True).stdout.split()
+    print(f"machine: {machine()}; load average {load0[0]:.1f} before, {load1[0]:.1f} after")
+    print(f"{args.companion}: OpenCV {versions[0]}, numpy {versions[1]}; "
+          f"{'no bytecode cache' if args.no_bytecode else 'bytecode cached'}")
+    print(f"reference op (cvtColor BGR->Lab 640x480, CPU time): {ref_before * 1e6:.0f} us before, "
+          f"{ref_after * 1e6:.0f} us after")
     print(f"window {args.window_s:g} s after {args.warmup_s:g} s; CPU of the service process / wall time:")
     worst = 0.0
     for r in results:
