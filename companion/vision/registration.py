@@ -93,6 +93,10 @@ def _detector(name: str, window: bool = False) -> cv2.aruco.ArucoDetector:
 #: a card) are not looked at again.
 MAX_MARKER_PERIMETER_RATE = 0.6
 
+#: :meth:`Registrar.register_near` first looks this far (pixels) around a marker's last place: a
+#: marker taken from there lies 12 px inside, so it may have moved 8 px (a still camera's: 0-1)
+_NEAR_TIGHT_PX = 20
+
 
 class MarkerFinder:
     """ArUco detection in the whole frame at the cost of a half-size pass and a few windows, with
@@ -429,6 +433,9 @@ class Registrar:
             self.layout[int(mid)] = arr
         if not self.layout:
             raise RegistrationError("the marker layout is empty")
+        every = np.concatenate(list(self.layout.values()))
+        self._extent = np.maximum(np.ptp(every, axis=0), 1e-9)
+        self._boards: dict[tuple[int, ...], np.ndarray] = {}
         self.dictionary_name = dictionary_name
         self.min_markers = max(1, int(min_markers))
         #: the full detection (:class:`MarkerFinder`: a half-size pass, then the full detector in
@@ -496,8 +503,7 @@ class Registrar:
         """The markers used must span at least ``min_spread`` of the layout in x and in y: two
         markers on one edge fit their own corners well and the far side of the board badly."""
         used = np.concatenate([self.layout[i] for i in ids])
-        every = np.concatenate(list(self.layout.values()))
-        span = np.ptp(used, axis=0) / np.maximum(np.ptp(every, axis=0), 1e-9)
+        span = np.ptp(used, axis=0) / self._extent
         return bool(np.all(span >= self.min_spread))
 
     def _fit(self, known: Mapping[int, np.ndarray]) -> Registration | None:
@@ -505,17 +511,20 @@ class Registrar:
         detected = known
         if self.lens is not None:
             known = {i: undistort(c, *self.lens) for i, c in known.items()}
-        board = np.concatenate([self.layout[i] for i in ids]).astype(np.float64)
+        key = tuple(ids)
+        board = self._boards.get(key)
+        if board is None:
+            board = self._boards[key] = np.concatenate([self.layout[i] for i in ids]).astype(np.float64)
         image = np.concatenate([known[i] for i in ids]).astype(np.float64)
         if len(ids) >= 3:
             h, mask = cv2.findHomography(board, image, cv2.RANSAC, 4.0)
             if h is not None and mask is not None:
                 keep = mask.reshape(-1, 4).all(axis=1)
-                ids = [i for i, k in zip(ids, keep) if k]
-                if len(ids) < self.min_markers:
-                    return None
-                board = np.concatenate([self.layout[i] for i in ids])
-                image = np.concatenate([known[i] for i in ids]).astype(np.float64)
+                if not keep.all():
+                    ids = [i for i, k in zip(ids, keep) if k]
+                    if len(ids) < self.min_markers:
+                        return None
+                    board, image = board[np.repeat(keep, 4)], image[np.repeat(keep, 4)]
         if not self._spread_ok(ids):
             return None
         h, _ = cv2.findHomography(board, image, 0)
@@ -656,16 +665,30 @@ class Registrar:
         ids = list(self.layout)
         # every marker's corners projected at once; each window's bounds in whole pixels
         corners = previous.to_image(np.concatenate([self.layout[i] for i in ids])).reshape(-1, 4, 2)
-        lo = np.floor(corners.min(axis=1)).astype(int) - margin_px
-        hi = np.ceil(corners.max(axis=1)).astype(int) + margin_px
-        for mid, (x0, y0), (x1, y1) in zip(ids, lo.tolist(), hi.tolist()):
-            x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
-            if x1 - x0 < 16 or y1 - y0 < 16:
-                continue
-            crop = _grey(frame[y0:y1, x0:x1])  # only the window is converted (a view, no copy)
-            for i, corners in detect_markers(crop, detector=self._window_detector).items():
-                if i == mid:
-                    found[i] = corners + np.array([x0, y0], dtype=np.float32)
+        lo = np.floor(corners.min(axis=1)).astype(int)
+        hi = np.ceil(corners.max(axis=1)).astype(int)
+        # first a tight window (a still camera's markers have not moved: a third of the pixels),
+        # a marker taken from it only 12 px inside it (the 23 px threshold window's half and a
+        # pixel: the pixels around it are then the wide window's); then the wide window
+        tight = min(int(margin_px), _NEAR_TIGHT_PX)
+        for margin in dict.fromkeys((tight, int(margin_px))):
+            for k, mid in enumerate(ids):
+                if mid in found:
+                    continue
+                x0, y0 = max(lo[k, 0] - margin, 0), max(lo[k, 1] - margin, 0)
+                x1, y1 = min(hi[k, 0] + margin, w), min(hi[k, 1] + margin, h)
+                if x1 - x0 < 16 or y1 - y0 < 16:
+                    continue
+                crop = _grey(frame[y0:y1, x0:x1])  # only the window is converted (a view, no copy)
+                c = detect_markers(crop, detector=self._window_detector).get(mid)
+                if c is None:
+                    continue
+                if margin < margin_px:
+                    (cx0, cy0), (cx1, cy1) = c.min(axis=0).tolist(), c.max(axis=0).tolist()
+                    if ((x0 > 0 and cx0 < 12) or (y0 > 0 and cy0 < 12) or (x1 < w and cx1 > x1 - x0 - 13)
+                            or (y1 < h and cy1 > y1 - y0 - 13)):
+                        continue
+                found[mid] = c + np.array([x0, y0], dtype=np.float32)
         self.detections += 1
         if len(found) < self.min_markers:
             return None
