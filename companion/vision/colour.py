@@ -344,16 +344,25 @@ class RegionClassifier:
         # argmin (the first of equals) is faster on a few pixels, the masked minimum on many
         best = dt.argmin(axis=0) if dt.shape[1] <= 1000 else np.where(dt == d1, k, np.int16(len(dt))).min(axis=0)
         d2 = np.where(k == best, np.float32(np.inf), dt).min(axis=0) if len(dt) > 1 else np.full(len(d1), np.inf, dt.dtype)
-        chroma = np.hypot(lab[:, 1], lab[:, 2])
-        light = lab[:, 0]
+        # the components as rows (contiguous): L*, a*, b*
+        light, a, b = np.ascontiguousarray(lab.T)
+        chroma = np.hypot(a, b)
         lit = light >= self.background_min_l
-        background = (chroma < self.background_chroma) & lit
+        background = chroma < self.background_chroma
+        background &= lit
         # tinted: the white lit by a warmer or cooler lamp
-        background |= (np.abs(lab[:, 1]) < self.tint_a) & (np.abs(lab[:, 2]) < self.tint_b) & (light >= self.tint_min_l)
-        is_colour = (d1 < self.near ** 2) & (d1 < self.ratio ** 2 * d2)
+        tinted = np.abs(a) < self.tint_a
+        tinted &= np.abs(b) < self.tint_b
+        tinted &= light >= self.tint_min_l
+        background |= tinted
+        is_colour = d1 < self.near ** 2
+        is_colour &= d1 < self.ratio ** 2 * d2
         # an achromatic reference (black) takes only pixels without colour: a coloured horse
         # in a deep shadow, or a dark sleeve, is dark but still has a hue
-        is_colour &= ~achromatic_ref[best] | ((d1 < self.near_achromatic ** 2) & (chroma < self.achromatic_chroma))
+        grey = d1 < self.near_achromatic ** 2
+        grey &= chroma < self.achromatic_chroma
+        grey |= ~achromatic_ref[best]
+        is_colour &= grey
         cls = np.where(lit, np.int16(-2), np.int16(-3))
         cls[background] = -1
         np.copyto(cls, best, where=is_colour, casting="unsafe")
