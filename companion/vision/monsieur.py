@@ -39,6 +39,17 @@ One marker detection serves both (the roof marker is in the same dictionary).
   token, with no glare on them. Anything else, a seat hidden by the roof or the figure, out of
   the frame, or with too few clear ring pixels, is ``"unknown"`` (the reading says why:
   ``seat_reasons``).
+
+  From an oblique camera a fourth place, *behind* the token: the seat's print beyond its glyph
+  whose ray to the camera crosses the part of a token that is there wherever it stands. A token
+  hides it; an empty seat shows its print there whatever the light does to its middle. It
+  counts as print only when more saturated than any token colour of a near hue could look
+  (``token_margin``); a seat showing it is ``"empty"``, one where something pale hides all of
+  it, with a light pale head and a clear ring, is a ``"kid"``; either bars the other.
+  A glossy print's glare adds white (washed purple looks lilac, a glyph under it grey): a
+  middle whose light pale pixels are grey is no token, and a seat whose surrounding wood is
+  less saturated and lighter than the disc's elsewhere (:meth:`MonsieurReader._glare`) is never
+  a kid.
 * **Die**: :mod:`companion.vision.monsieur_die` (its top face found on the board plane at the
   die's height; ``"unknown"`` when it is not clear, a die on its edge included).
 * A frame whose colour is not a colour frame of the calibrated light reads ``"colour lost: ..."``
@@ -269,6 +280,8 @@ class _SeatPlan:
         self.print_l = reader._print_l[seat]
         self.strict_cl = reader._strict_cl[seat]
         self.angle_deg = angle
+        #: the roof marker's angle this plan was made for (its seats at ``angle_deg``)
+        self.roof_angle_deg = angle
         self.camera = cam
         self.shape = tuple(shape[:2])
 
@@ -358,6 +371,17 @@ class MonsieurReader:
         frozen_s: in a stream read with times (``read(..., t=...)``), identical frames for
             more than this many seconds read ``"camera frozen: ..."``.
         die: the die reader (default: one on this geometry).
+        min_behind: samples behind a token's place (see the module notes) a seat needs for them
+            to count.
+        behind_print: share (0-1) of those showing the seat's print for ``"empty"``.
+        max_ring_pale_behind: share (0-1) of light pale pixels the clear ring may have for a
+            kid told by the samples behind it (a token's blurred edge reaches it; a hand or a
+            finger across the seat covers a fifth or more).
+        token_margin: behind a token's place a print pixel is at least this many times as
+            saturated (chroma / lightness) as every token colour within the hue tolerance of
+            the seat's print (``[kids.srgb]`` of the geometry file).
+        glare_share: a sector of the wood around a seat with its chroma / lightness under this
+            share of the disc's median sector (and lighter than it) is glare.
 
     Every bound comes from the print, paper and token colours of the table (the geometry file),
     not from the photographs.
@@ -383,6 +407,15 @@ class MonsieurReader:
         self.cos_hue = float(np.cos(np.radians(hue_tolerance_deg)))
         self.dark_lightness = float(dark_lightness)
         self.max_ring_pale = float(max_ring_pale)
+        self.refine_deg = 2.5
+        self.refine_step_deg = 0.25
+        self.refine_gain = 0.3
+        # the seats' print (10-15 mm from a seat's centre, past its glyph) and the wood just
+        # beyond its edge (19-20 mm), 24 directions each, for the angle's fit to the prints
+        th = np.radians(np.arange(0.0, 360.0, 15.0))
+        ring = np.stack([np.cos(th), np.sin(th)], axis=1)
+        self._fit_in = np.concatenate([ring * r for r in (10.5, 12.5, 14.5)])
+        self._fit_out = np.concatenate([ring * r for r in (19.0, 20.0)])
         self.min_behind = int(min_behind)
         self.glare_share = float(glare_share)
         self.glare_lighter = 5.0
@@ -518,7 +551,7 @@ class MonsieurReader:
             return MonsieurReading(fault or "ok", roof_status=roof.status, registration=reg)
         cam = roof.camera
         angle = float(roof.angle_deg)  # type: ignore[arg-type]
-        plan = self._plan_for(cam, angle, frame.shape, reg, stream)
+        plan = self._plan_for(cam, angle, frame.shape, reg, stream, frame, white)
         pix = np.take(frame.reshape(-1, 3), plan.idx, axis=0)
         lab = linear_to_lab(_LUT[pix], white)
         pointed, offset = self.pointed(angle)
@@ -573,16 +606,62 @@ class MonsieurReader:
         return None if got is None else got + np.array([x0, y0], dtype=np.float32)
 
     def _plan_for(self, cam: TableCamera, angle: float, shape: tuple[int, ...], reg: Registration,
-                  stream: bool) -> _SeatPlan:
+                  stream: bool, frame: np.ndarray | None = None, white: np.ndarray | None = None) -> _SeatPlan:
         """The seats' plan: reused in a stream while the registration is the same, the carousel
-        has not turned by more than 0.3 degrees and the camera has not moved by 5 mm."""
+        has not turned by more than 0.3 degrees and the camera has not moved by 5 mm. A new
+        plan is made at the angle the seats' own prints fit best near the roof marker's
+        (:meth:`_refine_angle`, with ``frame`` and ``white``)."""
         plan = self._plan
         if (stream and plan is not None and plan.camera.registration is reg and plan.shape == tuple(shape[:2])
-                and abs((angle - plan.angle_deg + 180.0) % 360.0 - 180.0) < 0.3
+                and abs((angle - plan.roof_angle_deg + 180.0) % 360.0 - 180.0) < 0.3
                 and float(np.linalg.norm(plan.camera.centre_mm - cam.centre_mm)) < 5.0):
             return plan
-        plan = self._plan = _SeatPlan(self, cam, angle, shape)
+        seats_angle = angle if frame is None or white is None else self._refine_angle(frame, cam, angle, white)
+        plan = self._plan = _SeatPlan(self, cam, seats_angle, shape)
+        plan.roof_angle_deg = angle
         return plan
+
+    def _refine_angle(self, frame: np.ndarray, cam: TableCamera, angle: float, white: np.ndarray) -> float:
+        """The carousel angle (degrees) within ``refine_deg`` of the roof marker's ``angle`` at
+        which the seats' prints fit best: the share of each seat's own print among samples on
+        its print (10-15 mm from its centre), less that among samples just beyond its edge
+        (19-20 mm, the disc's wood), summed over the seats, in steps of ``refine_step_deg``.
+        The roof marker is 30 mm across; its corners, a pixel off, turn its angle by a degree
+        or two, while the twelve seats' edges lie 85 mm out. The roof's angle stands when no
+        step is better by ``refine_gain`` (a share summed over the seats)."""
+        g = self.geometry
+        n = g.n_seats
+        steps = np.arange(-self.refine_deg, self.refine_deg + 1e-9, self.refine_step_deg)
+        inner, outer = self._fit_in, self._fit_out
+        offs = np.concatenate([inner, outer])
+        sign = np.concatenate([np.ones(len(inner)), -np.ones(len(outer))])
+        k = np.arange(n)
+        a = np.radians(angle + steps[:, None] + g.seat_first_deg + g.seat_pitch_deg * k[None, :])  # S x n
+        centres = np.asarray(g.axis_mm) + g.seat_ring_radius_mm * np.stack([np.cos(a), np.sin(a)], axis=-1)
+        pts = centres[:, :, None, :] + offs[None, None, :, :]  # S x n x M x 2
+        px = np.rint(cam.to_image(pts.reshape(-1, 2), g.disc_top_z_mm)).astype(np.int64)
+        h, w = frame.shape[:2]
+        ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
+        idx = np.where(ok, np.clip(px[:, 1], 0, h - 1) * w + np.clip(px[:, 0], 0, w - 1), 0)
+        uniq, inv = np.unique(idx, return_inverse=True)
+        pix = np.take(frame.reshape(-1, 3), uniq, axis=0)
+        lab = linear_to_lab(_LUT[pix], white)[inv.ravel()]
+        seat = np.broadcast_to(k[None, :, None], pts.shape[:3]).ravel()
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        unit = self._print_unit[seat]
+        along = lab[:, 1] * unit[:, 0] + lab[:, 2] * unit[:, 1]
+        clipped = pix.min(axis=1)[inv.ravel()] >= CLIPPED
+        is_print = ((along >= self.cos_hue * chroma) & (chroma >= 12.0) & ~clipped & ok
+                    & (chroma >= np.maximum(self.print_share * self._print_cl[seat], self.kid_chromaticity) * lab[:, 0]))
+        sgn = np.broadcast_to(sign[None, None, :], pts.shape[:3]).ravel()
+        score = (is_print * sgn).reshape(len(steps), n, -1)
+        share = score[:, :, : len(inner)].mean(axis=2) + score[:, :, len(inner):].mean(axis=2)  # S x n
+        total = share.sum(axis=1)
+        best = int(np.argmax(total))
+        zero = int(np.argmin(np.abs(steps)))
+        if total[best] - total[zero] < self.refine_gain:
+            return angle
+        return float(angle + steps[best])
 
     def _white(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, np.ndarray]:
         """The white reference: the fixed markers' paper margins (linear BGR median, 8-bit median)."""
