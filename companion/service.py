@@ -31,7 +31,7 @@ from companion.games import Referee
 from companion.journal import Journal
 from companion.sources import Source
 
-__all__ = ["Service", "ScheduledSource", "restore", "restore_paused", "Opened", "open_session"]
+__all__ = ["Service", "ScheduledSource", "restore", "restore_paused", "Opened", "open_session", "unfinished_game"]
 
 log = logging.getLogger("companion.service")
 
@@ -133,6 +133,27 @@ class Opened:
             if state is not None and not is_pause_or_resume(obs):
                 state, _ = referee.apply(state, obs)
         return state
+
+
+def unfinished_game(journal: Journal) -> Any:
+    """The unfinished game a ``companion run`` without ``--game`` resumes: the journal's newest
+    unfinished session that holds at least one entry, of a game this version knows (an empty
+    session, left by a start refused before anything was observed, is never resumed).
+
+    Returns:
+        The :class:`~companion.journal.Session`, or None when every game is finished.
+
+    Raises:
+        companion.journal.JournalError: the sessions table is damaged.
+    """
+    from companion.games import GAMES
+
+    for session in reversed(journal.sessions()):
+        if session.finished or session.game not in GAMES:
+            continue
+        if next(journal.entries(session.id), None) is not None:
+            return session
+    return None
 
 
 def open_session(referee: Referee, journal: Journal, options: dict[str, Any], table: dict[str, Any],

@@ -137,6 +137,39 @@ def check_players(names: list[str], game: str) -> str | None:
     return None
 
 
+def _game_to_play(args: argparse.Namespace, journal: Any, configured: str) -> tuple[str, str | None]:
+    """The game this run referees, and the one line that says why when the journal has a say.
+
+    Without ``--game`` (the systemd unit's command) the journal's unfinished game is resumed,
+    whatever its game (:func:`~companion.service.unfinished_game`): a game started with
+    ``enter --new-game`` or on the game page survives a power blip, with its players, seed and
+    table settings as journaled. With ``--game G`` (or ``--new``) G is played; an unfinished
+    game of another kind stays in the journal, untouched, and the line says how it resumes.
+
+    Args:
+        args: the parsed command line (``game``: the ``--game`` given or None; ``new``).
+        journal: the open :class:`~companion.journal.Journal`.
+        configured: the game the command line and configuration ask for (``--game`` or
+            ``[service] game``).
+
+    Returns:
+        ``(game, line)``: the game's name and a line for the console, or None when there is
+        nothing to say (no unfinished game, or it is the game asked for).
+    """
+    from companion.service import unfinished_game
+
+    pending = unfinished_game(journal)
+    if pending is None or pending.game == configured:
+        return configured, None
+    if args.game is None and not args.new:
+        return pending.game, (f"{journal.path} holds an unfinished {pending.game} game (session {pending.id}, "
+                              f"started {pending.started_at}): resuming it (not [service] game {configured}); "
+                              f"--new starts a new {configured} game instead")
+    how = "--new" if args.game is None else f"--game {configured}"
+    return configured, (f"{how}: a {configured} game is played; the unfinished {pending.game} game of session "
+                        f"{pending.id} stays in {journal.path} (`companion run --game {pending.game}` resumes it)")
+
+
 def _check_resume(args: argparse.Namespace, journal: Any, game: str) -> None:
     """Refuse --players/--seed that contradict the unfinished game about to be resumed."""
     from companion.cli import UsageError
@@ -227,6 +260,11 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
     game, table = opts["service"]["game"], opts["table"]
     journal = Journal(opts["service"]["journal"], sync=config["service"]["journal_sync"],
                       checkpoint_s=config["service"]["journal_checkpoint_s"], lock=True)
+    game, line = _game_to_play(args, journal, game)
+    if line:
+        print(f"companion: {line}", file=sys.stderr)
+    if game != opts["service"]["game"]:  # the journal's unfinished game: its own checks (--camera sim)
+        opts = _options(argparse.Namespace(**{**vars(args), "game": game}), config)
     _check_resume(args, journal, game)
     speed = opts["service"]["speed"]
     if table == "sim":

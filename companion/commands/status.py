@@ -107,7 +107,9 @@ def journal_state(journal_path: Path, service_game: str = "") -> dict[str, Any]:
 
     Args:
         journal_path: the journal file.
-        service_game: ``[service] game``, the game the service starts with.
+        service_game: ``[service] game``, the game the service starts with when the journal
+            holds no unfinished game with entries (one that does is resumed whatever its game:
+            :func:`companion.service.unfinished_game`).
 
     Returns:
         A JSON-ready dict: ``"journal"`` (the path, str); ``"error"``: None, or a line saying
@@ -136,18 +138,30 @@ def journal_state(journal_path: Path, service_game: str = "") -> dict[str, Any]:
             if not last.finished:
                 summary, note = _replayed_summary(journal, last)
             resumable: dict[str, Any] = {}
-            for s in sessions:  # the latest unfinished session of each game is the one run resumes
-                if not s.finished:
+            played: set[str] = set()
+            for s in sessions:  # each game's latest unfinished session with entries is the one run resumes
+                if s.finished:
+                    continue
+                has_entries = next(journal.entries(s.id), None) is not None
+                if has_entries or s.game not in played:  # an empty one only when none has entries
                     resumable[s.game] = s
+                if has_entries:
+                    played.add(s.game)
+            from companion.service import unfinished_game
+
+            first = unfinished_game(journal)  # the one a start without --game resumes
+            next_id = first.id if first is not None else None
+            starts = {s.id for s in resumable.values()
+                      if s.id == next_id or (next_id is None and s.game == service_game)}
     except JournalError as exc:
         state["error"] = f"the journal cannot be read: {exc}"
         return state
     state["last_session"] = {
         "session": last.id, "game": last.game, "started_at": last.started_at, "finished": last.finished,
         "summary": dict(summary) if summary else None, "note": note,
-        "resumes": None if last.finished else _resumes_when(last.game, service_game)}
+        "resumes": None if last.finished else _resumes_when(last.game, last.id in starts)}
     state["unfinished"] = [{"session": s.id, "game": game, "started_at": s.started_at,
-                            "resumes": _resumes_when(game, service_game)} for game, s in resumable.items()]
+                            "resumes": _resumes_when(game, s.id in starts)} for game, s in resumable.items()]
     return state
 
 
@@ -182,8 +196,11 @@ def _last_session(journal_path: Path, out: Callable[[str], None], service_game: 
                 f"{_when(s['started_at'])}; {s['resumes']}")
 
 
-def _resumes_when(game: str, service_game: str) -> str:
-    if game == service_game:
+def _resumes_when(game: str, first: bool) -> str:
+    """How an unfinished ``game`` resumes: ``first`` = it is the one a start without ``--game``
+    resumes (:func:`companion.service.unfinished_game`, or an empty session of ``[service] game``
+    when no game has entries)."""
+    if first:
         return "it resumes when the service starts"
     return f"it resumes with companion run --game {game}"
 

@@ -1,0 +1,98 @@
+"""A power blip never loses a game started with `enter --new-game` (or the game page's new
+game): a start without --game (the systemd unit's `run --next-game wait`) resumes the journal's
+unfinished game whatever its kind, with its players and seed, and says so in one line; an
+explicit --game of another kind plays that game and says how the unfinished one resumes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from companion.cli import main
+from companion.journal import Journal
+
+DEMO = Path(__file__).resolve().parents[1] / "docs" / "examples" / "carrousel-demo.jsonl"
+
+
+def _config(tmp_path: Path) -> str:
+    config = tmp_path / "companion.toml"
+    config.write_text('[web]\nenabled = false\n[service]\npin_factory = "mock"\n[speech]\nenabled = false\n')
+    return str(config)
+
+
+def _run(tmp_path: Path, *extra: str) -> int:
+    return main(["--config", _config(tmp_path), "run", "--journal", str(tmp_path / "j.db"), "--speed", "1000",
+                 "--quiet-moves", *extra])
+
+
+def _finished_carrousel_then_unfinished_monsieur(tmp_path: Path, capsys) -> None:
+    """What the appliance leaves when killed: a Carrousel game played to its end (session 1),
+    then a Monsieur Carrousel game asked for on the entry socket, half played (session 2)."""
+    from companion.games import referee_for
+
+    referee = referee_for("carrousel")
+    state = referee.initial_state()
+    with Journal(tmp_path / "j.db", checkpoint_s=None) as j:
+        session = j.start_session("carrousel", {})
+        for line in DEMO.read_text().splitlines():
+            obs = referee.vocabulary.observation(json.loads(line))
+            state, calls = referee.apply(state, obs)
+            j.append_step(session, obs, calls)
+        j.finish_session(session, {"phase": "over", "scores": {"Ana": 10, "Ben": 7}, "winner": "Ana"})
+    assert _run(tmp_path, "--game", "monsieur-carrousel", "--new", "--players", "Zoe,Yann", "--seed", "5",
+                "--until", "5") == 0
+    capsys.readouterr()
+
+
+def test_a_start_without_game_resumes_the_unfinished_game_of_another_kind(tmp_path, capsys):
+    _finished_carrousel_then_unfinished_monsieur(tmp_path, capsys)
+    # [service] game is carrousel (the default): the unfinished Monsieur Carrousel game wins
+    assert _run(tmp_path, "--until", "40") == 0
+    out, err = capsys.readouterr()
+    said = [x for x in err.splitlines() if "unfinished monsieur-carrousel game" in x]
+    assert len(said) == 1 and "session 2" in said[0] and "resuming it" in said[0] and "--new" in said[0], err
+    assert out.splitlines()[0].startswith("resumed session 2 at t=")
+    assert "Carrousel starts" not in out
+    with Journal(tmp_path / "j.db", readonly=True) as j:
+        sessions = j.sessions()
+        assert [(s.id, s.game) for s in sessions] == [(1, "carrousel"), (2, "monsieur-carrousel")]
+        assert sessions[1].table["players"] == ["Zoe", "Yann"] and sessions[1].table["seed"] == 5
+        assert max(e.t for e in j.entries(2)) > 5  # it went on playing the same session
+
+
+def test_players_given_against_the_resumed_game_are_refused_naming_it(tmp_path, capsys):
+    _finished_carrousel_then_unfinished_monsieur(tmp_path, capsys)
+    assert _run(tmp_path, "--players", "Lu,Max", "--until", "10") == 2
+    err = capsys.readouterr().err
+    assert "holds an unfinished monsieur-carrousel game (session 2" in err and "Traceback" not in err
+
+
+def test_an_explicit_other_game_is_played_and_the_unfinished_one_stays_resumable(tmp_path, capsys):
+    _finished_carrousel_then_unfinished_monsieur(tmp_path, capsys)
+    assert _run(tmp_path, "--game", "carrousel", "--until", "5") == 0
+    err = capsys.readouterr().err
+    said = [x for x in err.splitlines() if "unfinished monsieur-carrousel game of session 2" in x]
+    assert len(said) == 1 and "--game monsieur-carrousel` resumes it" in said[0], err
+    with Journal(tmp_path / "j.db", readonly=True) as j:
+        sessions = {s.id: s for s in j.sessions()}
+        assert sessions[2].game == "monsieur-carrousel" and not sessions[2].finished
+        assert sessions[3].game == "carrousel" and not sessions[3].finished
+    # the newest unfinished game (the Carrousel one just stopped) is the one a plain start resumes
+    assert _run(tmp_path, "--until", "8") == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0].startswith("resumed session 3 at t=") and "unfinished" not in err
+    # and the Monsieur Carrousel game still resumes by name, exactly where it stopped
+    assert _run(tmp_path, "--game", "monsieur-carrousel", "--until", "8") == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0].startswith("resumed session 2 at t=")
+    assert "unfinished carrousel game of session 3" in err
+
+
+def test_new_without_game_starts_the_configured_game_and_names_the_one_left(tmp_path, capsys):
+    _finished_carrousel_then_unfinished_monsieur(tmp_path, capsys)
+    assert _run(tmp_path, "--new", "--until", "5") == 0
+    out, err = capsys.readouterr()
+    assert "--new: a carrousel game is played; the unfinished monsieur-carrousel game of session 2" in err
+    assert "Carrousel starts" in out
+    with Journal(tmp_path / "j.db", readonly=True) as j:
+        assert not j.session(2).finished and j.session(3).game == "carrousel"
