@@ -98,7 +98,7 @@ def test_carrossel_entry_for_another_game_is_refused_and_the_game_goes_on(tmp_pa
         capsys.readouterr()
         journal_path = str(tmp_path / "journal.db")
         assert main(["enter", "--journal", journal_path, "carrossel", "play", "player=Ana", "slot=99",
-                     "animals=swan,fox"]) == 0
+                     "animals=swan,fox"]) == 1  # the referee's "play again": the entry did not count
         said = capsys.readouterr().out
         assert "Ana, that play is not allowed: slot card 99" in said  # the referee's call, in words
         assert main(["enter", "--journal", journal_path, "carrossel", "play", "player=Zed", "slot=1",

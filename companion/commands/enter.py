@@ -5,8 +5,10 @@ and fields ``name=value``: a value is read as JSON when it parses (numbers, true
 ["a","b"]), a value with commas as a list, anything else as text; one value for a field that
 holds a list is that list of one (``animals=fish``). The service stamps it with
 its own clock, checks it with the referee and answers with the calls it caused, printed here in
-sentences (an entry the referee rejects, ``invalid_observation``, in plain words with exit status
-1; an entry refused by the service, e.g. for another game than the one refereed, exit status 1).
+sentences. Exit status 1 when the entry did not count: the referee rejected it
+(``invalid_observation``, or a play the rules forbid: Carrossel's ``illegal_play``, "play
+again"), or the service refused it (e.g. for another game than the one refereed); 0 when it
+was taken; 2 for a mistake on the command line or no service listening.
 
 Examples:
   companion enter carrossel play player=Ana slot=9 animals=swan,fish
@@ -28,7 +30,11 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["configure", "run", "parse_fields"]
+__all__ = ["configure", "run", "parse_fields", "REJECTIONS"]
+
+#: Calls that answer an entry the referee did not take (the state is unchanged; the player
+#: enters again): exit status 1, as a refusal by the service.
+REJECTIONS = frozenset({"invalid_observation", "illegal_play"})
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -159,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     refused = False
     for call in reply.get("calls", []):
-        refused |= call.get("type") == "invalid_observation"
+        refused |= call.get("type") in REJECTIONS
         print(_sentence(call, args.game, config["speech"]["language"]))
     if not reply.get("calls"):
         print("accepted (no call)")
