@@ -22,8 +22,10 @@ def _limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     """At most ``arenas`` glibc malloc arenas: the main thread's and one shared by the threads
     started after this call (glibc gives each thread that allocates an arena of its own, up to
     8 per core, and each keeps the memory freed in it; the camera's capture and reading threads
-    allocate frames and OpenCV's buffers: 2.6-3 MB of the Carrousel camera loop's peak here,
-    docs/BENCHMARKS.md, issue 15). Called once, below, before any thread starts.
+    allocate frames and OpenCV's buffers: 2-2.3 MB of the Carrousel camera loop's peak here when
+    the modules are compiled at start, 0.3 MB or less with their bytecode cached,
+    docs/BENCHMARKS.md, issue 15). Called once, below, before any thread starts (the
+    ``companion`` command imports this package first).
 
     Nothing is changed where the choice is the user's or there is no glibc: ``MALLOC_ARENA_MAX``
     set, an ``arena_max`` in ``GLIBC_TUNABLES``, another C library, another system.

@@ -1,5 +1,5 @@
 """The companion's process keeps its threads to two glibc malloc arenas (companion/__init__.py,
-issue 15: each thread's own arena kept 2.6-3 MB of the camera loop's peak), unless the user set
+issue 15: each thread's own arena kept up to 2.3 MB of the camera loop's peak), unless the user set
 MALLOC_ARENA_MAX. Each check runs in a fresh interpreter: the limit holds for the threads
 started after the package is imported."""
 
