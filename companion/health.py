@@ -17,18 +17,38 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from companion.events import Call, event_type
 
-__all__ = ["PartMissing", "PartLost", "PartBack", "Parts", "PART_STATES"]
+__all__ = ["PartMissing", "PartLost", "PartBack", "Parts", "PART_STATES", "state_key"]
 
 log = logging.getLogger("companion.health")
 
 #: The states a part can be in, as ``companion status`` prints them.
 PART_STATES = ("ok", "lost", "missing", "mock", "simulated")
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def state_key(text: str) -> str:
+    """A part's state line with its figures taken out: what the log says once per change.
+
+    ``"camera frozen: the same frame for 3.1 s"`` and ``"... for 3.2 s"`` are one state
+    (``"camera frozen: the same frame for # s"``); a source logs a line when this key changes,
+    not on every frame whose figure moved.
+
+    Args:
+        text: the state line (``"board visible"``, ``"colour lost: ..."``).
+
+    Returns:
+        ``text`` with every decimal number replaced by ``#``.
+    """
+    return _NUMBER.sub("#", text)
 
 
 class PartMissing(Exception):

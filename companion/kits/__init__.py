@@ -150,8 +150,7 @@ def camera_status(t: Table, spec: str, source: Callable[[], Any]) -> Callable[[s
     ``frames_read`` and, when it captures on a thread of its own, ``frames_captured`` count
     them), any other state after a loss -> the part is back."""
 
-    def on_status(text: str) -> None:
-        log.info("%s", text if text.startswith("camera") else f"camera: {text}")
+    def on_status(text: str) -> None:  # the source logs its state (once per change): not again here
         if text.startswith("camera: end of frames"):
             cam = source()
             read = getattr(cam, "frames_read", 0)

@@ -45,8 +45,7 @@ def real(t: Table) -> Rig:
             t.parts.lost("camera", detail, CAMERA_LOST_FIX)
 
     def on_status(text: str) -> None:
-        console = t.console
-        log.info("dice: %s", text)
+        console = t.console  # (the dice source logs it)
         if console is not None and hasattr(console, "note"):
             console.note(t.clock.now(), text)
 

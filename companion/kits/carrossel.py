@@ -54,7 +54,7 @@ def _simulated_camera(t: Table, spec: str) -> Rig:
     frames = SimulatedCarrosselCamera(seed=seed, clock=t.clock.now)
     watch = CarrosselWatch(t.referee, t.opened.state, tell=lambda call: _tell(t, call))
     source = carrossel_camera_from_config(t.config, frames, watch=watch,
-                                          on_status=lambda text: log.info("camera: %s", text))
+                                          on_status=None)  # the source logs its state
     period = t.config["camera"]["frame_period_s"] or 0.1
     table = CameraCarrosselTable(frames, seed=t.seed, players=t.players, referee=t.referee,
                                  play_time_s=t.config["sim"]["move_time_s"], start_t=t.clock.now())

@@ -61,7 +61,7 @@ def simulated(t: Table) -> Rig:
     if camera is not None:
         spec = camera if ":" in camera else f"sim:{t.seed}"
         source = camera_source_from_config(t.config, players, spec=spec, clock=t.clock.now,
-                                           on_status=lambda text: log.info("camera: %s", text))
+                                           on_status=None)  # the source logs its state
         source.stamp_first_seen = True
         period = t.config["camera"]["frame_period_s"] or 0.1
         delay_s = _delay(t)

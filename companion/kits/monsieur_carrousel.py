@@ -101,7 +101,7 @@ def _simulated_camera(t: Table, spec: str) -> Rig:
                           die_xy_mm=die_place(rng, geometry))
     camera = SimulatedMonsieurCamera(seed, kind="normal", clock=t.clock.now, renderer=renderer, scene=scene)
     source = monsieur_camera_from_config(t.config, t.referee.table, settings.layout, frames=camera,
-                                         on_status=lambda text: log.info("camera: %s", text), ask=_tell(t))
+                                         on_status=None, ask=_tell(t))  # the source logs its state
     seen = CameraTable(camera, source, _kid_colours(t, geometry), settings.spin_s_per_rev, seed)
     table.shaft = seen
     cam = t.config["camera"]

@@ -331,9 +331,12 @@ class CarrosselCameraSource(ReadingThread):
         self._thread: threading.Thread | None = None
 
     def _set_status(self, text: str) -> None:
+        from companion.health import state_key
+
         if text != self.status:
+            if state_key(text) != state_key(self.status):  # once per state, not per figure
+                log.info("carrossel camera: %s", text)
             self.status = text
-            log.info("carrossel camera: %s", text)
             if self.on_status is not None:
                 self.on_status(text)
 

@@ -31,10 +31,15 @@ class ReadingThread:
 
     def _set_status(self, text: str) -> None:
         """Record the camera's state ``text`` in ``self.status``; when it changes, log it and
-        tell ``self.on_status`` (the kit: a camera lost, back, or the end of the frames)."""
+        tell ``self.on_status`` (the kit: a camera lost, back, or the end of the frames); the
+        log line is written once per state, not again when only a figure in it moved
+        (:func:`companion.health.state_key`: "the same frame for 3.1 s", "... 3.2 s")."""
+        from companion.health import state_key
+
         if text != self.status:  # type: ignore[has-type]
+            if state_key(text) != state_key(self.status):  # type: ignore[has-type]
+                log.info("camera: %s", text)
             self.status = text
-            log.info("camera: %s", text)
             if self.on_status is not None:  # type: ignore[attr-defined]
                 self.on_status(text)  # type: ignore[attr-defined]
 
