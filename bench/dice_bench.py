@@ -160,11 +160,12 @@ def equal(folder: Path, labels: dict, tray, pips_only: bool = False) -> int:
 
 
 class _PartTimer:
-    """CPU time of the thread (ms) spent in some of the fast reader's functions, per frame."""
+    """CPU time of the thread (ms) spent in some of the fast reader's functions, per frame
+    (the search's scoring is the classifier's quick look: counted in both)."""
 
     PARTS = {
         "finder": (DiceReader, "_regions"),
-        "search": (DiceReader, "search"),
+        "search scoring": (DiceReader, "_scores"),
         "pips": (DiceReader, "pip_evidence"),
         "classifier": (dice_module.FaceModel, "view_rows"),
     }

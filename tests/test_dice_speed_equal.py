@@ -115,7 +115,8 @@ def test_the_vectorised_geometry_never_rules_out_a_subset_that_fits_a_face():
         cands = [(p, float(rng.uniform(4, 9))) for p in pts]
         for k in range(1, min(6, len(cands)) + 1):
             subsets = dice._subsets(len(cands), k)
-            maybe = dice._geometry_may_fit(cands, subsets, width)
+            maybe = dice._geometry_may_fit(np.array([c[0] for c in cands]), np.array([c[1] for c in cands]),
+                                           subsets, width)
             for j, subset in enumerate(itertools.combinations(range(len(cands)), k)):
                 assert tuple(subsets[j]) == subset
                 ok = dice._fits_face(np.array([cands[i][0] for i in subset]), [cands[i][1] for i in subset], width)

@@ -416,11 +416,11 @@ def read_patch_pips(patch: np.ndarray) -> tuple[int | None, str, np.ndarray]:
     # change that and are not tried; a subset the vectorised geometry (:func:`_geometry_may_fit`)
     # rules out surely fails :func:`_fits_face` and is not tried either.
     best: tuple[int, ...] | None = None
+    xy = np.array([c[0] for c in cands], float)
+    size = np.array([c[1] for c in cands], float)
     for n in range(min(6, len(cands)), 0, -1):
         subsets = _subsets(len(cands), n)
-        maybe = _geometry_may_fit(cands, subsets, width)
-        for j in np.flatnonzero(maybe):
-            subset = tuple(int(i) for i in subsets[j])
+        for subset in map(tuple, subsets[_geometry_may_fit(xy, size, subsets, width)].tolist()):
             if best is not None and set(subset) <= set(best):
                 continue
             pts = np.array([cands[i][0] for i in subset])
@@ -453,12 +453,11 @@ def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
 _SLACK = 1e-6
 
 
-def _geometry_may_fit(cands: list[tuple[np.ndarray, float]], subsets: np.ndarray, width: int) -> np.ndarray:
-    """For each subset (``m x n`` candidate indices), False when :func:`_fits_face` surely
-    rejects it (the same tests, on every subset at once, with :data:`_SLACK`): ``m bool``."""
+def _geometry_may_fit(xy: np.ndarray, size: np.ndarray, subsets: np.ndarray, width: int) -> np.ndarray:
+    """For each subset (``m x n`` indices of the candidates: centres ``xy``, ``k x 2`` px, and
+    diameters ``size``, ``k`` px), False when :func:`_fits_face` surely rejects it (the same
+    tests, on every subset at once, with :data:`_SLACK`): ``m bool``."""
     n = subsets.shape[1]
-    xy = np.array([c[0] for c in cands], float)
-    size = np.array([c[1] for c in cands], float)
     pts = xy[subsets]  # m x n x 2
     sz = size[subsets]  # m x n
     centre = pts.mean(axis=1)
