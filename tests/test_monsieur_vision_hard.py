@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 
 from companion.vision.monsieur import EMPTY, KID, MonsieurReader
-from companion.vision.sim_monsieur import MonsieurConditions, MonsieurRenderer, MonsieurScene
+from companion.vision.sim_monsieur import (
+    MonsieurConditions,
+    MonsieurRenderer,
+    MonsieurScene,
+)
 
 #: seed 7, frame 197 of bench/monsieur_rendered.py: a die cocked on its edge (yellow face
 #: towards a camera 26 degrees off, orange beyond the ridge) beside the printed sun at
@@ -67,6 +71,7 @@ def test_a_die_on_its_edge_from_above_is_unknown(reader, renderer, yaw):
     # a camera nearly overhead: the two faces up look alike, on any side of the ridge
     scene = MonsieurScene(angle_deg=20.0, die="edge", die_xy_mm=(150.0, -80.0), die_yaw_deg=yaw)
     image, truth = renderer.render(scene, MonsieurConditions(tilt_deg=2.0, height_mm=650.0), np.random.default_rng(4))
+    assert truth.die == "unknown"
     reading = reader.read(image)
     assert reading.die == "unknown", reading.die_status
 
@@ -79,7 +84,8 @@ def test_a_flat_die_is_still_read(reader, renderer):
         scene = MonsieurScene(angle_deg=20.0, die="blue", die_xy_mm=xy, die_yaw_deg=yaw)
         image, truth = renderer.render(scene, MonsieurConditions(tilt_deg=tilt, azimuth_deg=yaw),
                                        np.random.default_rng(5))
-        assert reader.read(image).die == "blue"
+        assert truth.die == "blue" and truth.die_visible
+        assert reader.read(image).die == "blue", (yaw, tilt, xy)
 
 
 @pytest.mark.parametrize("noise_seed", [1, 2])
