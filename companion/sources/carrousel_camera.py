@@ -55,6 +55,17 @@ def default_seats(n_players: int) -> tuple[str, ...]:
         n_players, ("south", "east", "north", "west"))[:max(n_players, 0)]
 
 
+def _seen_twice(triples: dict[str, tuple[str, ...] | None]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """The cards one frame reads at two places or more, each with the players' places
+    (``{card: ("Ben's", "Cleo's")}``): the deck holds every card once (DESIGN.md: the 60
+    ordered triples), so such a reading is not a card of either place."""
+    places: dict[tuple[str, ...], list[str]] = {}
+    for player, triple in triples.items():
+        if triple is not None:
+            places.setdefault(triple, []).append(f"{player}'s")
+    return {triple: tuple(where) for triple, where in places.items() if len(where) > 1}
+
+
 class CarrouselCameraSource(ReadingThread):
     """A :class:`companion.sources.Source` that watches the Carrousel table.
 
@@ -182,15 +193,25 @@ class CarrouselCameraSource(ReadingThread):
             # Stamped when the table first looked like this, not when it had settled: with the
             # service's jitter buffer a claim pressed meanwhile is judged on this board.
             out.append(Board(t=self._board.since if self.stamp_first_seen else t, spaces=settled))
+        triples = {}
         for player, seat in zip(self.players, self.seats):
             card = reading.cards.get(seat)
-            triple = tuple(card.triple) if card is not None and card.triple else None
-            if triple is None:
-                continue  # an unread card says nothing; the last stable one stands
+            triples[player] = tuple(card.triple) if card is not None and card.triple else None
+        twice = _seen_twice(triples)
+        if twice != self._twice_said:  # said once when it starts, not for every frame
+            self._twice_said = twice
+            for triple, where in twice.items():
+                log.warning("camera: the card %s is read at %s places; the deck holds it once, so neither "
+                            "reading is taken: check those cards", "-".join(triple), " and ".join(where))
+        for player, triple in triples.items():
+            if triple is None or triple in twice:
+                continue  # an unread card (or one read at two places) says nothing; the last stable one stands
             done = self._cards[player].update(t, triple)
             if done is not None:
                 out.append(CardSeen(t=t, player=player, card=done))  # type: ignore[arg-type]
         return out
+
+    _twice_said: dict[tuple[str, ...], tuple[str, ...]] = {}  # the cards read twice last said
 
     def _light_changed(self, t: float, level: float) -> bool:
         """Track the board's white; relock the camera's exposure after a lasting change."""
