@@ -30,6 +30,14 @@ chroma at half resolution) under a 3 x 3 patch of the frame, or its median hue t
 middle between two print hues. The carousel (disc, tokens, roof) and the figure, seen from the camera, are masked
 out.
 
+A die on its edge shows the face tilted towards the camera as a "top" and, beyond the ridge,
+its other face up as a strip too thin for a blob: a band just beyond every edge of the top
+that does not face the camera's foot is read for a saturated colour that is neither the top's
+nor a blend of the top with the board (:meth:`DieReader._beyond_far_edge`); from above, a blob
+of another colour on the camera's side larger than a flat die's side face could show is a
+second face too. A printed sun is left out of these looks; where it lies where the second
+face would be, the die reads ``"unknown"`` (an orange face there could not be told from it).
+
 Sources: the table, ``shared/data/monsieur-table/README.md`` (Die: 16 mm cube lying flat, face
 colours); the rulebook ``shared/rules/monsieur-carrousel.txt`` (Phase 1: the die's colours are
 the carousel's colours); CIE 15:2004 (L*a*b*); OpenCV ``warpPerspective``,
