@@ -167,3 +167,31 @@ def test_a_video_file_decodes_into_the_given_array(tmp_path):
     assert plain.read() is None and reused.read_into(buffer) is None
     plain.close()
     reused.close()
+
+
+def test_a_frame_nobody_took_is_reused_as_soon_as_a_newer_one_is_shown():
+    from companion.sources.carrousel_camera import _FrameBuffers
+
+    a, b, c, d = (np.full((2, 2, 3), v, np.uint8) for v in range(4))
+    buffers = _FrameBuffers()
+    assert buffers.take() is None and buffers.allocated == 1  # none free yet: the source allocates
+    buffers.shown(a, kept=False)
+    buffers.shown(b, kept=False)  # nobody took a from latest: free at once
+    assert buffers.take() is a
+    buffers.shown(c, kept=True)  # a page took b: kept while c is latest
+    assert buffers.take() is None
+    buffers.shown(d, kept=False)  # d is shown: b is free now, then c (nobody took it)
+    assert buffers.take() is b and buffers.take() is c and buffers.take() is None
+    buffers.free(a)  # a dropped frame's array
+    assert buffers.take() is a
+
+
+def test_latest_tells_the_loop_a_page_took_the_frame():
+    src = CarrouselCameraSource(CountingFrames(1), reader=BlockingReader(), settle_s=0)
+    first, second = (0.0, np.zeros((2, 2, 3), np.uint8), None), (0.1, np.ones((2, 2, 3), np.uint8), None)
+    src.latest = first
+    src.latest = second
+    assert src._replaced_taken is False  # nobody read the first
+    assert src.latest is second  # a page takes it
+    src.latest = first
+    assert src._replaced_taken is True

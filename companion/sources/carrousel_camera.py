@@ -120,13 +120,30 @@ class CarrouselCameraSource(ReadingThread):
         self.relocks = 0
         self._light_ref: float | None = None
         self._light_off_since: float | None = None
-        #: ``(t_s, frame H x W x 3 uint8 BGR, CarrouselReading)`` of the last frame read, or None
-        #: (the web page's camera view draws it when a page asks; the frame as read, no copy).
-        self.latest: tuple[float, Any, Any] | None = None
+        self._latest_lock = threading.Lock()
+        self._latest: tuple[float, Any, Any] | None = None
+        self._latest_taken = False  # latest was read (by a page) since it was set
+        self._replaced_taken = False  # the latest replaced last had been read
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._capture_thread: threading.Thread | None = None
         self._buffers: _FrameBuffers | None = None
+
+    @property
+    def latest(self) -> tuple[float, Any, Any] | None:
+        """``(t_s, frame H x W x 3 uint8 BGR, CarrouselReading)`` of the last frame read, or None
+        (the web page's camera view draws it when a page asks; the frame as read, no copy). A
+        frame taken from here is kept whole until a second newer frame is shown (see
+        :meth:`start`); set on the reading thread."""
+        with self._latest_lock:
+            self._latest_taken = True
+            return self._latest
+
+    @latest.setter
+    def latest(self, value: tuple[float, Any, Any] | None) -> None:
+        with self._latest_lock:
+            self._replaced_taken = self._latest_taken
+            self._latest, self._latest_taken = value, False
 
     @property
     def frame_arrays(self) -> int:
@@ -245,11 +262,12 @@ class CarrouselCameraSource(ReadingThread):
         time for is dropped, never queued). When the frame source can decode into a given
         array (``read_into``: a video file or an OpenCV device), frames are decoded into a few
         arrays reused in turn (:class:`_FrameBuffers`), so nothing of a frame's size is
-        allocated per frame: three while the reader keeps up (the frame being captured,
-        :attr:`latest`, the one shown before it), five at most while it lags (also the frame it
-        reads and the one waiting for it). A frame shown as :attr:`latest` is written again only
-        once two newer frames have been shown (a web page that took it has the reader's whole
-        next frame to copy it); a dropped frame's array is reused at once.
+        allocated per frame: two while the reader keeps up (the frame being captured and
+        :attr:`latest`), four at most while it lags (also the frame it reads and the one waiting
+        for it), one more while a page takes frames. A frame taken from :attr:`latest` (a web
+        page) is written again only once two newer frames have been shown (the page has the
+        reader's whole next frame to copy it); a frame shown that nobody took, and a dropped
+        frame, are reused as soon as they are neither latest nor read.
         """
         if self._thread is not None:
             return
@@ -290,7 +308,7 @@ class CarrouselCameraSource(ReadingThread):
                     self._stop.set()
                     break
                 if buffers is not None:
-                    buffers.shown(image)  # latest now
+                    buffers.shown(image, kept=self._replaced_taken)  # latest now
                 for obs in observations:
                     emit(obs)
 
@@ -338,19 +356,18 @@ class _FrameBuffers:
     """The arrays a capture thread decodes frames into, reused: five of a frame's size at most.
 
     An array is free when no one reads it: a dropped frame's at once (:meth:`free`); a frame
-    shown as ``latest`` once two newer frames have been shown (:meth:`shown`: the one shown just
-    before ``latest`` is kept for a page still copying it). :meth:`take` gives the capture the
-    array freed longest ago, or None when none is free (the frame source then allocates one:
-    at most five exist, since the others are ``latest``, the one shown before it, the frame
-    being read and the one waiting for the reader). Shared by the capture and reading threads
-    (one lock).
+    shown as ``latest`` once a newer one is shown, or, when a page took it from ``latest``, once
+    a second newer one is shown (:meth:`shown`). :meth:`take` gives the capture the array freed
+    longest ago, or None when none is free (the frame source then allocates one: at most five
+    exist, since the others are ``latest``, the one kept for a page, the frame being read and
+    the one waiting for the reader). Shared by the capture and reading threads (one lock).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._free: collections.deque[Any] = collections.deque()
         self._latest: Any = None
-        self._before: Any = None
+        self._kept: Any = None
         #: how many times :meth:`take` found no free array (the frame source allocated one)
         self.allocated = 0
 
@@ -368,15 +385,21 @@ class _FrameBuffers:
         with self._lock:
             self._free.append(image)
 
-    def shown(self, image: Any) -> None:
-        """``image`` is ``latest`` now: the one shown before it is kept, the one before that
-        is free."""
+    def shown(self, image: Any, kept: bool) -> None:
+        """``image`` is ``latest`` now. The frame it replaced is kept until the next call when
+        ``kept`` (a page took it from ``latest``), else free; the one kept before is free."""
         with self._lock:
             if image is self._latest:
                 return
-            if self._before is not None:
-                self._free.append(self._before)
-            self._before, self._latest = self._latest, image
+            if self._kept is not None:
+                self._free.append(self._kept)
+                self._kept = None
+            if self._latest is not None:
+                if kept:
+                    self._kept = self._latest
+                else:
+                    self._free.append(self._latest)
+            self._latest = image
 
 
 class ScheduledCamera:
