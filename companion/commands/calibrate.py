@@ -9,6 +9,7 @@ Subcommands:
   intrinsics   the camera's intrinsics from photos of a chessboard
   geometry     fit the board's space positions from a photo of the table
   colours      capture the horses' and cards' reference colours under the table's own light
+  encoder      the shaft encoder's counts per turn of the rotating part (turn it N times)
   tray         the dice tray's geometry in the dice camera's frame (Carnival)
 
 Examples:
@@ -18,6 +19,7 @@ Examples:
   companion calibrate geometry table.jpg
   companion calibrate colours table1.jpg --spaces .gbyrk. --card south=red,blue,green
   companion calibrate colours photo.jpg --truth photo.json
+  companion calibrate encoder --turns 10
   companion calibrate tray tray.jpg --corners "101,96;538,88;553,402;92,410" --size-mm 220x160
 """
 

@@ -7,8 +7,12 @@ real time. At a real table (--table hardware, the default on a Raspberry Pi) onl
 are used: a part that is missing stops the start with one line naming it and the fix.
 
 Every observation and call is appended to the journal. If the journal holds an unfinished
-game (the service was stopped or the power went), it is resumed with the same scores; --new
-starts a fresh game instead. What no sensor sees is told on the entry socket beside the journal
+game (the service was stopped or the power went), it is resumed with the same scores, players
+and seed; without --game that is the newest unfinished game whatever its kind (one started
+with `companion enter --new-game` or on the game page too), said in one line. With --game G,
+G's unfinished game is resumed (or a new G game starts) and an unfinished game of another kind
+stays in the journal, named in one line with the command that resumes it. --new starts a
+fresh game instead (of --game, else [service] game). What no sensor sees is told on the entry socket beside the journal
 (`companion enter`) or, with --entries -, on standard input.
 
 Examples:
@@ -36,7 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``companion run``; each overrides its configuration key."""
     from companion.cli import finite_float
 
-    parser.add_argument("--game", help="game to referee (default: [service] game)")
+    parser.add_argument("--game", help="game to referee (default: the journal's unfinished game, whatever its "
+                        "kind, else [service] game)")
     parser.add_argument("--table", choices=["auto", "sim", "hardware"],
                         help="'sim' = the simulated table; 'hardware' = only the real parts "
                         "(default: [service] table; auto = hardware on a Raspberry Pi)")
@@ -53,7 +58,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--camera",
         metavar="SPEC",
         help="the camera: picamera2, opencv:0, opencv:FILE_OR_URL, folder:PATH (a real table), "
-        "or sim (the simulated Carrousel table seen through the simulated camera)",
+        "or sim[:SEED] (the simulated table seen through the simulated camera: Carrousel, "
+        "Monsieur Carrousel or Carrossel)",
     )
     parser.add_argument("--entries", metavar="-", choices=["-"],
                         help="also read entries (observations as JSON Lines) from standard input")

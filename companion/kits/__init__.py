@@ -16,7 +16,8 @@ from typing import Any
 from companion.assembly import Table
 from companion.health import PartMissing
 
-__all__ = ["real_encoder", "camera_status", "camera_spec", "camera_fix", "CAMERA_FIX", "CAMERA_LOST_FIX", "ENCODER_FIX"]
+__all__ = ["real_encoder", "camera_status", "camera_spec", "camera_fix", "CAMERA_FIX", "CAMERA_LOST_FIX", "ENCODER_FIX",
+           "PICAMERA2_FIX"]
 
 log = logging.getLogger("companion.kits")
 
@@ -24,11 +25,24 @@ CAMERA_FIX = ("check the camera's ribbon cable (or the USB webcam) and `companio
               "[camera] source names it (picamera2, opencv:0, opencv:FILE)")
 
 
+#: the fix when picamera2 cannot be imported (README: "On a Pi `./dev` makes the virtual
+#: environment with `--system-site-packages`"; picamera2 comes from apt, DESIGN.md)
+PICAMERA2_FIX = ("on Raspberry Pi OS: sudo apt install python3-picamera2, and run the companion from a "
+                 "virtual environment made with --system-site-packages (./dev makes it so on a Pi); "
+                 "or set [camera] source (or --camera) to opencv:0 for a USB webcam")
+
+
 def camera_fix(exc: BaseException) -> str:
     """The fix for a camera that cannot be opened: the source's own (a video file's path, a
-    folder of images: :attr:`companion.vision.frames.FrameSourceError.fix`), else
+    folder of images: :attr:`companion.vision.frames.FrameSourceError.fix`); picamera2 that
+    cannot be imported: :data:`PICAMERA2_FIX` (install it, a venv that sees it); else
     :data:`CAMERA_FIX` (the cable)."""
-    return getattr(exc, "fix", None) or CAMERA_FIX
+    fix = getattr(exc, "fix", None)
+    if fix:
+        return fix
+    if isinstance(exc.__cause__, ImportError) or str(exc).startswith("picamera2 is not installed"):
+        return PICAMERA2_FIX
+    return CAMERA_FIX
 
 
 #: what the table is told when the camera is lost while playing
