@@ -66,6 +66,8 @@ def test_a_still_video_logs_board_visible_and_camera_frozen_once_each(caplog):
     assert len(frozen) == 1, [r.getMessage() for r in frozen[:5]]
     assert len(visible) == 1, [(r.name, r.getMessage()) for r in visible]
     assert frozen[0].name == visible[0].name == "companion.sources"
+    assert frozen[0].getMessage().startswith("camera frozen: the same frame for ")  # one "camera" word
+    assert visible[0].getMessage() == "camera: board visible"
     # the kit is still told every change (the part's detail stays current): ~30 frozen frames
     assert sum(s.startswith("camera frozen") for s in statuses) > 20
     assert parts.snapshot()["camera"]["detail"] == statuses[-1]

@@ -38,7 +38,7 @@ class ReadingThread:
 
         if text != self.status:  # type: ignore[has-type]
             if state_key(text) != state_key(self.status):  # type: ignore[has-type]
-                log.info("camera: %s", text)
+                log.info("%s", text if text.startswith("camera") else f"camera: {text}")
             self.status = text
             if self.on_status is not None:  # type: ignore[attr-defined]
                 self.on_status(text)  # type: ignore[attr-defined]
