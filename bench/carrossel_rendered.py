@@ -125,7 +125,7 @@ def main(argv=None) -> int:
               f"| {c['slot_wrong']} | {c['slot_covered_wrong']} | {c['angle_wrong']} |")
     nf = total["facing_right"] + total["facing_wrong"] + total["facing_abstain"]
     ns = total["slot_right"] + total["slot_wrong"] + total["slot_abstain"] + total["slot_partial"]
-    print(f"| all | {args.frames} | {pct(total['facing_right'], nf)} | {total['facing_wrong']} | {pct(total['slot_right'], ns)} "
+    print(f"| all | {args.frames - args.start} | {pct(total['facing_right'], nf)} | {total['facing_wrong']} | {pct(total['slot_right'], ns)} "
           f"| {total['slot_wrong']} | {total['slot_covered_wrong']} | {total['angle_wrong']} |")
     print(f"standee tiles read with the colour and the standee, the animal unknown: {pct(standee_partial, standee_seen)}; "
           f"slots partial (not covered): {total['slot_partial']}")

@@ -75,7 +75,7 @@ def test_standees_are_told_and_their_tiles_colour_read(readings):
             if t is not None and t["standee"] is not None and not cell["visibility"]["hand_occluded_fraction"]:
                 standees += 1
                 told += s is not None and s.standee
-    assert told >= 0.6 * standees, (told, standees)  # measured 103 of 140
+    assert told >= 0.6 * standees, (told, standees)  # measured 107 of 140
 
 
 def test_a_blurred_frame_tells_no_standee(reader):

@@ -527,6 +527,11 @@ class CarrosselReader:
     STANDEE_CENTRE_MM = 3.0
     STANDEE_CENTRE_SPREAD = 0.12
     STANDEE_CENTRE_CREAM = 0.05
+    #: ... and its median lightness at least STANDEE_CENTRE_MIN of the cream: a letter's 3 mm
+    #: stroke over the middle is as even, but printed ink (the letter templates' darkest 5 %:
+    #: 0.09-0.12, carrossel_036 and carrossel_051) is darker than any standee's paint there (the
+    #: darkest, natural wood: 0.19 on the same two photographs)
+    STANDEE_CENTRE_MIN = 0.15
     #: the camera heights the standee's region is taken over (mm above the board; README 450-700)
     STANDEE_CAMERA_HEIGHTS_MM = (450.0, 700.0)
     #: a tile's corners of two colours are read again without those where a standee's region
@@ -1298,8 +1303,8 @@ class CarrosselReader:
         (within :attr:`STANDEE_CENTRE_MM` of the centre, less than its 6 mm radius less the
         tile's placement and the registration's error): there a standee is one even surface
         (lightness spread at most :attr:`STANDEE_CENTRE_SPREAD` of the cream, at most
-        :attr:`STANDEE_CENTRE_CREAM` of it as light as the cream), where a printed letter is
-        dark strokes on cream. The tile's colour comes from its corners, outside the standee's
+        :attr:`STANDEE_CENTRE_CREAM` of it as light as the cream, its median lighter than ink:
+        :attr:`STANDEE_CENTRE_MIN`), where a printed letter is dark strokes on cream. The tile's colour comes from its corners, outside the standee's
         region (:meth:`standee_mask`); its animal stays unknown: the body hides the disc within
         6-7 mm of the centre, and the 10 mm letter lies within 5 mm of it, so what it leaves
         visible is a stroke's end or none (matched on those samples alone, the five letters
@@ -1338,7 +1343,7 @@ class CarrosselReader:
         n_seen, n_under = seen_all.sum(axis=1), under_all.sum(axis=1)
         cream = np.maximum(_masked_quantile(ring_lum, seen_all, 0.75), 1e-4)
         mid = region[:, centre] / cream[:, None]
-        spread, light = mid.std(axis=1), (mid > 0.85).mean(axis=1)
+        spread, light, level = mid.std(axis=1), (mid > 0.85).mean(axis=1), np.median(mid, axis=1)
         rim = _masked_quantile(ring_lum, under_all, 0.5) / cream
         out: dict[str, SlotReading] = {}
         for k, (j, colour, conf, best, second) in enumerate(unclear):
@@ -1348,10 +1353,11 @@ class CarrosselReader:
                 out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; a standee would not show on its rim here")
                 continue
             if (spread[k] > self.STANDEE_CENTRE_SPREAD or light[k] > self.STANDEE_CENTRE_CREAM
-                    or rim[k] > self.STANDEE_RIM_MAX):
+                    or level[k] < self.STANDEE_CENTRE_MIN or rim[k] > self.STANDEE_RIM_MAX):
                 out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; not a standee's look (middle spread "
-                                                        f"{spread[k]:.2f}, {light[k]:.0%} cream; rim where it "
-                                                        f"would stand {rim[k]:.2f} of the cream)")
+                                                        f"{spread[k]:.2f}, {light[k]:.0%} cream, level "
+                                                        f"{level[k]:.2f}; rim where it would stand {rim[k]:.2f} "
+                                                        "of the cream)")
                 continue
             if blurred is None:
                 width = self.edge_width_mm(self._frame, view.registration)
