@@ -928,11 +928,19 @@ class DiceReader:
         given = tuple(v for v, _ in results if v is not None)
         found = [p for (v, _), p in zip(results, pips) if v is not None]
         if len(values) > 1:
-            return None, "readings disagree", given, found
-        if len(given) < 2:
+            out = None, "readings disagree", given, found
+        elif len(given) < 2:
             reasons = [r for v, r in results if v is None]
-            return None, reasons[0] if reasons else "unsure", given, found
-        return given[0], "", given, found
+            out = None, reasons[0] if reasons else "unsure", given, found
+        else:
+            out = given[0], "", given, found
+        if self.geometry is not None:
+            # With the tray's geometry the face is also read on the plane of its top face: a
+            # disagreement is no value; pips no crop could read may be read there.
+            from companion.readers.dice_tray import with_face_fit
+
+            out = with_face_fit(frame, self.geometry, box, out)
+        return out
 
     def flatness(self, pips_px: Sequence[np.ndarray]) -> float | None:
         """How far the pips read lie from a flat die's top face (0 = exactly), or None when it
@@ -1099,6 +1107,10 @@ class DiceReader:
                 singles += self.search(frame, _grown(box, s / 4), s, singles,
                                        raw_at if self.geometry is not None else None)
             if self.geometry is not None:
+                # A die seen only by its pips (coloured like the felt): a square on them.
+                from companion.readers.dice_tray import speck_faces
+
+                singles += speck_faces(raw_at, left[:SEARCH_MAX_REGIONS], singles, self.geometry)
                 singles = [b for b in singles if self.on_floor(b, 0.25)]
         else:
             readings = [DieReading(box, UNKNOWN, "dice touching") for box, single in regions if not single]

@@ -67,10 +67,11 @@ def test_labelled_dice_are_read_right_or_unknown_never_wrong(reader):
         if got is None:
             assert reason
         right += got == value
-    # 19 dice: at most 4 unknown. With the classifier, 2 faces it is unsure of, a six one crop
-    # of the pips reads as a three (the readers disagree: unknown, never a value), and a label
-    # box 11 px short of its die (a box over part of a die: unknown); the pips alone one more.
-    assert right >= len(dice) - (4 if reader is READER else 5)
+    # 19 dice: at most 5 unknown. With the classifier, 3 faces it is unsure of (the classifier
+    # trained for dice trays too, issue 16, is less sure of a three no pip crop reads), a six one
+    # crop of the pips reads as a three (the readers disagree: unknown, never a value), and a label
+    # box 11 px short of its die (a box over part of a die: unknown); the pips alone 5 as well.
+    assert right >= len(dice) - 5
 
 
 def test_face_model_gives_probabilities_of_seven_classes():
