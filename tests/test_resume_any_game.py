@@ -96,3 +96,37 @@ def test_new_without_game_starts_the_configured_game_and_names_the_one_left(tmp_
     assert "Carrousel starts" in out
     with Journal(tmp_path / "j.db", readonly=True) as j:
         assert not j.session(2).finished and j.session(3).game == "carrousel"
+
+
+def test_the_appliance_killed_during_a_game_asked_for_on_the_socket_resumes_that_game(tmp_path):
+    """The tester's steps: `run --next-game wait` plays Carrousel and waits; `enter --new-game
+    monsieur-carrousel`; kill -9; the same command again resumes Monsieur Carrousel."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    config = _config(tmp_path)
+    command = [sys.executable, "-m", "companion", "--config", config, "run", "--next-game", "wait", "--speed",
+               "100", "--quiet-moves", "--journal", str(tmp_path / "j.db")]
+    root = os.path.dirname(os.path.dirname(__file__))
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root)
+    try:
+        for line in proc.stdout:  # wait for progress, not for time
+            if line.startswith("game over: a new carrousel game starts"):
+                break
+        assert main(["--config", config, "enter", "--journal", str(tmp_path / "j.db"), "--new-game",
+                     "monsieur-carrousel", "--players", "Zoe,Yann"]) == 0
+        for line in proc.stdout:
+            if "Zoe" in line:  # the Monsieur Carrousel game is being played
+                break
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    with Journal(tmp_path / "j.db", readonly=True) as j:
+        assert [(s.game, s.finished) for s in j.sessions()] == [("carrousel", True), ("monsieur-carrousel", False)]
+    again = subprocess.run([*command, "--until", "400"], capture_output=True, text=True, cwd=root, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[0].startswith("resumed session 2 at t="), again.stdout[:300]
+    assert "resuming it (not [service] game carrousel)" in again.stderr
+    assert "Carrousel starts" not in again.stdout
