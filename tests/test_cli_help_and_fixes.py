@@ -13,9 +13,9 @@ from companion.cli import build_parser, main
 
 def _help(*command: str) -> str:
     parser = build_parser()
-    sub = parser._subparsers._group_actions[0].choices[command[0]]  # noqa: SLF001
+    sub = parser._subparsers._group_actions[0].choices[command[0]]
     for name in command[1:]:
-        sub = sub._subparsers._group_actions[0].choices[name]  # noqa: SLF001
+        sub = sub._subparsers._group_actions[0].choices[name]
     return " ".join(sub.format_help().split())
 
 

@@ -39,7 +39,7 @@ def test_every_count_with_its_noun_in_a_suffix_goes_through_its_plural_forms(lan
     """A field written straight before a French plural noun (``{seated} enfants``) is the
     mistake the forms tables exist for; the English and Portuguese suffixes put the noun after
     the total ("1 of 12 kids seated"), which agrees for every count."""
-    for n in range(0, 13):
+    for n in range(13):
         kid = {"type": "kid_seated", "t": 1.0, "player": "Ana", "kid": "Lulu", "seat": 3, "colour": "red",
                "picture": "lion", "seated": n}
         text = _suffix(lang, kid, {})
