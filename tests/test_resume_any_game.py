@@ -65,6 +65,7 @@ def test_players_given_against_the_resumed_game_are_refused_naming_it(tmp_path, 
     assert _run(tmp_path, "--players", "Lu,Max", "--until", "10") == 2
     err = capsys.readouterr().err
     assert "holds an unfinished monsieur-carrousel game (session 2" in err and "Traceback" not in err
+    assert _run(tmp_path, "--until", "6") == 0  # the refusal left the journal unlocked
 
 
 def test_an_explicit_other_game_is_played_and_the_unfinished_one_stays_resumable(tmp_path, capsys):

@@ -266,12 +266,16 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
     game, table = opts["service"]["game"], opts["table"]
     journal = Journal(opts["service"]["journal"], sync=config["service"]["journal_sync"],
                       checkpoint_s=config["service"]["journal_checkpoint_s"], lock=True)
-    game, line = _game_to_play(args, journal, game)
-    if line:
-        print(f"companion: {line}", file=sys.stderr)
-    if game != opts["service"]["game"]:  # the journal's unfinished game: its own checks (--camera sim)
-        opts = _options(argparse.Namespace(**{**vars(args), "game": game}), config)
-    _check_resume(args, journal, game)
+    try:
+        game, line = _game_to_play(args, journal, game)
+        if line:
+            print(f"companion: {line}", file=sys.stderr)
+        if game != opts["service"]["game"]:  # the journal's unfinished game: its own checks (--camera sim)
+            opts = _options(argparse.Namespace(**{**vars(args), "game": game}), config)
+        _check_resume(args, journal, game)
+    except BaseException:
+        journal.close()  # a refused start leaves the journal unlocked
+        raise
     speed = opts["service"]["speed"]
     if table == "sim":
         # The simulated table runs on simulated time paced by the real clock: the same seed
