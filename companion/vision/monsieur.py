@@ -801,7 +801,10 @@ class MonsieurReader:
                             and ring_pale <= self.max_ring_pale_behind and not grey[k])
             empty = bare or no_token or shows_behind
             kid = (token or hides_behind) and not glare[k]
-            if empty and not kid and not (behind_seen and behind_any_print <= 0.05):
+            # the print behind a token's place not shown (under 0.3 of it: a token, or a shadow
+            # or glare there) bars every "empty" (a wooden token under a warm bright lamp can
+            # look as saturated as a red print over the middle)
+            if empty and not kid and not (behind_seen and behind_any_print < 0.3):
                 out.append(EMPTY)
             elif kid and not empty:
                 out.append(KID)
