@@ -17,18 +17,20 @@ PHOTO = Path(__file__).parent / "data" / "carrousel-table" / "images" / "carrous
 
 
 class StillFrames:
-    """The same frame again and again (a video of a still table), ``n`` times."""
+    """The same frame again and again (a video of a still table), ``n`` times, then
+    ``after`` (other frames: the camera moves again)."""
 
     name = "still"
 
-    def __init__(self, image, n):
-        self.image, self.n, self.i = image, n, 0
+    def __init__(self, image, n, after=()):
+        self.images = [image] * n + list(after)
+        self.i = 0
 
     def read(self):
-        if self.i >= self.n:
+        if self.i >= len(self.images):
             return None
         self.i += 1
-        return Frame(self.image, 0.0, self.i - 1)
+        return Frame(self.images[self.i - 1], 0.0, self.i - 1)
 
     def close(self):
         pass
@@ -55,19 +57,23 @@ def test_a_still_video_logs_board_visible_and_camera_frozen_once_each(caplog):
         statuses.append(text)
         kit_status(text)
 
-    src = CarrouselCameraSource(StillFrames(photo, 60), on_status=on_status, settle_s=0)
+    import numpy as np
+
+    moving = [np.clip(photo.astype(np.int16) + k, 0, 255).astype(np.uint8) for k in (2, 4)]
+    src = CarrouselCameraSource(StillFrames(photo, 60, after=moving), on_status=on_status, settle_s=0)
     caplog.set_level(logging.INFO)
-    for _ in range(60):  # 6 s of frames at 10 a second
+    for _ in range(62):  # 6 s of still frames at 10 a second, then two that differ
         if src.step(clock.now()) is None:
             break
         clock.advance(0.1)
     frozen = [r for r in caplog.records if "camera frozen" in r.getMessage()]
     visible = [r for r in caplog.records if "board visible" in r.getMessage()]
     assert len(frozen) == 1, [r.getMessage() for r in frozen[:5]]
-    assert len(visible) == 1, [(r.name, r.getMessage()) for r in visible]
+    assert len(visible) == 2, [(r.name, r.getMessage()) for r in visible]  # at the start, and once it moves again
+    assert caplog.records.index(visible[0]) < caplog.records.index(frozen[0]) < caplog.records.index(visible[1])
     assert frozen[0].name == visible[0].name == "companion.sources"
     assert frozen[0].getMessage().startswith("camera frozen: the same frame for ")  # one "camera" word
     assert visible[0].getMessage() == "camera: board visible"
     # the kit is still told every change (the part's detail stays current): ~30 frozen frames
     assert sum(s.startswith("camera frozen") for s in statuses) > 20
-    assert parts.snapshot()["camera"]["detail"] == statuses[-1]
+    assert statuses[-1] == "board visible" and parts.snapshot()["camera"]["detail"] == "board visible"

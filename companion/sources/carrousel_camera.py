@@ -200,7 +200,8 @@ class CarrouselCameraSource(ReadingThread):
         if reading.status != "ok":
             self._set_status(reading.status)
             return out
-        if self.status.startswith(("board not visible", "light changed")) or not self.status:
+        if self.status.startswith(("board not visible", "light changed", "camera frozen", "colour lost")) \
+                or not self.status:  # the board read again after any state without a reading
             self._set_status("board visible")
         if self._light_changed(t, reading.white_level):
             return out
