@@ -642,7 +642,7 @@ def fit_face(frame: np.ndarray, geometry: TrayGeometry, centre_px: Sequence[floa
             on = np.array([_PLACES.index(p) for p in lay])
             off = np.array([j for j in range(9) if j not in on])
             e_on, e_off = e[:, on], e[:, off]
-            med = np.median(e_on, axis=1)
+            med = e_on.mean(axis=1)  # (the pose search: the mean, quicker than the median)
             m = (e_on.min(axis=1) - e_off.max(axis=1)) / np.maximum(med, 1e-6)
             j = int(np.argmax(m))
             best[(value, lay)] = (float(m[j]), j)
