@@ -12,8 +12,8 @@ and seed; without --game that is the newest unfinished game whatever its kind (o
 with `companion enter --new-game` or on the game page too), said in one line. With --game G,
 G's unfinished game is resumed (or a new G game starts) and an unfinished game of another kind
 stays in the journal, named in one line with the command that resumes it. --new starts a
-fresh game instead (of --game, else [service] game). What no sensor sees is told on the entry socket beside the journal
-(`companion enter`) or, with --entries -, on standard input.
+fresh game instead (of --game, else [service] game). What no sensor sees is told on the entry
+socket beside the journal (`companion enter`) or, with --entries -, on standard input.
 
 Examples:
   companion run                              # simulated Carrousel table, real time
