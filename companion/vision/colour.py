@@ -118,18 +118,27 @@ _GRID_OFFSET = np.float32(-(_GRID_LO @ _GRID_STRIDE))
 _GRID_NEW, _GRID_UNSURE, _GRID_SHIFT = 0, 127, 4
 
 
-def _with_neighbours(cells: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """The grid ``cells`` (flat indices) and the cells next to them (3 x 3 x 3 around each,
-    inside the grid) not classified yet, sorted, each once."""
+#: new cells are classified a block at a time: every cell of the _GRID_BLOCK^3 cells (aligned
+#: on multiples of _GRID_BLOCK) around each new one, so that a camera's noise, which keeps
+#: meeting cells next to those met, soon finds them classified
+_GRID_BLOCK = 8
+
+
+def _in_blocks(cells: np.ndarray, grid: np.ndarray, size: int = _GRID_BLOCK) -> np.ndarray:
+    """The cells of the ``size`` x ``size`` x ``size`` blocks (aligned on multiples of
+    ``size`` in each component, inside the grid) that hold the grid ``cells`` (flat indices),
+    not classified yet: sorted, each once."""
     rest, b = np.divmod(cells, _GRID_SHAPE[2])
     l, a = np.divmod(rest, _GRID_SHAPE[1])
-    step = np.array([-1, 0, 1])
-    ll = l[:, None, None, None] + step[None, :, None, None]
-    aa = a[:, None, None, None] + step[None, None, :, None]
-    bb = b[:, None, None, None] + step[None, None, None, :]
-    inside = ((ll >= 0) & (ll < _GRID_SHAPE[0]) & (aa >= 0) & (aa < _GRID_SHAPE[1])
-              & (bb >= 0) & (bb < _GRID_SHAPE[2]))
-    every = np.unique(((ll * _GRID_SHAPE[1] + aa) * _GRID_SHAPE[2] + bb)[inside])
+    origin = np.unique(((l // size * size) * _GRID_SHAPE[1] + a // size * size) * _GRID_SHAPE[2] + b // size * size)
+    rest, b0 = np.divmod(origin, _GRID_SHAPE[2])
+    l0, a0 = np.divmod(rest, _GRID_SHAPE[1])
+    step = np.arange(size)
+    ll = l0[:, None, None, None] + step[None, :, None, None]
+    aa = a0[:, None, None, None] + step[None, None, :, None]
+    bb = b0[:, None, None, None] + step[None, None, None, :]
+    inside = (ll < _GRID_SHAPE[0]) & (aa < _GRID_SHAPE[1]) & (bb < _GRID_SHAPE[2])
+    every = ((ll * _GRID_SHAPE[1] + aa) * _GRID_SHAPE[2] + bb)[inside]  # disjoint blocks, sorted
     return every[grid[every] == _GRID_NEW]
 
 
@@ -491,10 +500,8 @@ class RegionClassifier:
         cls = np.take(grid, cell)
         new = cls == _GRID_NEW
         if new.any():
-            # the new cells, and when they are few (a camera's noise wandering off the cells
-            # already met) their neighbours too, where the noise goes next
-            cells = np.unique(cell[new])
-            self._fill(grid, _with_neighbours(cells, grid) if len(cells) <= 500 else cells)
+            # the new cells' blocks: where a camera's noise goes next
+            self._fill(grid, _in_blocks(cell[new], grid))
             cls[new] = np.take(grid, cell[new])
         return cls
 
@@ -762,13 +769,21 @@ class ColourCheck:
         return bool(above >= n - below + 1)
 
     def cast_distance(self, white: np.ndarray) -> float:
-        """Distance of a white (``3`` linear BGR) from the lamp locus, natural-log units."""
-        b, g, r = (max(float(v), 1e-6) for v in white)
-        last = self.__dict__.get("_last_cast")
-        if last is not None and last[0] == (b, g, r):  # a still table: the same white again
-            return last[1]
-        distance = self._cast_distance(b, g, r)
-        object.__setattr__(self, "_last_cast", ((b, g, r), distance))
+        """Distance of a white (``3`` linear BGR) from the lamp locus, natural-log units (the
+        distances of the last 256 whites are kept: the same white gives the same distance)."""
+        key = tuple(max(float(v), 1e-6) for v in white)
+        kept = self.__dict__.get("_casts")
+        if kept is None:
+            kept = {}
+            object.__setattr__(self, "_casts", kept)
+        distance = kept.get(key)
+        if distance is None:
+            # a still table gives the same few whites again (the median of 8-bit levels
+            # moves by a level under the sensor's noise): the distances of the last ones kept
+            distance = self._cast_distance(*key)
+            if len(kept) >= 256:
+                kept.clear()
+            kept[key] = distance
         return distance
 
     def _cast_distance(self, b: float, g: float, r: float) -> float:
