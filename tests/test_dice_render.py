@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from companion.readers.dice import FLAT_TOLERANCE, DiceReader
-from companion.sim.dice_render import HAND_LABEL, TrayRenderer, face_layout, random_scene
+from companion.sim.dice_render import (
+    HAND_LABEL,
+    TrayRenderer,
+    face_layout,
+    random_scene,
+)
 
 
 @pytest.fixture(scope="module")

@@ -713,7 +713,7 @@ def with_face_fit(frame: np.ndarray, geometry: TrayGeometry, box: Sequence[float
     Returns:
         The evidence in the same form.
     """
-    value, reason, given, found = evidence
+    value, _, given, found = evidence
     if given and value is None:
         return evidence  # the crops disagree, or one alone read a value: not sure either way
     fit = fit_face(frame, geometry, face_centre_in_box(geometry, box))
