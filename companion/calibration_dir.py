@@ -34,13 +34,14 @@ __all__ = [
     "SHIPPED_DIR",
     "SHIPPED_FILES",
     "CalibrationDirError",
-    "user_dir",
-    "shipped_path",
     "calibration_path",
+    "check_writable",
     "explicit_or_calibration",
     "optional_calibration",
+    "shipped_path",
+    "user_dir",
+    "where_from",
     "writable_path",
-    "check_writable",
 ]
 
 #: The user's calibration folder when ``[calibration] dir`` is not set (``~`` expanded on use).
@@ -121,6 +122,29 @@ def optional_calibration(path: str | os.PathLike[str] | None, name: str, config:
         return Path(path).expanduser()
     found = calibration_path(name, config)
     return found if found.is_file() else None
+
+
+def where_from(path: str | os.PathLike[str], given_as: str | None, config: Any = None) -> dict[str, str]:
+    """Which calibration file was read and from where, as JSON output says it:
+    ``{"file": path, "from": where}``, ``where`` being ``given_as`` (the option or key that
+    named it, e.g. ``"--intrinsics"``, ``"[camera] intrinsics"``) when given, else
+    ``"calibration folder"`` (``[calibration] dir``) or ``"shipped"`` (the package's defaults).
+
+    Args:
+        path: the file read (from :func:`explicit_or_calibration` or
+            :func:`optional_calibration`).
+        given_as: the option or configuration key that gave ``path``, or None when it came
+            from the calibration folders.
+        config: the loaded configuration, or None.
+    """
+    p = Path(path)
+    if given_as:
+        where = given_as
+    elif p.resolve().parent == SHIPPED_DIR:
+        where = "shipped"
+    else:
+        where = "calibration folder"
+    return {"file": str(p), "from": where}
 
 
 def writable_path(name: str, config: Any = None) -> Path:

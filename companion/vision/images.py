@@ -22,12 +22,29 @@ import struct
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ImageError", "image_size", "read_image", "MAX_PIXELS", "WRITE_SUFFIXES", "check_image_path",
-           "write_image"]
+__all__ = [
+    "MAX_PIXELS",
+    "READER_SIDE_PX",
+    "WRITE_SUFFIXES",
+    "ImageError",
+    "check_image_path",
+    "image_size",
+    "read_image",
+    "to_reader_size",
+    "write_image",
+]
 
 #: The largest image decoded, in pixels: 50 megapixels (150 MB as BGR), four times a Raspberry
 #: Pi HQ camera's 12.3-megapixel frame.
 MAX_PIXELS = 50_000_000
+
+#: The longer side, in pixels, of the frames the table readers are built for: their pixel
+#: constants (the registration's 3 px residual bound and 4 px RANSAC threshold, the marker
+#: finder's half-size pass and windows, the sample discs and outlines, the Monsieur and
+#: Carrossel readers' rings and letter crops) are those of a 640 x 480 frame, the camera's
+#: default (``[camera] width``). A larger photograph is brought to this size by
+#: :func:`to_reader_size` before it is read.
+READER_SIDE_PX = 640
 
 _JPEG_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 
@@ -216,6 +233,31 @@ def read_image(path: str | os.PathLike[str], flags: int | None = None, max_pixel
     if image is None:
         raise ImageError(f"{path}: not an image OpenCV can decode (a damaged or unusual {w} x {h} file)")
     return image
+
+
+def to_reader_size(frame: Any, side_px: int = READER_SIDE_PX) -> tuple[Any, float]:
+    """``frame`` brought down to the readers' working size: its longer side ``side_px`` pixels
+    (:data:`READER_SIDE_PX`), the aspect ratio kept, by pixel-area averaging
+    (``cv2.INTER_AREA``, which does not alias a bicubic upscale or a 12-megapixel photo's fine
+    texture). A frame no larger is returned as it is (never enlarged).
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR (or ``H x W``).
+        side_px: the longest side wanted, pixels.
+
+    Returns:
+        ``(frame, scale)``: the frame to read and the factor from the original's pixels to its
+        own (``1.0`` when unchanged, ``640 / 2592`` for a 2592 x 1944 photo).
+    """
+    import cv2
+
+    h, w = frame.shape[:2]
+    longer = max(h, w)
+    if longer <= side_px:
+        return frame, 1.0
+    scale = side_px / longer
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    return cv2.resize(frame, size, interpolation=cv2.INTER_AREA), size[0] / w
 
 
 def check_image_path(path: str | os.PathLike[str]) -> None:

@@ -25,10 +25,14 @@ def read_images(args: argparse.Namespace, config: Any) -> int:
         companion.cli.UsageError: an unreadable geometry, table or intrinsics file, or an
             overlay that cannot be written (one line naming the file).
     """
-    from companion.calibration_dir import explicit_or_calibration, optional_calibration
+    from companion.calibration_dir import calibration_path, explicit_or_calibration
     from companion.cli import UsageError
-    from companion.commands.read import read_each
-    from companion.vision.calibration import load_lens
+    from companion.commands.read import (
+        CalibrationUse,
+        complete_monsieur,
+        given_as,
+        read_each,
+    )
     from companion.vision.monsieur import (
         MonsieurReader,
         draw_overlay,
@@ -38,14 +42,17 @@ def read_images(args: argparse.Namespace, config: Any) -> int:
     from companion.vision.registration import Registrar
 
     try:
-        geometry = MonsieurGeometry.load(explicit_or_calibration(args.geometry, GEOMETRY_FILE, config))
-        seat_margin, zone_margin = seat_margin_from_table(config=config)
-        intrinsics = optional_calibration(getattr(args, "intrinsics", None) or config["camera"]["intrinsics"],
-                                          "camera.json", config)
-        lens = load_lens(intrinsics) if intrinsics is not None else None
-        reader = MonsieurReader(geometry, seat_margin, zone_margin,
-                                Registrar(geometry.markers, geometry.dictionary, lens=lens))
+        geometry_file = explicit_or_calibration(args.geometry, GEOMETRY_FILE, config)
+        table_file = calibration_path("monsieur_carrousel.toml", config)
+        geometry = MonsieurGeometry.load(geometry_file)
+        seat_margin, zone_margin = seat_margin_from_table(table_file, config=config)
+        registrar = Registrar(geometry.markers, geometry.dictionary)
+        use = CalibrationUse.build({"geometry": (geometry_file, given_as(args.geometry, "--geometry", None, "")),
+                                    "table": (table_file, None)},
+                                   getattr(args, "intrinsics", None), config["camera"]["intrinsics"], config, registrar)
+        reader = MonsieurReader(geometry, seat_margin, zone_margin, registrar)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return read_each(args.images, args.overlay, reader.read, lambda reading: reading.to_json(),
-                     lambda frame, reading: draw_overlay(frame, reading, geometry))
+                     lambda frame, reading: draw_overlay(frame, reading, geometry),
+                     complete=lambda d: complete_monsieur(d, geometry), calibration=use)
