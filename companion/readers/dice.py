@@ -21,8 +21,8 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    grid, the most die-like kept. Without the classifier such a region is one ``unknown``
    reading ("dice touching").
 3. **Face classifier** (:class:`FaceModel`, ``companion/data/dice_faces.onnx``): a small
-   convolutional network trained on the train split of the real photos
-   (tools/train_dice_model.py) gives, for the die's square patch seen in its eight turns and
+   convolutional network trained on the train split of the real photos and on rendered dice
+   trays (companion/sim/dice_render.py; tools/train_dice_model.py) gives, for the die's square patch seen in its eight turns and
    mirror images, the probabilities of "not one die" and of the six values.
 4. **Pips** (:meth:`DiceReader.pip_reading`), a second reader that fails differently: the pip
    map (:func:`pip_map`: each pixel's Lab distance from its neighbourhood's median, high on
@@ -544,8 +544,9 @@ def _load_net(path: Path, engine: str = "classic"):
 class FaceModel:
     """The face classifier: a small convolutional network, run with OpenCV's DNN module.
 
-    It was trained on the train split of nell-byler/dice_detection (tools/train_dice_model.py;
-    the training record is ``dice_faces.json`` beside the model). Each die is seen in the eight
+    It was trained on the train split of nell-byler/dice_detection and on rendered dice trays
+    (companion/sim/dice_render.py; tools/train_dice_model.py; the training record is
+    ``dice_faces.json`` beside the model). Each die is seen in the eight
     turns and mirror images of its patch (a face's value does not change under them) and the
     class probabilities are averaged.
 
