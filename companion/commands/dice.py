@@ -6,7 +6,8 @@ the die's size in pixels everywhere in it come from the tray's calibration (dice
 calibration folder, written by `companion calibrate tray`; or --calibration FILE), scaled to the
 image's size; no die size to set. When the dice are too small to read at the images' resolution,
 it says so on standard error. Without a calibration, --tray (or [dice] tray) gives a pixel box
-and [dice] die_px_min/die_px_max the die's size.
+(refused when it lies outside an image) and [dice] die_px_min/die_px_max the die's size; with
+neither, a warning says that the whole image is read.
 
 Examples:
   companion dice tray.jpg
@@ -81,7 +82,17 @@ def run(args: argparse.Namespace) -> int:
     config = load(args.config)
     section = config["dice"]
     tray = _tray(args.tray, section["tray"])
+    tray_from = "--tray" if args.tray is not None else "[dice] tray"
     calibration = _calibration(args, config, tray)
+    if calibration is None and tray is None:
+        from companion.calibration_dir import calibration_path
+        from companion.sources.dice_camera import TRAY_FILE
+
+        sys.stderr.write(
+            f"companion: warning: no tray calibration ({calibration_path(TRAY_FILE.name, config)}): the whole image "
+            f"is read, a die's side taken as [dice] die_px_min-die_px_max = {section['die_px_min']:g}-"
+            f"{section['die_px_max']:g} px; companion calibrate tray IMAGE --corners \"X,Y;X,Y;X,Y;X,Y\" "
+            "--size-mm AxB writes it (or give --tray x0,y0,x1,y1)\n")
     try:
         model = FaceModel()
     except (OSError, ValueError) as exc:
@@ -94,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
             return readers[size]
         geometry = None
         box = tray
+        if calibration is None and box is not None and (box[2] > size[0] or box[3] > size[1]):
+            raise UsageError(f"{tray_from} {','.join(map(str, box))}: outside the {size[0]} x {size[1]} px image "
+                             f"(expected x1 <= {size[0]} and y1 <= {size[1]}: the tray's box in this image's pixels)")
         if calibration is not None:
             from companion.sources.dice_camera import load_tray_geometry
 

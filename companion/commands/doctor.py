@@ -365,6 +365,39 @@ def check_calibration(config: Any) -> list[Check]:
     return out
 
 
+def check_dice_tray(config: Any) -> Check:
+    """Carnival's dice tray (``docs/carnival.md``): ``[dice] tray`` (a pixel box), else the
+    calibration folder's ``dice-tray.toml`` read for the camera's frame size (``[camera]
+    width/height``; a geometry scaled to it, a too-small die said), else missing: the dice
+    reader would search the whole frame with ``[dice] die_px_min/max``."""
+    from companion.calibration_dir import calibration_path
+    from companion.sources.dice_camera import TRAY_FILE, load_tray_geometry
+
+    fix = 'companion calibrate tray IMAGE --corners "X,Y;X,Y;X,Y;X,Y" --size-mm AxB (docs/carnival.md)'
+    configured = list(config["dice"]["tray"] or [])
+    if configured:
+        return Check("dice tray", True, f"[dice] tray {','.join(map(str, configured))}: a pixel box, a die's side "
+                                        f"{config['dice']['die_px_min']}-{config['dice']['die_px_max']} px")
+    path = calibration_path(TRAY_FILE.name, config)
+    if not path.is_file():
+        return Check("dice tray", False, f"no {TRAY_FILE.name} in {path.parent}: the dice would be searched for "
+                                         "in the whole frame", fix)
+    size = (config["camera"]["width"], config["camera"]["height"])
+    try:
+        box, geometry = load_tray_geometry(path, size)
+    except (ValueError, OSError) as exc:
+        return Check("dice tray", False, _no_repeat(str(exc), str(path)), fix)
+    detail = f"{path}: the tray's box {','.join(map(str, box))} in {size[0]} x {size[1]} px frames"
+    if geometry is None:
+        return Check("dice tray", True, detail + " (a pixel box, no geometry)")
+    from companion.readers.dice_tray import MIN_FACE_PX
+
+    small = geometry.too_small()
+    if small and geometry.face_px_range()[1] < MIN_FACE_PX:  # companion run stops at start on it
+        return Check("dice tray", False, f"{path}: {small}", "lower the camera or raise [camera] width/height")
+    return Check("dice tray", True, detail + (f"; warning: {small}" if small else ""))
+
+
 def _no_repeat(message: str, path: str) -> str:
     return message if message.startswith(path) or path in message else f"{path}: {message}"
 
@@ -418,6 +451,8 @@ def needs(game: str, config: Any) -> set[str]:
             parts.add("group video")
             if game == "carrousel":
                 parts |= {"camera geometry", "camera colours", "camera intrinsics"}
+            if game == "carnival":
+                parts.add("dice tray")
         if p == "encoder":
             parts.add("encoder calibration")
             if config["encoder"]["backend"] == "gpio":
@@ -435,6 +470,7 @@ def check_all(config: Any, game: str) -> list[Check]:
               check_espeak()]
     checks += [check_group(g) for g in ("gpio", "video", "audio", "dialout")]
     checks += check_calibration(config)
+    checks.append(check_dice_tray(config))
     checks.append(check_journal(config))
     wanted = needs(game, config)
     return [dataclasses.replace(c, needed=c.part in wanted) for c in checks]

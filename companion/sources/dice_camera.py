@@ -712,7 +712,7 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
     box, where, size, geometry = _resolve_tray(config, tray_file)
     if box is None:
         log.warning("dice: no tray calibration (%s): reading the whole frame; "
-                    "companion calibrate tray IMAGE --box x0,y0,x1,y1 draws it", tray_file)
+                    "companion calibrate tray IMAGE --corners \"X,Y;X,Y;X,Y;X,Y\" --size-mm AxB writes it", tray_file)
 
     # A live camera (not a video file or a folder) is opened again after a loss.
     live = spec == "picamera2" or (spec.startswith("opencv:") and not Path(spec[7:]).is_file())
@@ -747,7 +747,8 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
         if size is not None and tuple(size) != (w, h):
             raise ValueError(
                 f"{where}: the tray was drawn on {size[0]} x {size[1]} px frames but the camera gives {w} x {h}: "
-                f"draw it again on a frame of this camera (companion calibrate tray IMAGE --box x0,y0,x1,y1)")
+                f"calibrate it again on a frame of this camera (companion calibrate tray IMAGE --corners "
+                f"\"X,Y;X,Y;X,Y;X,Y\" --size-mm AxB)")
         source.check_tray(first.image.shape)
     except (ValueError, FrameSourceError):
         frames.close()

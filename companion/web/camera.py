@@ -782,7 +782,7 @@ FILES = {
     "carrousel-colours.json": ("camera colours: the Carrousel horses and cards", "capture below, or companion calibrate colours PHOTO --spaces ..."),
     "camera.json": ("camera intrinsics: the lens", "companion calibrate intrinsics PHOTOS"),
     "encoder.toml": ("encoder calibration: counts per turn", "companion calibrate encoder"),
-    "dice-tray.toml": ("dice tray: Carnival's dice camera", "companion calibrate tray IMAGE --box x0,y0,x1,y1"),
+    "dice-tray.toml": ("dice tray: Carnival's dice camera", "companion calibrate tray IMAGE --corners \"X,Y;X,Y;X,Y;X,Y\" --size-mm AxB"),
     "monsieur_carrousel.toml": ("Monsieur Carrousel seat layouts", "copy the shipped file into the folder and edit it"),
     "monsieur-board.toml": ("Monsieur Carrousel board geometry", "copy the shipped file into the folder and edit it"),
     "carrossel.toml": ("Carrossel game data", "copy the shipped file into the folder and edit it"),
