@@ -232,6 +232,11 @@ class CalibrationUse:
         return {**self.files, "intrinsics": self._entry}
 
 
+def _ordered(d: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """``d`` with ``keys`` first in that order (every object of one game in one order)."""
+    return {**{k: d[k] for k in keys if k in d}, **{k: v for k, v in d.items() if k not in keys}}
+
+
 def _unknown_region(why: str) -> dict[str, Any]:
     return {"label": "unknown", "confidence": 0.0, "reason": why}
 
@@ -246,7 +251,7 @@ def _complete_carrousel(d: dict[str, Any], geometry: Any) -> dict[str, Any]:
                                        "reason": why} for slot in geometry.cards})
     d.setdefault("markers", [])
     d.setdefault("residual_px", None)
-    return d
+    return _ordered(d, ("image", "status", "spaces", "space_details", "cards", "markers", "residual_px"))
 
 
 def complete_monsieur(d: dict[str, Any], geometry: Any) -> dict[str, Any]:
@@ -259,8 +264,13 @@ def complete_monsieur(d: dict[str, Any], geometry: Any) -> dict[str, Any]:
     d.setdefault("seats", ["unknown"] * n)
     d.setdefault("zones", ["unknown"] * n)
     d.setdefault("die", "unknown")
+    # why the roof marker or the die was not read: "" when it was, the status when nothing was
+    why = "" if d.get("status", "").startswith("ok") else d.get("status", "")
+    d.setdefault("roof", why if d["carousel_angle_deg"] is None else "")
+    d.setdefault("die_status", why if d["die"] == "unknown" else "")
     d.setdefault("markers", [])
-    return d
+    return _ordered(d, ("image", "status", "carousel_angle_deg", "pointed_seat", "seats", "zones", "die", "roof",
+                        "die_status", "markers"))
 
 
 def _complete_carrossel(d: dict[str, Any], geometry: Any) -> dict[str, Any]:
@@ -274,7 +284,8 @@ def _complete_carrossel(d: dict[str, Any], geometry: Any) -> dict[str, Any]:
                  if not why.startswith("ok") else {})
     d.setdefault("markers", [])
     d.setdefault("residual_px", None)
-    return d
+    return _ordered(d, ("image", "status", "board_angle_deg", "facing", "slots", "unknown_because", "markers",
+                        "residual_px"))
 
 
 def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], Any],
