@@ -185,3 +185,30 @@ def test_windows_are_merged_only_when_that_costs_no_more_pixels():
     boxes = MarkerFinder._boxes(quads, np.full(3, 14.0), 640, 480)
     assert len(boxes) == 2
     assert boxes[0].tolist() == [86, 86, 149, 149]
+
+
+def test_markers_found_in_windows_that_do_not_register_are_looked_for_in_the_whole_frame():
+    """The windows found two markers on one edge only (a third missed, as a smeared border can
+    be): the registrar then detects in the whole frame and registers with every marker, as the
+    one-pass detector would have."""
+    g = CarrouselGeometry.load()
+    frame = cv2.imread(str(_photos("carrousel-table")[0]))
+    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    whole = detect_markers(grey, detector=_detector("DICT_4X4_50"))
+    assert {0, 1} <= set(whole) and len(whole) >= 3  # 0 and 1 lie along the top edge
+    registrar = Registrar(g.markers, g.dictionary)
+    finder = registrar._detector
+    coarse = finder._coarse
+
+    class TopEdgeOnly:  # the half-size pass seeing only markers 0 and 1
+        def detectMarkers(self, image):
+            corners, ids, _rejected = coarse.detectMarkers(image)
+            keep = [k for k, i in enumerate(ids.reshape(-1)) if int(i) in (0, 1)]
+            return tuple(corners[k] for k in keep), ids[keep], ()
+
+    finder._coarse = TopEdgeOnly()
+    finder.layout = {i: c for i, c in finder.layout.items() if i in (0, 1)}  # nothing else placed
+    assert sorted(finder.find(grey)) == [0, 1] and finder.from_windows(finder.find(grey))
+    reg = registrar.register(frame)
+    assert reg is not None and reg.marker_ids == tuple(sorted(whole))
+    assert finder.last == "whole frame"

@@ -125,8 +125,10 @@ class MarkerFinder:
        that is not on the layout (the Monsieur Carrousel roof's) is found only where the
        half-size pass saw a candidate (missed in 1 of 150 rendered frames, docs/BENCHMARKS.md);
     3. when fewer than ``min_markers`` markers of the layout are found that way (a blurred or
-       unusual frame), the full-resolution detector runs on the whole frame: a frame is never
-       "board not visible" because of the shortcut.
+       unusual frame), the full-resolution detector runs on the whole frame; and
+       :meth:`Registrar.register` runs it too when the markers found in windows do not register
+       (two left on one edge when a smeared third was missed): a frame is never "board not
+       visible" because of the shortcut.
 
     Args:
         dictionary_name: an OpenCV predefined dictionary name (:data:`DICTIONARIES`).
@@ -157,6 +159,7 @@ class MarkerFinder:
         self._windows: dict[tuple[int, int], cv2.aruco.ArucoDetector] = {}
         #: how the last frame was searched: "windows" or "whole frame"
         self.last = ""
+        self._result: dict[int, np.ndarray] | None = None
 
     def getDictionary(self) -> cv2.aruco.Dictionary:
         """The markers' dictionary (as ``cv2.aruco.ArucoDetector.getDictionary``)."""
@@ -295,10 +298,20 @@ class MarkerFinder:
                 self._search(grey, placed[inside], 16.0 + side[inside] / 2.0, found, done)
         enough = (sum(i in found for i in self.layout) >= self.min_markers) if self.layout else bool(found)
         if enough:
-            self.last = "windows"
+            self.last, self._result = "windows", found
             return found
-        self.last = "whole frame"
+        return self.whole_frame(grey)
+
+    def whole_frame(self, grey: np.ndarray) -> dict[int, np.ndarray]:
+        """The one-pass detector in the whole grey frame (as :func:`detect_markers`)."""
+        self.last, self._result = "whole frame", None
         return detect_markers(grey, detector=self.full)
+
+    def from_windows(self, found: Mapping[int, np.ndarray]) -> bool:
+        """Whether ``found`` is the last :meth:`find`'s result from windows (not the whole frame)."""
+        last = self._result
+        return (self.last == "windows" and last is not None and sorted(found) == sorted(last)
+                and all(np.array_equal(found[i], last[i]) for i in last))
 
 
 def detect_markers(image: np.ndarray, dictionary_name: str = "DICT_4X4_50",
@@ -481,6 +494,17 @@ class Registrar:
         if found is None:
             self.detections += 1
             found = detect_markers(grey, detector=self._detector)
+        reg = self._register_found(grey, found)
+        if reg is None and self._detector.from_windows(found):
+            # the finder's windows missed a marker the whole frame shows (a smeared border):
+            # never "board not visible" because of the shortcut
+            whole = self._detector.whole_frame(grey)
+            if sorted(whole) != sorted(found):
+                reg = self._register_found(grey, whole)
+        return reg
+
+    def _register_found(self, grey: np.ndarray, found: Mapping[int, np.ndarray]) -> Registration | None:
+        """:meth:`register` with the frame's markers detected (grey ``H x W uint8``)."""
         self.found = dict(found)
         known = {i: c for i, c in found.items() if i in self.layout}
         if len(known) < self.min_markers:
