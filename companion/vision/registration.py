@@ -7,7 +7,10 @@ covered or cut off by the frame. Detection is not repeated on every frame: :clas
 keeps the last homography and samples the markers' cells at their expected places (a few dozen
 pixel reads); when the cells no longer match what was seen at registration (the camera or the
 table moved, a hand came over a marker) or after ``redetect_every`` frames, it detects again.
-When fewer than ``min_markers`` markers are found, the board is "not visible".
+When fewer than ``min_markers`` markers are found, the board is "not visible". A full detection
+(:class:`MarkerFinder`) searches a half-size frame for candidates, then runs OpenCV's detector at
+full resolution in windows around them and around the layout's markers placed from them: the
+one-pass detector's markers and corners at about half its cost (docs/BENCHMARKS.md, issue 15).
 
 Sources: S. Garrido-Jurado et al., "Automatic generation and detection of highly reliable
 fiducial markers under occlusion", Pattern Recognition 47 (2014) (ArUco); OpenCV
