@@ -44,13 +44,13 @@ from companion.vision.colour import (
     ColourReferences,
     FrozenFrames,
     RegionClassifier,
-    grid_cells,
-    new_grid,
     RegionReading,
-    linear_to_lab,
+    grid_cells,
     lab_exact,
     lab_fast,
+    linear_to_lab,
     load_json,
+    new_grid,
     srgb_to_linear,
     white_of,
 )
@@ -474,7 +474,7 @@ class CarrouselReader:
         # pixel's Lab is then settled exactly: a pixel near a threshold is converted again
         # exactly (OpenCV's scalar path, as linear_to_lab converts it)
         lab = lab_fast(rel)
-        e1, e2, e3, e4 = plan.lab_bounds
+        e1, _, e3, e4 = plan.lab_bounds
         check = lab[e3:e4]
         chroma = np.hypot(check[:, 1], check[:, 2])
         self._settle(check, rel[e3:e4], chroma, self.colour_check.chroma_bound(), _chroma)
