@@ -259,3 +259,22 @@ def test_the_unsure_pixels_are_all_that_an_error_can_move(readers):
                 moved = lab + rng.choice([-error, error], lab.shape).astype(np.float32) * rng.uniform(0.5, 1.0, (len(lab), 1)).astype(np.float32)
                 changed = classifier.pixel_classes(moved) != cls
                 assert changed.any() and not (changed & ~unsure).any()
+
+
+def test_the_region_rule_on_many_rows_is_the_rule_on_each(readers):
+    """decide_many gives each row decide's reading (kept rows again as the same object), on
+    random vote counts that reach every branch of the rule."""
+    new, _ = readers
+    rng = np.random.default_rng(17)
+    for classifier in (new.space_classifier, new.card_classifier):
+        width = len(classifier.references.names) + 3
+        counts = rng.integers(0, 40, (4000, width)) * (rng.random((4000, width)) < 0.4)
+        counts[:1000, 2] += rng.integers(0, 600, 1000)  # mostly background
+        counts[1000:2000, 3 + rng.integers(0, width - 3, 1000)] += rng.integers(0, 300, 1000)  # a colour
+        counts[2000:2100] = 0  # too few pixels
+        got = classifier.decide_many(counts)
+        want = [classifier.decide(row) for row in counts]
+        assert got == want
+        assert len({r.reason.split(":")[0].split(" (")[0] for r in got}) >= 6
+        again = classifier.decide_many(counts[-50:])  # the last rows are kept (at most DECIDE_KEPT)
+        assert all(a is b for a, b in zip(again, got[-50:]))
