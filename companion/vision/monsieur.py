@@ -410,12 +410,12 @@ class MonsieurReader:
         self.refine_deg = 2.5
         self.refine_step_deg = 0.25
         self.refine_gain = 0.3
-        # the seats' print (10-15 mm from a seat's centre, past its glyph) and the wood just
-        # beyond its edge (19-20 mm), 24 directions each, for the angle's fit to the prints
-        th = np.radians(np.arange(0.0, 360.0, 15.0))
+        # the seats' print (11.5 and 14 mm from a seat's centre, past its glyph) and the wood
+        # just beyond its edge (19.5 mm), 16 directions each, for the angle's fit to the prints
+        th = np.radians(np.arange(0.0, 360.0, 22.5))
         ring = np.stack([np.cos(th), np.sin(th)], axis=1)
-        self._fit_in = np.concatenate([ring * r for r in (10.5, 12.5, 14.5)])
-        self._fit_out = np.concatenate([ring * r for r in (19.0, 20.0)])
+        self._fit_in = np.concatenate([ring * r for r in (11.5, 14.0)])
+        self._fit_out = ring * 19.5
         self.min_behind = int(min_behind)
         self.glare_share = float(glare_share)
         self.glare_lighter = 5.0
@@ -624,14 +624,32 @@ class MonsieurReader:
     def _refine_angle(self, frame: np.ndarray, cam: TableCamera, angle: float, white: np.ndarray) -> float:
         """The carousel angle (degrees) within ``refine_deg`` of the roof marker's ``angle`` at
         which the seats' prints fit best: the share of each seat's own print among samples on
-        its print (10-15 mm from its centre), less that among samples just beyond its edge
-        (19-20 mm, the disc's wood), summed over the seats, in steps of ``refine_step_deg``.
-        The roof marker is 30 mm across; its corners, a pixel off, turn its angle by a degree
-        or two, while the twelve seats' edges lie 85 mm out. The roof's angle stands when no
-        step is better by ``refine_gain`` (a share summed over the seats)."""
+        its print (11.5 and 14 mm from its centre), less that among samples just beyond its
+        edge (19.5 mm, the disc's wood), summed over the seats; in steps of twice
+        ``refine_step_deg``, then one step either side of the best. The roof marker is 30 mm
+        across; its corners, a pixel off, turn its angle by a degree or two, while the twelve
+        seats' edges lie 85 mm out. The roof's angle stands when no step is better by
+        ``refine_gain`` (a share summed over the seats)."""
+        coarse = np.arange(-self.refine_deg, self.refine_deg + 1e-9, 2.0 * self.refine_step_deg)
+        scores = self._fit_scores(frame, cam, angle, white, coarse)
+        zero = float(scores[int(np.argmin(np.abs(coarse)))])
+        best = float(coarse[int(np.argmax(scores))])
+        fine = np.array([best - self.refine_step_deg, best + self.refine_step_deg])
+        fine_scores = self._fit_scores(frame, cam, angle, white, fine)
+        steps = np.concatenate([coarse, fine])
+        total = np.concatenate([scores, fine_scores])
+        i = int(np.argmax(total))
+        if total[i] - zero < self.refine_gain:
+            return angle
+        return float(angle + steps[i])
+
+    def _fit_scores(self, frame: np.ndarray, cam: TableCamera, angle: float, white: np.ndarray,
+                    steps: np.ndarray) -> np.ndarray:
+        """For each step (degrees, ``S``) from ``angle``: the seats' print share on their print
+        less that just beyond their edge, summed over the seats (``S`` float64; see
+        :meth:`_refine_angle`)."""
         g = self.geometry
         n = g.n_seats
-        steps = np.arange(-self.refine_deg, self.refine_deg + 1e-9, self.refine_step_deg)
         inner, outer = self._fit_in, self._fit_out
         offs = np.concatenate([inner, outer])
         sign = np.concatenate([np.ones(len(inner)), -np.ones(len(outer))])
@@ -656,12 +674,7 @@ class MonsieurReader:
         sgn = np.broadcast_to(sign[None, None, :], pts.shape[:3]).ravel()
         score = (is_print * sgn).reshape(len(steps), n, -1)
         share = score[:, :, : len(inner)].mean(axis=2) + score[:, :, len(inner):].mean(axis=2)  # S x n
-        total = share.sum(axis=1)
-        best = int(np.argmax(total))
-        zero = int(np.argmin(np.abs(steps)))
-        if total[best] - total[zero] < self.refine_gain:
-            return angle
-        return float(angle + steps[best])
+        return share.sum(axis=1)
 
     def _white(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, np.ndarray]:
         """The white reference: the fixed markers' paper margins (linear BGR median, 8-bit median)."""
@@ -827,17 +840,18 @@ def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: Monsieur
         text += f"  angle {reading.carousel_angle_deg:.1f}  pointed {reading.pointed_seat}  die {reading.die}"
     elif reading.roof_status:
         text += f"  {reading.roof_status}"
-    cv2.putText(img, text[:90], (6, 18), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
-    cv2.putText(img, text[:90], (6, 18), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (255, 255, 255), 1, cv2.LINE_AA)
+    from companion.vision.images import LabelPlacer, draw_header
+
+    draw_header(img, text, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
     cam = reading.camera
     if cam is None or reading.carousel_angle_deg is None:
         return img
     colours = {KID: (0, 200, 0), EMPTY: (255, 255, 255), UNKNOWN: (0, 0, 255)}
+    labels = LabelPlacer(img, 0.33, top_px=19)  # white on black: readable on a dim photo
     for k, state in enumerate(reading.seats):
         c = geometry.seat_centre(k, reading.carousel_angle_deg)
         u, v = np.rint(cam.to_image(c[None, :], geometry.disc_top_z_mm)[0]).astype(int)
         r = 14 if reading.pointed_seat == k else 9
         cv2.circle(img, (int(u), int(v)), r, colours.get(state, (0, 0, 255)), 2, cv2.LINE_AA)
-        cv2.putText(img, f"{k}{state[0]}", (int(u) - 8, int(v) + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.35,
-                    (0, 0, 0), 1, cv2.LINE_AA)
+        labels.put(f"{k}{state[0]}", (u, v), colours.get(state, (0, 0, 255)))
     return img
