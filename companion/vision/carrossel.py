@@ -1588,9 +1588,10 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
             cv2.putText(out, text, (int(m[0]) - 4, int(m[1]) + 4), font, 0.45, (255, 255, 255), 1, cv2.LINE_AA)
         if s is not None and s.standee:
             cv2.circle(out, (int(m[0]), int(m[1])), 9, (255, 255, 255), 1, cv2.LINE_AA)
+    from companion.vision.images import LabelPlacer
+
+    labels = LabelPlacer(out, 0.45, top_px=19)  # a box, not a thick shadow (it runs longer than the text)
     for name, (c, _deg) in geometry.booths.items():
         p = view.to_image(c.reshape(1, 2), 55.0)[0]
-        text = f"{name}: {reading.facing.get(name, UNKNOWN)}"
-        cv2.putText(out, text, (int(p[0]) - 30, int(p[1])), font, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
-        cv2.putText(out, text, (int(p[0]) - 30, int(p[1])), font, 0.45, (255, 255, 255), 1, cv2.LINE_AA)
+        labels.put(f"{name}: {reading.facing.get(name, UNKNOWN)}", (p[0], p[1]), (255, 255, 255))
     return out

@@ -859,6 +859,9 @@ def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: Carrous
         cv2.polylines(out, [np.rint(corners).astype(np.int32)], True, (0, 255, 0), 2, cv2.LINE_AA)
         c = corners.mean(axis=0)
         cv2.putText(out, str(mid), (int(c[0]) - 4, int(c[1]) + 4), font, 0.45, (0, 255, 0), 1, cv2.LINE_AA)
+    from companion.vision.images import LabelPlacer
+
+    labels = LabelPlacer(out, 0.36, top_px=19)  # no label covers another (nor the status line)
     angles = np.linspace(0, 2 * np.pi, 40, endpoint=False)
     r = geometry.space_diameter_mm / 2
     for k, (centre, rd) in enumerate(zip(geometry.space_centres_mm, reading.spaces)):
@@ -867,7 +870,7 @@ def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: Carrous
         cv2.polylines(out, [np.rint(ring).astype(np.int32)], True, colour, 2, cv2.LINE_AA)
         p = reg.to_image(centre.reshape(1, 2))[0]
         text = f"{k}:{rd.label}" + (f" {rd.confidence:.2f}" if rd.label != UNKNOWN else "")
-        _label(out, text, (int(p[0]) - 30, int(p[1]) + 4), colour)
+        labels.put(text, (p[0], p[1]), colour)
     for slot in geometry.cards:
         card = reading.cards.get(slot.seat)
         if card is None:
@@ -877,17 +880,8 @@ def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: Carrous
             cv2.polylines(out, [np.rint(ring).astype(np.int32)], True, _BGR.get(d.label, (255, 0, 255)), 1, cv2.LINE_AA)
         p = reg.to_image((slot.centre_mm - slot.outward * 24).reshape(1, 2))[0]
         text = f"{slot.seat}: " + ("-".join(card.triple) if card.triple else UNKNOWN)
-        _label(out, text, (int(p[0]) - 40, int(p[1])), (255, 255, 255) if card.triple else (255, 0, 255))
+        labels.put(text, (p[0], p[1] - 4), (255, 255, 255) if card.triple else (255, 0, 255))
     return out
-
-
-def _label(img: np.ndarray, text: str, org: tuple[int, int], colour: tuple[int, int, int]) -> None:
-    font = cv2.FONT_HERSHEY_SIMPLEX
-    (w, h), _ = cv2.getTextSize(text, font, 0.36, 1)
-    x, y = org
-    cv2.rectangle(img, (x - 2, y - h - 3), (x + w + 2, y + 4), (0, 0, 0), -1)
-    cv2.rectangle(img, (x - 2, y - h - 3), (x + w + 2, y + 4), colour, 1)
-    cv2.putText(img, text, (x, y), font, 0.36, (255, 255, 255), 1, cv2.LINE_AA)
 
 
 def reference_colours_from(frames: Sequence[np.ndarray], truths: Sequence[Mapping[str, Any]],

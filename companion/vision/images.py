@@ -260,6 +260,77 @@ def to_reader_size(frame: Any, side_px: int = READER_SIDE_PX) -> tuple[Any, floa
     return cv2.resize(frame, size, interpolation=cv2.INTER_AREA), size[0] / w
 
 
+def draw_header(img: Any, text: str, colour: tuple[int, int, int] = (255, 255, 255), scale: float = 0.4) -> None:
+    """Write ``text`` on a black band across the top of ``img`` (``H x W x 3 uint8`` BGR, drawn
+    in place), in ``colour`` (BGR), one stroke thick, cut to the band's width: readable on any
+    photograph, light or dark. (A thick black copy under thin text is no shadow in OpenCV's
+    Hershey fonts: a glyph's advance grows with the stroke, so the thick copy runs longer and
+    its last letters show past the text.)"""
+    import cv2
+
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    (_, th), base = cv2.getTextSize("Ag", font, scale, 1)
+    band = th + base + 6
+    cv2.rectangle(img, (0, 0), (img.shape[1], band), (0, 0, 0), -1)
+    while text and cv2.getTextSize(text, font, scale, 1)[0][0] > img.shape[1] - 8:
+        text = text[:-1]
+    cv2.putText(img, text, (4, 3 + th), font, scale, colour, 1, cv2.LINE_AA)
+
+
+class LabelPlacer:
+    """Writes short labels on an image, each on a black box with a coloured border (readable on
+    light and dark photographs alike), moving a label up or down by whole label heights when it
+    would cover one already written or leave the image (so that two neighbours' labels never
+    overlap).
+
+    Args:
+        img: ``H x W x 3 uint8`` BGR, drawn in place.
+        scale: the font's scale (``cv2.FONT_HERSHEY_SIMPLEX``); 0.36 is 9 px high.
+        top_px: rows at the top kept free (a header band).
+
+    Example::
+
+        labels = LabelPlacer(out, top_px=18)
+        labels.put("3:empty 1.00", (320, 240), (255, 255, 255))
+    """
+
+    def __init__(self, img: Any, scale: float = 0.36, top_px: int = 0):
+        self.img = img
+        self.scale = float(scale)
+        self.top_px = int(top_px)
+        self.boxes: list[tuple[int, int, int, int]] = []
+
+    def put(self, text: str, centre: tuple[float, float], colour: tuple[int, int, int]) -> tuple[int, int, int, int]:
+        """Write ``text`` centred on ``centre`` (x, y pixels) or as near it as it fits; returns
+        its box ``(x0, y0, x1, y1)``."""
+        import cv2
+
+        font = cv2.FONT_HERSHEY_SIMPLEX
+        (w, h), base = cv2.getTextSize(text, font, self.scale, 1)
+        bw, bh = w + 4, h + base + 4
+        height, width = self.img.shape[:2]
+        x0 = int(round(centre[0] - bw / 2))
+        x0 = min(max(x0, 0), max(0, width - bw - 1))
+        y_mid = int(round(centre[1] - bh / 2))
+        best = None
+        for step in (0, -1, 1, -2, 2, -3, 3, -4, 4):
+            y0 = y_mid + step * (bh + 1)
+            if y0 < self.top_px or y0 + bh >= height:
+                continue
+            box = (x0, y0, x0 + bw, y0 + bh)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in self.boxes):
+                best = box
+                break
+        if best is None:  # crowded: where it belongs, over the others
+            y0 = min(max(y_mid, self.top_px), max(self.top_px, height - bh - 1))
+            best = (x0, y0, x0 + bw, y0 + bh)
+        self.boxes.append(best)
+        cv2.rectangle(self.img, best[:2], (best[2], best[3]), (0, 0, 0), -1)
+        cv2.rectangle(self.img, best[:2], (best[2], best[3]), colour, 1)
+        cv2.putText(self.img, text, (best[0] + 2, best[1] + 2 + h), font, self.scale, (255, 255, 255), 1, cv2.LINE_AA)
+        return best
+
+
 def check_image_path(path: str | os.PathLike[str]) -> None:
     """Check that an image can be written to ``path`` before any work is done: its extension
     has an OpenCV writer (``cv2.haveImageWriter``) and it is not an existing non-regular file.
