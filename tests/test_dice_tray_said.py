@@ -97,3 +97,21 @@ def test_the_dice_camera_without_a_tray_suggests_corners(tmp_path, caplog):
         assert "no tray calibration" in text and "--corners" in text and "--box" not in text
     finally:
         source.close()
+
+
+def test_doctor_refuses_intrinsics_of_another_size_than_the_camera(tmp_path):
+    import json
+
+    lens = tmp_path / "camera.json"
+    lens.write_text(json.dumps({"image_size": [1280, 960], "camera_matrix": [[1000, 0, 640], [0, 1000, 480], [0, 0, 1]],
+                                "dist_coeffs": [0, 0, 0, 0, 0]}))
+    lines: list[str] = []
+    doctor.run(argparse.Namespace(game="carrousel", config=str(_config(tmp_path, f'[camera]\nintrinsics = "{lens}"\n'))),
+               out=lines.append)
+    line, = [x for x in lines if x.split(None, 1)[1].startswith("camera intrinsics:")]
+    assert line.startswith("missing") and "1280 x 960" in line and "640 x 480" in line
+    lines.clear()
+    doctor.run(argparse.Namespace(game="carrousel", config=str(_config(
+        tmp_path, f'[camera]\nintrinsics = "{lens}"\nwidth = 1280\nheight = 960\n'))), out=lines.append)
+    line, = [x for x in lines if x.split(None, 1)[1].startswith("camera intrinsics:")]
+    assert line.startswith("ok")

@@ -3,7 +3,9 @@
   companion doctor [--game G]
 
 Parts: the camera, the GPIO pins, the Pico (or the GPIO encoder), the audio output and
-espeak-ng, the groups that own those devices, the calibration files, the journal's folder.
+espeak-ng, the groups that own those devices, the calibration files (Carrousel's board and
+colours, the lens, the encoder's, Monsieur Carrousel's and Carrossel's boards, the dice tray),
+the journal's folder.
 Each line says `ok` or `missing`; a missing part says how to fix it. A part the game does not
 use is still checked and marked `(not needed for GAME)`. Exit status 0 when everything the
 game needs (--game, else [service] game) is ok, 1 otherwise.
@@ -26,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["configure", "run", "Check", "check_all", "needs", "GAME_PARTS"]
+__all__ = ["configure", "run", "Check", "check_all", "check_boards", "needs", "BOARD_FILES", "GAME_PARTS"]
 
 #: What each game's real table is made of (besides the journal, the GPIO pins for the LEDs and
 #: buzzer, and the audio output when [speech] enabled): the camera reads Carrousel's horses and
@@ -346,7 +348,16 @@ def check_calibration(config: Any) -> list[Check]:
     if intrinsics is not None:
         try:
             load_lens(intrinsics)
-            out.append(Check("camera intrinsics", True, str(intrinsics)))
+            made = _intrinsics_size(intrinsics)
+            frame = (cam["width"], cam["height"])
+            if made is not None and made != frame:
+                out.append(Check("camera intrinsics", False,
+                                 f"{intrinsics}: made at {made[0]} x {made[1]} px, the camera is asked for "
+                                 f"{frame[0]} x {frame[1]} ([camera] width/height)",
+                                 "companion calibrate intrinsics with views at the camera's size (or set [camera] "
+                                 "width/height to the calibrated size)"))
+            else:
+                out.append(Check("camera intrinsics", True, str(intrinsics)))
         except ValueError as exc:
             out.append(Check("camera intrinsics", False, _no_repeat(str(exc), str(intrinsics)),
                              "companion calibrate intrinsics PHOTOS (or empty [camera] intrinsics)"))
@@ -363,6 +374,48 @@ def check_calibration(config: Any) -> list[Check]:
     except ConfigError as exc:
         out.append(Check("encoder calibration", False, str(exc), "companion calibrate encoder (or fix the file)"))
     return out
+
+
+#: The board geometry files the turning games' cameras read: part name -> (file, loader module,
+#: loader class, game). Their loaders check every field's type and physical range.
+BOARD_FILES: dict[str, tuple[str, str, str, str]] = {
+    "monsieur board": ("monsieur-board.toml", "companion.vision.monsieur_geometry", "MonsieurGeometry",
+                       "monsieur-carrousel"),
+    "carrossel board": ("carrossel-board.toml", "companion.vision.carrossel", "CarrosselGeometry", "carrossel"),
+}
+
+
+def check_boards(config: Any) -> list[Check]:
+    """Monsieur Carrousel's ``monsieur-board.toml`` and Carrossel's ``carrossel-board.toml``
+    (the calibration folder's, else the shipped one) load: each field of the right type and
+    within its physical range (:mod:`companion.calibration_checks`), as ``companion run`` and
+    ``companion read`` would load them. One :class:`Check` per file, part ``"monsieur board"``
+    and ``"carrossel board"`` (:data:`BOARD_FILES`)."""
+    from companion.calibration_dir import calibration_path
+
+    out = []
+    for part, (name, module, cls, _game) in BOARD_FILES.items():
+        path = calibration_path(name, config)
+        try:
+            geometry = getattr(importlib.import_module(module), cls).load(path)
+        except (ValueError, OSError) as exc:
+            out.append(Check(part, False, _no_repeat(str(exc), str(path)),
+                             f"correct that field (companion/data/calibration/{name} is the shipped table's), "
+                             "or move the file away to use the shipped one"))
+            continue
+        out.append(Check(part, True, f"{path}: {len(geometry.markers)} fixed markers"))
+    return out
+
+
+def _intrinsics_size(path: Any) -> tuple[int, int] | None:
+    """``image_size`` (width, height) of a ``camera.json``, or None when it does not say."""
+    import json
+
+    try:
+        size = json.loads(Path(path).read_text(encoding="utf-8")).get("image_size")
+        return (int(size[0]), int(size[1]))
+    except (OSError, ValueError, TypeError, IndexError, AttributeError):
+        return None
 
 
 def check_dice_tray(config: Any) -> Check:
@@ -455,6 +508,8 @@ def needs(game: str, config: Any) -> set[str]:
                 parts.add("dice tray")
         if p == "encoder":
             parts.add("encoder calibration")
+            # the turning games' cameras read their board (companion run, companion read)
+            parts |= {part for part, spec in BOARD_FILES.items() if spec[3] == game} | {"camera intrinsics"}
             if config["encoder"]["backend"] == "gpio":
                 parts |= {"GPIO pins", "group gpio"}
             else:
@@ -470,6 +525,7 @@ def check_all(config: Any, game: str) -> list[Check]:
               check_espeak()]
     checks += [check_group(g) for g in ("gpio", "video", "audio", "dialout")]
     checks += check_calibration(config)
+    checks += check_boards(config)
     checks.append(check_dice_tray(config))
     checks.append(check_journal(config))
     wanted = needs(game, config)
