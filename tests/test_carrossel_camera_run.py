@@ -144,7 +144,9 @@ def test_a_restarted_camera_game_carries_on_where_the_journal_stopped():
     camera = _Camera()
     again = CameraCarrosselTable(camera, seed=4, players=("Ana", "Ben"))
     again.resume(state, 50.0)
-    assert again._i == n and again.next_time() == 50.0
+    assert again._i == n and again.next_time() == 50.0 + again.wait_s  # waits for the camera to see the board
+    again.camera_at_rest(50.0, camera.angle)
+    assert again.next_time() == 50.0
     names = ref.data.boards[state.side].cell_names
     assert set(camera.tiles) == {names[i] for i, tile in enumerate(state.tiles) if tile is not None} != set()
     assert camera.angle == pytest.approx(270.0 - state.angle_deg)

@@ -53,11 +53,12 @@ def _simulated_camera(t: Table, spec: str) -> Rig:
     seed = int(spec[4:]) if spec.startswith("sim:") else t.seed
     frames = SimulatedCarrosselCamera(seed=seed, clock=t.clock.now)
     watch = CarrosselWatch(t.referee, t.opened.state, tell=lambda call: _tell(t, call))
-    source = carrossel_camera_from_config(t.config, frames, watch=watch,
-                                          on_status=None)  # the source logs its state
-    period = t.config["camera"]["frame_period_s"] or 0.1
     table = CameraCarrosselTable(frames, seed=t.seed, players=t.players, referee=t.referee,
                                  play_time_s=t.config["sim"]["move_time_s"], start_t=t.clock.now())
+    # the source logs its state; a resumed table goes on once the camera has seen the board at rest
+    source = carrossel_camera_from_config(t.config, frames, watch=watch, on_status=None,
+                                          on_rest=table.camera_at_rest)
+    period = t.config["camera"]["frame_period_s"] or 0.1
     camera = ScheduledCarrosselCamera(source, period_s=period, start_t=t.clock.now())
     t.parts.set("camera", "simulated", spec)
     return Rig(sources=[table, camera], scheduled=[table, camera], announcers=[table], observers=[watch],

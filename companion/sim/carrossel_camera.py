@@ -12,7 +12,11 @@ The camera source reads the plays and the turns from the frames.
 
 The table waits for the referee where a player at a real table would: after a reveal until the
 referee has revealed, after a turn until it has judged the turn; then the stream goes on with
-its own spacing. Its ``truth`` is the stream: the calls the referee makes from the camera can be
+its own spacing. A game resumed after a restart goes on once the camera has seen the board at
+rest (:meth:`CameraCarrosselTable.camera_at_rest`, the camera source's ``on_rest``): the camera
+takes its first angle at rest as the angle the referee expects, so a board turned before the
+camera has seen it standing would be taken as not turned and the game would wait for a turn
+that was made. Its ``truth`` is the stream: the calls the referee makes from the camera can be
 compared with the calls of the stream applied directly (``tests/test_carrossel_camera_run.py``).
 
 Angles: the stream's ``board_turned.angle_deg`` (clockwise from setup) is drawn at the camera
@@ -85,6 +89,8 @@ class CameraCarrosselTable:
         self._table: list[tuple[float, dict[str, Any]]] = []  # (t, set_table kwargs), in time order
         self._emit: Any = None
         self._angle_cw = 0.0
+        self._camera_ready = True  # False after a resume until the camera has seen the board at rest
+        self._camera_deadline: float | None = None
         camera.set_table(board_angle_deg=setup_ccw_deg, tiles={}, hands=(), moving=False)
 
     def _steps(self) -> list[_Step]:
@@ -137,8 +143,18 @@ class CameraCarrosselTable:
             raise ValueError("the journaled Carrossel game is not this seed's simulated game")
         self._i = i
         self._due = t
+        self._camera_ready = False
+        self._camera_deadline = round(t + self.wait_s, 6)
         self._angle_cw = float(state.angle_deg)
         self.camera.set_table(board_angle_deg=self.setup_ccw_deg - self._angle_cw, tiles=self._tiles(state))
+
+    def camera_at_rest(self, t: float, ccw_deg: float) -> None:
+        """The camera source has seen the board at rest at ``t`` (s) at ``ccw_deg`` (degrees
+        CCW; its ``on_rest``): a resumed game goes on from here."""
+        if not self._camera_ready:
+            self._camera_ready, self._camera_deadline = True, None
+            if self._due is not None:
+                self._due = round(max(self._due, t), 6)
 
     # ---------------------------------------------------------------- scheduled source
     def start(self, emit: Any, clock: Clock) -> None:
@@ -155,7 +171,9 @@ class CameraCarrosselTable:
     def next_time(self) -> float | None:
         """Session time (s) of the next thing the table does, or None."""
         times = [t for t, _ in self._table[:1]]
-        if self._due is not None and not self._gate and self._i < len(self.steps):
+        if not self._camera_ready and self._camera_deadline is not None:
+            times.append(self._camera_deadline)
+        elif self._due is not None and not self._gate and self._i < len(self.steps):
             times.append(self._due)
         if self._gate and self._gate_deadline is not None:
             times.append(self._gate_deadline)
@@ -166,6 +184,13 @@ class CameraCarrosselTable:
         while self._table and self._table[0][0] <= t:
             _, kwargs = self._table.pop(0)
             self.camera.set_table(**kwargs)
+        if not self._camera_ready:
+            if self._camera_deadline is None or self._camera_deadline > t:
+                return
+            self._camera_ready = True  # the camera never settled: the players go on anyway
+            if self._due is not None:
+                self._due = round(max(self._due, self._camera_deadline), 6)
+            self._camera_deadline = None
         if self._gate and self._gate_deadline is not None and self._gate_deadline <= t:
             self._gate_deadline = None
             for obs in self._pending:  # the players tell what the referee did not see
