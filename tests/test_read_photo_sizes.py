@@ -157,3 +157,14 @@ def test_a_lens_from_another_camera_is_warned_about(tmp_path, capsys):
     assert entry["used"] is True and "another camera" in entry["warning"]
     assert entry["residual_px_without"] < obj["residual_px"]
     assert "another camera" in captured.err
+
+
+def test_calibrate_colours_takes_a_camera_sized_photo(tmp_path, capsys):
+    """The README's step 3 on a 2592 x 1944 photo of the table: every colour measured."""
+    out = tmp_path / "colours.json"
+    rc = main(["calibrate", "colours", str(_upscaled(tmp_path, PHOTO, 2592)), "--spaces", ".gbyrk.",
+               "--card", "south=blue,black,green", "--card", "east=yellow,blue,black", "--card", "west=yellow,red,black",
+               "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    colours = json.loads(out.read_text())
+    assert set(colours["horses"]) == set(colours["cards"]) == {"black", "blue", "green", "red", "yellow"}

@@ -204,9 +204,10 @@ def _geometry(args: argparse.Namespace) -> int:
     out = check_writable(args.out) if args.out else (
         check_writable(src) if args.geometry else _out(args, "carrousel-board.json"))
     doc = load_json(src)
-    from companion.vision.images import read_image
+    from companion.vision.images import read_image, to_reader_size
 
     image = read_image(args.image)  # ImageError (a ValueError): one line; a pixel limit before decoding
+    image, _ = to_reader_size(image)  # the readers' 640 x 480 frame, as companion read sees it
     try:
         markers = {int(k): v["corners_mm"] for k, v in doc["markers"].items()}
         centres = [s["centre_mm"] for s in doc["spaces"]]
@@ -263,10 +264,10 @@ def _colours(args: argparse.Namespace) -> int:
     out = _out(args, "carrousel-colours.json")
     frames = []
     for img in args.images:
-        from companion.vision.images import read_image
+        from companion.vision.images import read_image, to_reader_size
 
         f = read_image(img)  # ImageError (a ValueError): one line; a pixel limit before decoding
-        frames.append(f)
+        frames.append(to_reader_size(f)[0])  # the readers' 640 x 480 frame, as companion read sees it
         _say(f"reading {img} ...")
     print(write_colours(frames, truths, _geometry_file(args), out, [Path(i).name for i in args.images], _say))
     return 0
