@@ -55,7 +55,11 @@ def _label_boxes(monkeypatch, draw) -> list[tuple[int, int, int, int]]:
 
 
 def test_carrousel_labels_do_not_overlap(monkeypatch):
-    from companion.vision.carrousel import CarrouselGeometry, CarrouselReader, draw_overlay
+    from companion.vision.carrousel import (
+        CarrouselGeometry,
+        CarrouselReader,
+        draw_overlay,
+    )
 
     geometry = CarrouselGeometry.load()
     frame = cv2.imread(str(CARROUSEL))

@@ -309,9 +309,9 @@ class LabelPlacer:
         (w, h), base = cv2.getTextSize(text, font, self.scale, 1)
         bw, bh = w + 4, h + base + 4
         height, width = self.img.shape[:2]
-        x0 = int(round(centre[0] - bw / 2))
+        x0 = round(float(centre[0]) - bw / 2)
         x0 = min(max(x0, 0), max(0, width - bw - 1))
-        y_mid = int(round(centre[1] - bh / 2))
+        y_mid = round(float(centre[1]) - bh / 2)
         best = None
         for step in (0, -1, 1, -2, 2, -3, 3, -4, 4):
             y0 = y_mid + step * (bh + 1)
