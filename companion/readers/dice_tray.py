@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.calibration_checks import check_camera_matrix
+
 __all__ = ["DIE_MM", "MIN_FACE_PX", "SPECK_FACE_SHARE", "FaceFit", "TrayGeometry", "TrayGeometryError",
            "face_centre_in_box", "fit_face", "speck_faces", "with_face_fit"]
 
@@ -430,11 +432,16 @@ class TrayGeometry:
         size = doc.get("image_size")
         if not (isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) and v > 0 for v in size)):
             raise TrayGeometryError(f"{p}: image_size: expected [width, height] in pixels; {fix}")
+        check_camera_matrix(p, "[geometry] K", K, size, error=TrayGeometryError)
         die = g.get("die_mm", DIE_MM)
         if not (isinstance(die, (int, float)) and 4 <= die <= 60):
             raise TrayGeometryError(f"{p}: [geometry] die_mm: expected the dice's edge in mm (4-60), got {die!r}")
-        if abs(np.linalg.det(R) - 1) > 1e-3:
+        if abs(np.linalg.det(R) - 1) > 1e-3 or not np.allclose(R @ R.T, np.eye(3), atol=1e-3):
             raise TrayGeometryError(f"{p}: [geometry] R: not a rotation; {fix}")
+        x, y = floor[:, 0], floor[:, 1]
+        if not 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))) > 0:
+            raise TrayGeometryError(f"{p}: [geometry] floor_mm: expected an outline of area above 0 mm2, got "
+                                    f"{floor.tolist()!r}; {fix}")
         geo = cls(K, R, t, (size[0], size[1]), floor, float(die), str(g.get("focal_from", "given")))
         if geo.camera_centre_mm[2] <= geo.die_mm:
             raise TrayGeometryError(f"{p}: [geometry]: the camera is not above the tray; {fix}")

@@ -30,6 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.calibration_checks import check_camera_matrix, expect
 from companion.vision.registration import Registrar, dictionary
 
 __all__ = [
@@ -98,7 +99,10 @@ class Intrinsics:
         """Read back :meth:`to_json`'s dict.
 
         Raises:
-            ValueError: a missing or ill-shaped field, naming ``where`` and the field.
+            ValueError: a missing or ill-shaped field, or a camera matrix no lens has (singular,
+                focal lengths not above 0, the principal point outside the frame:
+                :func:`~companion.calibration_checks.check_camera_matrix`), naming ``where`` and
+                the field.
         """
         try:
             k = np.asarray(d["camera_matrix"], float)
@@ -108,6 +112,11 @@ class Intrinsics:
             raise ValueError(f"{where}: expected camera_matrix, dist_coeffs and image_size ({exc!r})") from None
         if k.shape != (3, 3) or len(size) != 2:
             raise ValueError(f"{where}: camera_matrix must be 3 x 3 and image_size [width, height]")
+        expect(where, "image_size", all(v > 0 for v in size), "[width, height] in pixels, both above 0", list(size))
+        check_camera_matrix(where, "camera_matrix", k, size)
+        expect(where, "dist_coeffs", dist.ndim <= 2 and dist.size in (4, 5, 8, 12, 14) and bool(np.isfinite(dist).all()),
+               "OpenCV's 4, 5, 8, 12 or 14 finite distortion coefficients (k1, k2, p1, p2[, k3, ...])",
+               d["dist_coeffs"])
         return cls(k, dist, size, float(d.get("rms_px", 0.0)), tuple(d.get("views", ())),  # type: ignore[arg-type]
                    tuple(int(v) for v in d.get("subpixel_half_windows_px", ())))
 

@@ -56,6 +56,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.calibration_checks import between, expect, positive, within_turn
 from companion.calibration_dir import calibration_path
 from companion.vision.colour import (
     CLIPPED,
@@ -98,6 +99,76 @@ BOOTHS = ("south", "east", "north", "west")
 #: sample step (mm) of a tile's top, and its half extent: the disc (21 mm) and the corners (28 mm)
 STEP_MM = 0.75
 HALF_MM = 14.25
+
+
+def _check_ranges(g: CarrosselGeometry, p: Path, d: Mapping[str, Any]) -> None:
+    """What each value of ``carrossel-board.toml`` means on a real table (after the type checks
+    of :meth:`CarrosselGeometry.load`): sizes above 0, the fixed markers and the booths off the
+    round board, the centre marker and every cell on it, heights in their order (base board <
+    round board's top <= centre marker < tiles' top < camera), sectors that do not overlap,
+    angles within one turn, colours of 0-255 and CIE Lab.
+
+    Raises:
+        ValueError: one line naming the file, the field and the range expected.
+    """
+    r = positive(p, "round_board.radius_mm", g.radius_mm)
+    size = positive(p, "fixed_markers.size_mm", g.marker_size_mm, at_most=r, limit="round_board.radius_mm")
+    expect(p, "fixed_markers.paper_mm", g.marker_paper_mm >= size,
+           f"at least fixed_markers.size_mm ({size:g} mm): the paper around the black square", g.marker_paper_mm)
+    top = between(p, "round_board.top_z_mm", g.board_top_z_mm, 0.0, r, why="the base board's top to the board's radius")
+    between(p, "fixed_markers.z_mm", g.marker_z_mm, 0.0, top, why="on the base board, below round_board.top_z_mm")
+    for k, corners in g.markers.items():
+        c = corners.mean(axis=0)
+        expect(p, f"fixed_markers.centres_mm.{k}", float(np.hypot(*c)) > r,
+               f"a point off the round board (farther than round_board.radius_mm = {r:g} mm from the axis)",
+               [float(c[0]), float(c[1])])
+    expect(p, "round_board.centre_marker_id",
+           g.centre_marker_id >= 0 and float(d["round_board"]["centre_marker_id"]).is_integer()
+           and g.centre_marker_id not in g.markers, "a marker id (a whole number from 0) that is not a fixed marker's",
+           d["round_board"]["centre_marker_id"])
+    csize = positive(p, "round_board.centre_marker_size_mm", g.centre_marker_size_mm, at_most=r,
+                     limit="round_board.radius_mm")
+    expect(p, "round_board.centre_marker_paper_mm", g.centre_marker_paper_mm >= csize,
+           f"at least round_board.centre_marker_size_mm ({csize:g} mm)", g.centre_marker_paper_mm)
+    tile_top = between(p, "tiles.top_z_mm", g.tile_top_z_mm, top, top + 50.0, low_open=True,
+                       why="above round_board.top_z_mm")
+    between(p, "round_board.centre_marker_z_mm", g.centre_marker_z_mm, top, tile_top,
+            why="round_board.top_z_mm to tiles.top_z_mm")
+    head = g.standee[3] + g.standee[4]
+    between(p, "round_board.camera_height_mm", g.camera_height_mm, max(tile_top, head), 10000.0, low_open=True,
+            why="above the tiles and the standees' heads")
+    for i, m in enumerate(g.middle_deg):
+        within_turn(p, f"sectors.middle_deg[{i}]", m)
+    n = len(g.labels)
+    half = between(p, "sectors.half_width_deg", g.half_width_deg, 0.0, 180.0 / n, unit="deg", low_open=True,
+                   why=f"{n} sectors that do not overlap")
+    between(p, "sectors.ambiguous_margin_deg", g.ambiguous_margin_deg, 0.0, half, unit="deg", high_open=True,
+            why="from 0 to below sectors.half_width_deg")
+    cell = positive(p, "cells.size_mm", g.cell_size_mm, at_most=r, limit="round_board.radius_mm")
+    far = float(np.hypot(*g.cell_centres_board_mm.T).max()) + cell / math.sqrt(2.0)
+    expect(p, "cells.row_u_mm", far <= r, f"cells within the round board (round_board.radius_mm = {r:g} mm); "
+           f"the farthest cell corner is {far:.1f} mm from the axis", d["cells"]["row_u_mm"])
+    tile = positive(p, "tiles.size_mm", g.tile_size_mm, at_most=cell, limit="cells.size_mm")
+    positive(p, "tiles.disc_diameter_mm", g.disc_diameter_mm, at_most=tile, limit="tiles.size_mm")
+    for name, rgb in g.tile_colours.items():
+        expect(p, f"tiles.colours_srgb.{name}", all(0 <= v <= 255 for v in rgb), "[R, G, B] of 0-255", list(rgb))
+    between(p, "tiles.paper_white_srgb", g.paper_white, 0.0, 255.0, unit="(sRGB 0-255)", low_open=True)
+    for name, lab in (g.colours_lab or {}).items():
+        expect(p, f"tiles.colours_lab.{name}", 0 <= lab[0] <= 100 and abs(lab[1]) <= 128 and abs(lab[2]) <= 128,
+               "[L, a, b] with L 0-100, a and b -128 to 128", list(lab))
+    body_r, bottom, body_top, head_r, head_z = g.standee
+    positive(p, "standees.body_radius_mm", body_r, at_most=tile, limit="tiles.size_mm")
+    between(p, "standees.body_bottom_z_mm", bottom, top, top + 50.0, why="on the round board: round_board.top_z_mm up")
+    between(p, "standees.body_top_z_mm", body_top, bottom, bottom + 200.0, low_open=True,
+            why="above standees.body_bottom_z_mm")
+    positive(p, "standees.head_radius_mm", head_r, at_most=tile, limit="tiles.size_mm")
+    between(p, "standees.head_centre_z_mm", head_z, bottom, bottom + 200.0, low_open=True,
+            why="above standees.body_bottom_z_mm")
+    for name, (centre, angle) in g.booths.items():
+        expect(p, f"booths.{name}.centre_mm", float(np.hypot(*centre)) > r,
+               f"a point off the round board (farther than round_board.radius_mm = {r:g} mm from the axis)",
+               [float(v) for v in centre])
+        within_turn(p, f"booths.{name}.angle_deg", angle)
 
 
 def _corners(centre: Sequence[float], size: float, up_deg: float = 90.0) -> np.ndarray:
@@ -238,7 +309,7 @@ class CarrosselGeometry:
                 raise ValueError(f"{p}: booths.{name}: expected a table with centre_mm and angle_deg, got {b!r}")
             booths[name] = (np.array(nums(f"booths.{name}.centre_mm", 2, b.get("centre_mm"))),
                             num(f"booths.{name}.angle_deg"))
-        return cls(
+        geo = cls(
             dictionary=str(get("marker_dictionary")), markers=markers, marker_size_mm=size,
             marker_paper_mm=num("fixed_markers.paper_mm"), marker_z_mm=num("fixed_markers.z_mm"),
             centre_marker_id=int(num("round_board.centre_marker_id")),
@@ -261,6 +332,8 @@ class CarrosselGeometry:
             standee=(num("standees.body_radius_mm"), num("standees.body_bottom_z_mm"), num("standees.body_top_z_mm"),
                      num("standees.head_radius_mm"), num("standees.head_centre_z_mm")),
             booths=booths, source=str(p))
+        _check_ranges(geo, p, d)
+        return geo
 
     def tile_references(self) -> ColourReferences:
         """The player colours as CIE Lab against the paper white: the measured ``colours_lab``

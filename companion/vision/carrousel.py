@@ -28,6 +28,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.calibration_checks import between, expect, positive
 from companion.calibration_dir import SHIPPED_DIR, calibration_path
 from companion.vision.colour import (
     _GRID_NEW,
@@ -197,9 +198,58 @@ class CarrouselGeometry:
                 disc_centres_mm=arr(field(c, "disc_centres_mm", f"cards[{i}]."), (3, 2), f"cards[{i}].disc_centres_mm"),
                 disc_diameter_mm=num(c, "disc_diameter_mm", f"cards[{i}]."),
             ))
+        _check_ranges(p, d, markers, centres, diam, white, cards)
         return cls(markers=markers, dictionary=kind(d, "marker_dictionary", "", str, "an ArUco dictionary name (e.g. \"DICT_4X4_50\")"),
                    space_centres_mm=centres, space_diameter_mm=diam, white_reference=white,  # type: ignore[arg-type]
                    cards=tuple(cards), source=str(p))
+
+
+def _check_ranges(p: Path, d: Mapping[str, Any], markers: Mapping[int, np.ndarray], centres: np.ndarray,
+                  diam: float, white: tuple[tuple[float, float], float, float], cards: Sequence[Any]) -> None:
+    """What the values of ``carrousel-board.json`` mean on a real mat (after the type checks of
+    :meth:`CarrouselGeometry.load`): at least one marker, each a square of side above 0 (and
+    ``marker_size_mm``, when given, that side), sizes and radii above 0, the white reference's
+    annulus with its inner radius below its outer, every point on the mat (``mat_size_mm`` when
+    given), card reading directions that are not zero.
+
+    Raises:
+        ValueError: one line naming the file, the field and the range expected.
+    """
+    expect(p, "markers", len(markers) > 0, 'at least one marker {"id": {"corners_mm": [[x, y] x 4]}}', d["markers"])
+    half = math.inf
+    if "mat_size_mm" in d:
+        half = positive(p, "mat_size_mm", d["mat_size_mm"]) / 2
+    where = "on the mat" + (f" (within {half:g} mm of its centre, mat_size_mm)" if math.isfinite(half) else "")
+
+    def on_mat(field: str, pts: np.ndarray) -> None:
+        expect(p, field, bool(np.all(np.abs(pts) <= half)), f"points {where}", np.asarray(pts).tolist())
+
+    sides = []
+    for k, c in markers.items():
+        on_mat(f"markers.{k}.corners_mm", c)
+        side = np.linalg.norm(np.roll(c, -1, axis=0) - c, axis=1)
+        expect(p, f"markers.{k}.corners_mm", bool(side.min() > 0 and side.max() <= 1.05 * side.min()),
+               "the four corners of a square (sides above 0 mm and equal)", c.tolist())
+        sides.append(float(side.mean()))
+    if "marker_size_mm" in d:
+        size = positive(p, "marker_size_mm", d["marker_size_mm"])
+        expect(p, "marker_size_mm", all(abs(s - size) <= 0.5 for s in sides),
+               f"the markers' side as their corners_mm give it ({', '.join(f'{s:g}' for s in sorted(set(sides)))} mm)",
+               d["marker_size_mm"])
+    for i, c in enumerate(centres):
+        on_mat(f"spaces[{i}].centre_mm", c)
+    positive(p, "spaces[0].diameter_mm", diam, at_most=half * 2 if math.isfinite(half) else None, limit="mat_size_mm")
+    (wx, wy), inner, outer = white
+    on_mat("white_reference.centre_mm", np.array([wx, wy]))
+    between(p, "white_reference.inner_radius_mm", inner, 0.0, outer, high_open=True,
+            why="from 0 to below white_reference.outer_radius_mm")
+    positive(p, "white_reference.outer_radius_mm", outer)
+    for i, c in enumerate(cards):
+        on_mat(f"cards[{i}].centre_mm", c.centre_mm)
+        on_mat(f"cards[{i}].disc_centres_mm", c.disc_centres_mm)
+        expect(p, f"cards[{i}].reading_direction", float(np.hypot(*c.reading_direction)) > 0,
+               "a direction [dx, dy] other than [0, 0]", c.reading_direction.tolist())
+        positive(p, f"cards[{i}].disc_diameter_mm", c.disc_diameter_mm)
 
 
 def _has_bool(v: Any) -> bool:

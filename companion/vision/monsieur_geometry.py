@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from companion.calibration_checks import between, expect, positive, within_turn
 from companion.calibration_dir import calibration_path
 from companion.vision.registration import Registration, distort, project, undistort
 
@@ -206,7 +207,7 @@ class MonsieurGeometry:
         roof_id = int(num("carousel", "roof_marker_id"))
         if roof_id in markers:
             raise ValueError(f"{p}: the roof marker id {roof_id} is also a fixed marker")
-        return cls(
+        geo = cls(
             dictionary=str(d.get("marker_dictionary", "DICT_4X4_50")), markers=markers,
             marker_size_mm=size, marker_paper_mm=num("markers", "paper_mm"), marker_z_mm=num("markers", "z_mm"),
             paper_srgb=num("markers", "paper_srgb"),
@@ -231,6 +232,8 @@ class MonsieurGeometry:
             suns_mm=tuple((float(v[0]), float(v[1])) for v in suns), sun_radius_mm=num("board", "printed_sun_radius_mm"),
             glyph_covers_middle=tuple(covers),
         )
+        _check_ranges(geo, p, d)
+        return geo
 
     def seat_disc_angle(self, k: int) -> float:
         """Seat ``k``'s centre on the disc, degrees from the disc's zero mark."""
@@ -253,6 +256,89 @@ class MonsieurGeometry:
         def d(b: float) -> float:
             return abs((board_deg - b + 180.0) % 360.0 - 180.0)
         return min(d(self.sun_from_deg), d(self.sun_to_deg))
+
+
+def _check_ranges(g: MonsieurGeometry, p: Path, d: Mapping[str, Any]) -> None:
+    """What each value of ``monsieur-board.toml`` means on a real table (after the type checks
+    of :meth:`MonsieurGeometry.load`): sizes above 0, the carousel's parts within the disc and
+    the board, heights in their order (disc top < roof bottom <= roof top <= roof marker), the
+    seats' ring within the disc and the seats' pitch within one turn, angles within one turn.
+
+    Raises:
+        ValueError: one line naming the file, the field and the range expected.
+    """
+    board = d.get("board", {}).get("size_mm") if isinstance(d.get("board"), dict) else None
+    if board is not None:
+        expect(p, "board.size_mm", isinstance(board, list) and len(board) == 2
+               and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in board),
+               "[width, height] in mm, both above 0", board)
+        half_w, half_h = float(board[0]) / 2, float(board[1]) / 2
+    else:  # no board size: the fixed markers' extent bounds the board
+        pts = np.concatenate(list(g.markers.values()))
+        half_w, half_h = (float(v) for v in np.abs(pts).max(axis=0))
+    limit = f"within the {2 * half_w:g} x {2 * half_h:g} mm board"
+
+    def on_board(field: str, xy: Any) -> None:
+        x, y = float(xy[0]), float(xy[1])
+        expect(p, field, abs(x) <= half_w and abs(y) <= half_h, f"a point {limit}", [x, y])
+
+    size = positive(p, "markers.size_mm", g.marker_size_mm, at_most=min(half_w, half_h), limit=limit)
+    positive(p, "markers.paper_mm", g.marker_paper_mm)
+    expect(p, "markers.paper_mm", g.marker_paper_mm >= size, f"at least markers.size_mm ({size:g} mm): the "
+           "paper around the black square", g.marker_paper_mm)
+    between(p, "markers.z_mm", g.marker_z_mm, 0.0, g.disc_top_z_mm, why="the board's top to the disc's top")
+    between(p, "markers.paper_srgb", g.paper_srgb, 0.0, 255.0, unit="(sRGB 0-255)", low_open=True)
+    for k, corners in g.markers.items():
+        on_board(f"markers.centres_mm.{k}", corners.mean(axis=0))
+    on_board("carousel.axis_mm", g.axis_mm)
+    disc = positive(p, "carousel.disc_radius_mm", g.disc_radius_mm, at_most=min(half_w, half_h), limit=limit)
+    disc_z = positive(p, "carousel.disc_top_z_mm", g.disc_top_z_mm)
+    positive(p, "carousel.pole_radius_mm", g.pole_radius_mm, at_most=disc, limit="carousel.disc_radius_mm")
+    between(p, "carousel.pole_top_z_mm", g.pole_top_z_mm, disc_z, math.inf, low_open=True, why="above carousel.disc_top_z_mm")
+    positive(p, "carousel.roof_radius_mm", g.roof_radius_mm, at_most=min(half_w, half_h), limit=limit)
+    between(p, "carousel.roof_bottom_z_mm", g.roof_bottom_z_mm, disc_z, math.inf, low_open=True,
+            why="above carousel.disc_top_z_mm")
+    between(p, "carousel.roof_top_z_mm", g.roof_top_z_mm, g.roof_bottom_z_mm, math.inf,
+            why="at least carousel.roof_bottom_z_mm")
+    between(p, "carousel.roof_marker_z_mm", g.roof_marker_z_mm, g.roof_top_z_mm, g.roof_top_z_mm + 10.0,
+            why="on the roof's top, carousel.roof_top_z_mm, or up to 10 mm above")
+    positive(p, "carousel.roof_marker_size_mm", g.roof_marker_size_mm, at_most=g.roof_radius_mm * math.sqrt(2.0),
+             limit="a square within carousel.roof_radius_mm")
+    expect(p, "carousel.roof_marker_id", g.roof_marker_id >= 0 and float(d["carousel"]["roof_marker_id"]).is_integer(),
+           "a marker id (a whole number from 0)", d["carousel"]["roof_marker_id"])
+    within_turn(p, "carousel.roof_marker_up_deg", g.roof_marker_up_deg)
+    expect(p, "seats.count", 1 <= g.n_seats <= 72 and float(d["seats"]["count"]).is_integer(),
+           "a whole number of seats from 1 to 72", d["seats"]["count"])
+    seat_d = positive(p, "seats.diameter_mm", g.seat_diameter_mm, at_most=disc, limit="carousel.disc_radius_mm")
+    positive(p, "seats.ring_radius_mm", g.seat_ring_radius_mm, at_most=disc - seat_d / 2,
+             limit="the seats within the disc: carousel.disc_radius_mm - seats.diameter_mm / 2")
+    within_turn(p, "seats.first_angle_deg", g.seat_first_deg)
+    pitch = g.seat_pitch_deg
+    expect(p, "seats.pitch_deg", pitch != 0 and abs(pitch) * g.n_seats <= 360.0 + 1e-6,
+           f"a non-zero angle with {g.n_seats} seats within one turn (at most {360.0 / g.n_seats:g} deg)", pitch)
+    positive(p, "seats.glyph_mm", g.glyph_mm, at_most=seat_d, limit="seats.diameter_mm")
+    positive(p, "kids.base_radius_mm", g.kid_base_radius_mm, at_most=seat_d, limit="seats.diameter_mm")
+    positive(p, "kids.height_mm", g.kid_height_mm)
+    between(p, "kids.max_offset_mm", g.kid_max_offset_mm, 0.0, seat_d / 2, why="within the seat: seats.diameter_mm / 2")
+    on_board("figure.position_mm", g.figure_mm)
+    positive(p, "figure.radius_mm", g.figure_radius_mm, at_most=min(half_w, half_h), limit=limit)
+    positive(p, "figure.top_z_mm", g.figure_top_z_mm)
+    if g.arm_mm is not None:
+        for key, pt in zip(("arm_from_mm", "fingertip_mm"), g.arm_mm):
+            expect(p, f"figure.{key}", abs(pt[0]) <= half_w and abs(pt[1]) <= half_h and 0 <= pt[2] <= g.figure_top_z_mm,
+                   f"[x, y, z] {limit}, z from 0 to figure.top_z_mm", list(pt))
+    within_turn(p, "figure.finger_deg", g.finger_deg)
+    within_turn(p, "zones.sun_from_deg", g.sun_from_deg)
+    within_turn(p, "zones.sun_to_deg", g.sun_to_deg)
+    expect(p, "zones.sun_to_deg", (g.sun_to_deg - g.sun_from_deg) % 360.0 != 0.0,
+           "an angle other than zones.sun_from_deg (the zones' two boundaries)", g.sun_to_deg)
+    positive(p, "die.size_mm", g.die_size_mm, at_most=min(half_w, half_h), limit=limit)
+    x0, y0, x1, y1 = g.die_area_mm
+    expect(p, "board.die_area_mm", x0 < x1 and y0 < y1 and max(abs(x0), abs(x1)) <= half_w
+           and max(abs(y0), abs(y1)) <= half_h, f"[x0, y0, x1, y1] with x0 < x1, y0 < y1, {limit}", list(g.die_area_mm))
+    for i, sun in enumerate(g.suns_mm):
+        on_board(f"board.printed_suns_mm[{i}]", sun)
+    between(p, "board.printed_sun_radius_mm", g.sun_radius_mm, 0.0, min(half_w, half_h), why=limit)
 
 
 @dataclasses.dataclass(frozen=True)
