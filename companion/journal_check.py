@@ -72,6 +72,9 @@ class Report:
         damaged: entries present but not intact.
         losses: runs of entries that are gone.
         unreadable: problems SQLite reported on pages (rows on them could not be read).
+        damaged_sessions: session id -> why its row cannot be read as a session (its options,
+            result or table settings not JSON, its game or start not text): ``companion run``
+            and ``replay`` refuse such a journal (:meth:`~companion.journal.Journal.sessions`).
         tail: the tail file's content, or None when there is none.
     """
 
@@ -82,16 +85,22 @@ class Report:
     damaged: list[Damage] = field(default_factory=list)
     losses: list[Loss] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    damaged_sessions: dict[int, str] = field(default_factory=dict)
     tail: Tail | None = None
 
     @property
     def ok(self) -> bool:
         """True when nothing is damaged, lost or unreadable."""
-        return not (self.damaged or self.losses or self.unreadable)
+        return not (self.damaged or self.losses or self.unreadable or self.damaged_sessions)
 
     def lines(self, session: int | None = None) -> list[str]:
         """One line per problem (touching ``session`` when given); empty when :attr:`ok`."""
         out = []
+        for sid, reason in sorted(self.damaged_sessions.items()):
+            if session is None or session == sid:
+                out.append(f"session {sid} is damaged ({reason}): `companion run` and `replay` refuse this "
+                           f"journal; `companion journal salvage {self.path} NEW.db` copies it without that "
+                           "session's settings")
         for loss in self.losses:
             lo, hi = loss.sessions
             if session is not None and not lo <= session <= hi:
@@ -116,6 +125,9 @@ class Report:
         text = (f"{self.path}: {len(self.sessions)} sessions, {len(self.intact)} intact entries"
                 f"{f' ({self.unchained} without checksum, written by an older version)' if self.unchained else ''}, "
                 f"{len(self.damaged)} damaged, {lost} lost")
+        if self.damaged_sessions:
+            n = len(self.damaged_sessions)
+            text += f", {n} damaged session{'s' if n > 1 else ''}"
         return text + ("" if not self.unreadable else f", {len(self.unreadable)} unreadable parts")
 
 
@@ -162,6 +174,22 @@ def _max_id(db: sqlite3.Connection, table: str) -> int | None:
         return None
 
 
+def _session_problem(row: tuple[Any, ...]) -> str | None:
+    """Why a sessions row ``(id, game, started_at, options, finished, result, table_settings)``
+    cannot be read as a :class:`~companion.journal.Session` (what ``Journal.sessions`` parses), or None."""
+    if not isinstance(row[1], str) or not isinstance(row[2], str):
+        return "its game or start time is not text"
+    for name, value, optional in (("options", row[3], False), ("result", row[5], True),
+                                  ("table settings", row[6], False)):
+        if optional and not value:
+            continue
+        try:
+            json.loads(value)
+        except (ValueError, TypeError, RecursionError) as exc:
+            return f"its {name} are not JSON: {exc}" if name != "result" else f"its result is not JSON: {exc}"
+    return None
+
+
 def _valid(row: tuple[Any, ...]) -> str | None:
     """Why a row's columns are not an entry's, or None."""
     id_, session, kind, t, type_, body, arrival, chain = row
@@ -193,6 +221,9 @@ def check_connection(db: sqlite3.Connection, path: str, tail: Tail | None) -> Re
     for r in _read_rows(db, "sessions", "id, game, started_at, options, finished, result, table_settings",
                         _max_id(db, "sessions"), problems):
         report.sessions[int(r[0])] = r
+        problem = _session_problem(r)
+        if problem is not None:
+            report.damaged_sessions[int(r[0])] = problem
     hi = _max_id(db, "entries")
     if hi is None and tail is not None:
         hi = tail.seq
@@ -309,15 +340,8 @@ def salvage(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> R
     if os.path.lexists(target):
         raise JournalError(f"{target}: already exists; salvage writes a new journal (give another name)")
     report = check(source)
-    ok_sessions = []
-    for sid, r in sorted(report.sessions.items()):
-        try:
-            json.loads(r[3]), json.loads(r[6] or "{}"), (json.loads(r[5]) if r[5] else None)
-            if not isinstance(r[1], str) or not isinstance(r[2], str):
-                raise ValueError("not text")
-            ok_sessions.append(r)
-        except (ValueError, TypeError, RecursionError) as exc:
-            report.unreadable.append(f"session {sid} is damaged ({exc}); its entries are kept without it")
+    # a damaged session row is left out (its entries are kept under a placeholder row)
+    ok_sessions = [r for sid, r in sorted(report.sessions.items()) if sid not in report.damaged_sessions]
     with Journal(target, checkpoint_s=None) as out:
         db = out._db
         db.execute("BEGIN IMMEDIATE")
