@@ -257,3 +257,15 @@ def test_doctor_checks_the_games_board(tmp_path: Path, monkeypatch: pytest.Monke
     assert checks[other].ok
     assert part in needs(game, config) and other not in needs(game, config)
     assert part not in needs("carrousel", config)
+
+
+@pytest.mark.parametrize("lab", [[-5.0, 0.0, 0.0], [150.0, 0.0, 0.0], [50.0, 400.0, 0.0]])
+def test_carrousel_colours_are_lab(tmp_path: Path, lab: list[float]) -> None:
+    from companion.vision.carrousel import load_references
+
+    d = json.loads((SHIPPED_DIR / "carrousel-colours.json").read_text())
+    colour = next(iter(d["horses"]))
+    d["horses"][colour] = lab
+    path = tmp_path / "carrousel-colours.json"
+    path.write_text(json.dumps(d))
+    _refused(load_references, path, f"horses.{colour}")

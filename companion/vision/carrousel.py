@@ -265,15 +265,21 @@ def load_references(path: str | Path | None = None) -> tuple[ColourReferences, C
         (horse references, card disc references), CIE Lab against the white reference.
 
     Raises:
-        ValueError: a missing file, bad JSON or a bad value, naming the file and the field.
+        ValueError: a missing file, bad JSON or a bad value (not three finite numbers, or not
+            CIE Lab: L 0-100, a and b -128 to 128), naming the file and the field.
     """
     p = Path(path) if path is not None else calibration_path("carrousel-colours.json")
     d = load_json(p)
     for key in ("horses", "cards"):
         if not isinstance(d, dict) or not isinstance(d.get(key), dict):
             raise ValueError(f"{p}: {key}: missing (expected {{colour: [L, a, b]}})")
-    return (ColourReferences.from_dict(d["horses"], f"{p}: horses"),
+    refs = (ColourReferences.from_dict(d["horses"], f"{p}: horses"),
             ColourReferences.from_dict(d["cards"], f"{p}: cards"))
+    for key in ("horses", "cards"):  # CIE Lab: L 0-100; a and b within what sRGB reaches
+        for name, lab in d[key].items():
+            expect(p, f"{key}.{name}", 0 <= lab[0] <= 100 and abs(lab[1]) <= 128 and abs(lab[2]) <= 128,
+                   "[L, a, b] with L 0-100, a and b -128 to 128", lab)
+    return refs
 
 
 @dataclasses.dataclass(frozen=True)
