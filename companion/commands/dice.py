@@ -59,8 +59,14 @@ def _calibration(args: argparse.Namespace, config, tray) -> Path | None:
 
     if args.calibration:
         path = Path(args.calibration)
-        if not path.is_file():
+        if path.is_dir():
+            raise UsageError(f"--calibration {path}: a directory; give the tray calibration file in it "
+                             f"(e.g. {path / 'dice-tray.toml'}, written by companion calibrate tray IMAGE --corners ...)")
+        if not path.exists():
             raise UsageError(f"--calibration {path}: no such file (companion calibrate tray IMAGE --corners ... writes it)")
+        if not path.is_file():
+            raise UsageError(f"--calibration {path}: not a regular file; give the tray calibration file "
+                             "(TOML, written by companion calibrate tray IMAGE --corners ...)")
         return path
     if tray is not None:
         return None

@@ -298,7 +298,14 @@ class OpenCVSource:
         self.name = f"opencv:{target}"
         self.is_file = isinstance(target, str) and Path(target).is_file()
         if isinstance(target, str) and "://" not in target and not self.is_file:
-            raise FrameSourceError(f"{target}: no such video file",
+            where = Path(target)
+            if where.is_dir():
+                what = "a directory, not a video file"
+            elif where.exists():
+                what = "not a video file (a device or special file)"
+            else:
+                what = "no such video file"
+            raise FrameSourceError(f"{target}: {what}",
                                    fix="check the video file's path in --camera opencv:FILE or [camera] source "
                                    "(opencv:0 for a USB webcam, picamera2 for the Pi camera)")
         self.cap = cv2.VideoCapture(target)
