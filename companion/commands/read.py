@@ -46,8 +46,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photographs (JPEG, PNG, ...)")
     parser.add_argument("--overlay", metavar="OUT",
                         help="write the image annotated with regions, labels and confidences: a file "
-                             "(.png, .jpg, ...) for one image, a folder for several or an existing one "
-                             "(NAME_overlay.png)")
+                             "(.png, .jpg, ...) for one image; with several images (or an existing folder) a "
+                             "folder, made if missing, that gets one NAME_overlay.png per image (an image "
+                             "file name is refused then)")
     parser.add_argument("--geometry", metavar="FILE",
                         help="board geometry (default: [camera] geometry, else carrousel-board.json of the "
                              "calibration folder, else the shipped one)")
@@ -335,6 +336,15 @@ def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], 
         return d
 
     overlay_dir = None
+    if overlay is not None and not overlay.strip():
+        raise UsageError("--overlay: empty; give an image file to write (one image) or a folder (several)")
+    if overlay and len(images) > 1 and not Path(overlay).is_dir():
+        if Path(overlay).exists():
+            raise UsageError(f"--overlay {overlay}: a file; {len(images)} images write one NAME_overlay.png "
+                             "each into a folder: give a folder")
+        if Path(overlay).suffix.lower() in (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"):
+            raise UsageError(f"--overlay {overlay}: an image file name, but {len(images)} images write one "
+                             "NAME_overlay.png each into a folder: give a folder (or one image)")
     if overlay and (len(images) > 1 or Path(overlay).is_dir()):
         overlay_dir = Path(overlay)
         try:
