@@ -1,16 +1,28 @@
 """Carrossel rules, one test (or more) per rule, each naming its rulebook section.
 
 Rulebook: shared/rules/carrossel.txt. The worked examples of the rulebook are tests named
-``test_example_*``. Game data: calibration/carrossel.toml (4-player side, rows top to bottom):
+``test_example_*``. Game data: calibration/carrossel.toml, whose 4-player side is the physical
+table the camera reads (shared/data/carrossel-table/README.md): seen from above with the zero
+mark up, sector A on top, D right, C below, B left (A, D, C, B clockwise), each a 4 x 3 grid of
+its own with bare board between the sectors:
 
-    .   .   A1  A2  B10 B6  .   .
-    .   A3  A4  A5  B11 B7  B3  .
-    A6  A7  A8  A9  B12 B8  B4  B1
-    A10 A11 A12 .   .   B9  B5  B2
-    D2  D5  D9  .   .   C12 C11 C10
-    D1  D4  D8  D12 C9  C8  C7  C6
-    .   D3  D7  D11 C5  C4  C3  .
-    .   .   D6  D10 C2  C1  .   .
+                A12 A11 A10 A9
+                A8  A7  A6  A5
+                A4  A3  A2  A1
+    B9  B5  B1                  D4  D8  D12
+    B10 B6  B2                  D3  D7  D11
+    B11 B7  B3                  D2  D6  D10
+    B12 B8  B4                  D1  D5  D9
+                C1  C2  C3  C4
+                C5  C6  C7  C8
+                C9  C10 C11 C12
+
+Seats (4 players, clockwise): Ana before A at setup, Ben before D, Cleo before C, Dev before B;
+a clockwise quarter turn gives each the sector of the player before them (Ana: B).
+
+On that table no cell has a neighbour in another sector, so the rulebook's examples of a
+sequence or objective set across two sectors are tested on a board whose sectors touch (the
+fixture ``touching_sectors``: the 8 x 8 disc assumed before the table was matched).
 
 Client ids (assumed values): tiger 1-4 (1 VP), 5-7 (2), 8-9 (3); fish 10-13, 14-16, 17-18;
 swan 19-22, 23-25, 26-27; horse 28-31, 32-34, 35-36; the Dragon 37.
@@ -26,6 +38,7 @@ import pytest
 
 from companion.games.carrossel import (
     ANIMALS,
+    DEFAULT_DATA,
     AbilityUsed,
     BoardAligned,
     BoardTurned,
@@ -61,6 +74,46 @@ REF = CarrosselReferee()
 DATA = REF.data
 NAMES = ("Ana", "Ben", "Cleo", "Dev")
 SIDE4 = DATA.boards["four"]
+
+# A 4-player side whose sectors touch (the disc assumed before the side was matched to the
+# physical table), sectors A, B, C, D clockwise, seats before A, B, C, D: the rules of a
+# sequence or an objective set across sectors, which the physical table cannot show.
+TOUCHING_BOARD = """[board.four]
+sectors = ["A", "B", "C", "D"]
+bearing_deg = { A = 315, B = 45, C = 135, D = 225 }
+grid = [
+  "  .   .  A1  A2 B10  B6   .   .",
+  "  .  A3  A4  A5 B11  B7  B3   .",
+  " A6  A7  A8  A9 B12  B8  B4  B1",
+  "A10 A11 A12   .   .  B9  B5  B2",
+  " D2  D5  D9   .   . C12 C11 C10",
+  " D1  D4  D8 D12  C9  C8  C7  C6",
+  "  .  D3  D7 D11  C5  C4  C3   .",
+  "  .   .  D6 D10  C2  C1   .   .",
+]
+
+"""
+
+
+@pytest.fixture
+def touching_sectors(tmp_path, monkeypatch):
+    """Swap this module's referee for one on :data:`TOUCHING_BOARD` (the shipped game data
+    otherwise), for the test's duration."""
+    text = DEFAULT_DATA.read_text(encoding="utf-8")
+    start, end = text.index("[board.four]"), text.index("[board.three]")
+    text = text[:start] + TOUCHING_BOARD + text[end:]
+    text, n4 = re.subn(r"(?m)^four = \[.*\]$", "four = [315, 45, 135, 225]", text)
+    text, n2 = re.subn(r"(?m)^two = \[.*\]$", "two = [90, 270]", text)
+    assert (n4, n2) == (1, 1)
+    path = tmp_path / "carrossel.toml"
+    path.write_text(text, encoding="utf-8")
+    ref = CarrosselReferee(data=str(path))
+    side = ref.data.boards["four"]
+    assert any(len({side.cells[i].sector for i in t}) > 1 for t in side.lines)
+    monkeypatch.setitem(globals(), "REF", ref)
+    monkeypatch.setitem(globals(), "DATA", ref.data)
+    monkeypatch.setitem(globals(), "SIDE4", side)
+    return ref
 
 
 def start(n: int = 4, seed: int = 1, **kw):
@@ -171,7 +224,8 @@ def test_setup_four_players_booths_tiles_slot_cards_objectives():
         assert len(p.booth) == 3 and p.queue == ()
     assert len(s.objectives) == 4 and len(set(s.objectives)) == 4
     assert len(s.deck) == 37 - 12
-    assert player_sectors(DATA, s) == {"Ana": ("A",), "Ben": ("B",), "Cleo": ("C",), "Dev": ("D",)}
+    # The physical table: seats clockwise before A, D, C, B (the letters run counter-clockwise).
+    assert player_sectors(DATA, s) == {"Ana": ("A",), "Ben": ("D",), "Cleo": ("C",), "Dev": ("B",)}
     check_invariants(DATA, s)
 
 
@@ -205,7 +259,8 @@ def test_two_players_setup_removes_marked_clients_and_adds_a_queue():
     assert set(s.boxed) == marked
     for p in s.players:
         assert len(p.booth) == 3 and len(p.queue) == 3
-    assert player_sectors(DATA, s) == {"Ana": ("B", "C"), "Ben": ("D", "A")}
+    # The physical table (the two-player seats ASSUMED): A and D, then C and B, clockwise.
+    assert player_sectors(DATA, s) == {"Ana": ("A", "D"), "Ben": ("C", "B")}
     check_invariants(DATA, s)
 
 
@@ -256,7 +311,7 @@ def test_phase1_simultaneous_reveal_places_nothing_before_everyone_played():
     assert s2 is s and "already played" in of(calls, IllegalPlay)[0].reason
     s, calls = play_all(s, t=3, Ben=(4, "horse"), Cleo=(5, "swan"), Dev=(10, "tiger"))
     rev = of(calls, Revealed)[0]
-    assert rev.cells == {"Ana": ("A9",), "Ben": ("B4",), "Cleo": ("C5",), "Dev": ("D10",)}
+    assert rev.cells == {"Ana": ("A9",), "Ben": ("D4",), "Cleo": ("C5",), "Dev": ("B10",)}
     assert cell(s, "A9")[0] == ("red", "fish") and s.player("Ana").tiles[ANIMALS.index("fish")] == 2
 
 
@@ -299,7 +354,7 @@ def test_two_players_one_slot_card_two_tiles():
     _, calls = REF.apply(s, PlayObserved(t=1, player="Ana", slot=9, animals=("fish",)))
     assert "expected 2 animal tile(s)" in of(calls, IllegalPlay)[0].reason
     s, calls = play_all(s, Ana=(9, ("fish", "horse")), Ben=(4, ("swan", "swan")))
-    assert of(calls, Revealed)[0].cells == {"Ana": ("B9", "C9"), "Ben": ("D4", "A4")}
+    assert of(calls, Revealed)[0].cells == {"Ana": ("A9", "D9"), "Ben": ("C4", "B4")}
     assert s.player("Ana").slots_played == (9,)
 
 
@@ -320,9 +375,10 @@ def test_example_red_blue_scoring():
     assert len(s.player("Ana").booth) == 3 and not set(s.player("Ana").booth) & {2, 15, 29}
 
 
-def test_example_sequence_partly_in_another_sector():
+def test_example_sequence_partly_in_another_sector(touching_sectors):
     """Phase 2 - Score, second example: a valid sequence in red's sector with two of its
-    tiles in another sector (at least ONE tile in the sector)."""
+    tiles in another sector (at least ONE tile in the sector). On a board whose sectors touch:
+    the physical table has no such sequence (test_no_sequence_spans_two_sectors_on_the_table)."""
     s = arrange(
         start(4),
         board={"B12": "blue tiger", "B8": "green horse"},
@@ -382,7 +438,8 @@ def test_example_choosing_sequence_a_or_b():
     s, calls = play_all(s, Ana=(8, "horse"))
     options = of(calls, SequenceOptions)[0].options
     assert len(options) == 2
-    k = next(i for i, o in enumerate(options, 1) if o.startswith("A4 A8 A12"))
+    # The column A4 A8 A12 (the table's column c = 3), whatever order the text lists it in.
+    k = next(i for i, o in enumerate(options, 1) if set(o.split(":")[0].split()) == {"A4", "A8", "A12"})
     s, calls = REF.apply(s, Choose(t=5, player="Ana", option=k))
     assert set(of(calls, Scored)[0].cells) == {"A4", "A8", "A12"}
     assert cell(s, "A6")[1] == () and cell(s, "A7")[1] == ()  # sequence A not scored
@@ -390,10 +447,11 @@ def test_example_choosing_sequence_a_or_b():
     assert s2 is s and of(calls, InvalidObservation)
 
 
-def test_example_two_standees_on_one_tile_five_steps():
+def test_example_two_standees_on_one_tile_five_steps(touching_sectors):
     """Two standees on one tile, steps 1-5: red's fish is in red's sequence and in yellow's;
     yellow chooses (blue: tiger, yellow: 2 VP fish, red: 1 VP fish); red has no choice (blue:
-    tiger, red: fish and 2 VP horse); red gets 2 fish clients for the same tile."""
+    tiger, red: fish and 2 VP horse); red gets 2 fish clients for the same tile. On a board
+    whose sectors touch (one tile in two sectors' sequences cannot happen on the table)."""
     s = start(4, colours=("red", "yellow", "blue", "green"))
     s = arrange(
         s,
@@ -435,14 +493,22 @@ def test_phase2_only_rows_and_columns_never_diagonal_or_l():
     booth = (2, 15, 29)
     side = SIDE4
     tiles = [None] * len(side.cells)
-    for name, t in {"A3": ("blue", "tiger"), "A8": ("red", "fish"), "A9": ("red", "horse")}.items():
-        tiles[side.by_name[name]] = t  # A3-A8 diagonal, A8-A9 row: an "L"-less diagonal mix
+    # The table's sector A: A1 A6 A11 a diagonal, A5 A1 A6 an "L" (corner A5).
+    diagonal = {"A1": ("blue", "tiger"), "A6": ("red", "fish"), "A11": ("red", "horse")}
+    ell = {"A1": ("blue", "tiger"), "A5": ("red", "fish"), "A6": ("red", "horse")}
+    assert tuple(sorted(side.by_name[n] for n in diagonal)) in side.diagonals
+    assert tuple(sorted(side.by_name[n] for n in ell)) in side.l_shapes
     owner = {"red": "Ana", "blue": "Ben"}
-    assert scoring_options(DATA, side, tiles, [()] * len(tiles), booth, ["A"], owner) == []
+    for shape in (diagonal, ell):
+        tiles = [None] * len(side.cells)
+        for name, t in shape.items():
+            tiles[side.by_name[name]] = t
+        assert scoring_options(DATA, side, tiles, [()] * len(tiles), booth, ["A"], owner) == []
+    # The same three tiles in a row (A1 A2 A3) are a sequence.
     tiles = [None] * len(side.cells)
-    for name, t in {"A4": ("blue", "tiger"), "A8": ("red", "fish"), "A9": ("red", "horse")}.items():
-        tiles[side.by_name[name]] = t  # an "L"
-    assert scoring_options(DATA, side, tiles, [()] * len(tiles), booth, ["A"], owner) == []
+    for name, t in zip(("A1", "A2", "A3"), diagonal.values()):
+        tiles[side.by_name[name]] = t
+    assert len(scoring_options(DATA, side, tiles, [()] * len(tiles), booth, ["A"], owner)) == 1
 
 
 def test_phase2_dragon_tiles_are_jokers_several_allowed():
@@ -506,10 +572,12 @@ def test_phase3_quarter_turn_clockwise_gives_new_sectors():
     tb = of(calls, TurnBoard)[0]
     assert (tb.turn_deg, tb.direction, tb.target_deg) == (90.0, "clockwise", 90.0)
     s, calls = REF.apply(s, BoardTurned(t=2, angle_deg=88.0))
+    # The physical table: clockwise, each booth gets the sector that faced the booth
+    # counter-clockwise of it (A -> B -> C -> D at any one booth).
     assert of(calls, BoardTurnedOk)[0].sectors == {
-        "Ana": ("D",),
+        "Ana": ("B",),
         "Ben": ("A",),
-        "Cleo": ("B",),
+        "Cleo": ("D",),
         "Dev": ("C",),
     }
     rs = of(calls, RoundStarted)[0]
@@ -552,7 +620,7 @@ def test_three_players_third_turn_and_two_players_half_turn():
     s, calls = play_all(start(2), Ana=(9, ("fish", "fish")))
     assert of(calls, TurnBoard)[0].turn_deg == 180.0
     s, calls = REF.apply(s, BoardTurned(t=2, angle_deg=181.0))
-    assert of(calls, BoardTurnedOk)[0].sectors == {"Ana": ("D", "A"), "Ben": ("B", "C")}
+    assert of(calls, BoardTurnedOk)[0].sectors == {"Ana": ("C", "B"), "Ben": ("A", "D")}
 
 
 def test_dragon_client_appearing_reverses_the_rotation():
@@ -571,26 +639,29 @@ def test_dragon_client_appearing_reverses_the_rotation():
     s, calls = REF.apply(s, BoardTurned(t=2, angle_deg=90.0))
     assert of(calls, WrongTurn)[0].reason == "wrong_direction"
     s, calls = REF.apply(s, BoardTurned(t=3, angle_deg=270.0))
-    assert of(calls, BoardTurnedOk)[0].sectors["Ana"] == ("B",)
+    assert of(calls, BoardTurnedOk)[0].sectors["Ana"] == ("D",)  # the table: A -> D counter-clockwise
 
 
 def test_two_players_dragon_ability_is_ignored():
     """Rules for 2 Players, Client card abilities: the Dragon does not reverse the rotation."""
+    # Ana's sectors at setup: A and D; A6 A7 A8 scores, the refill draws the Dragon.
     s = arrange(
         start(2),
-        board={"B6": "red fish", "B7": "blue tiger"},
+        board={"A6": "red fish", "A7": "blue tiger"},
         booths={"Ana": (2, 15, 29)},
         deck_top=(37,),
     )
-    s, calls = play_all(s, Ana=(3, ("horse", "swan")))
+    s, calls = play_all(s, Ana=(8, ("horse", "swan")))
+    assert of(calls, Scored) and 37 in s.player("Ana").booth + s.player("Ana").queue
     assert not of(calls, RotationReversed) and s.direction == 1
 
 
 def test_rotation_sectors_facing_from_an_observed_angle():
     """Phase 3 - Rotate: which sector faces each seat at an angle; ambiguous near a boundary."""
     seats = DATA.seats[4]
-    assert sectors_facing(SIDE4, seats, 0.0) == {"A": 0, "B": 1, "C": 2, "D": 3}
-    assert sectors_facing(SIDE4, seats, -90.0) == {"A": 3, "B": 0, "C": 1, "D": 2}
+    # The physical table: A, D, C, B clockwise before seats 0-3 at setup.
+    assert sectors_facing(SIDE4, seats, 0.0) == {"A": 0, "D": 1, "C": 2, "B": 3}
+    assert sectors_facing(SIDE4, seats, -90.0) == {"A": 3, "D": 0, "C": 1, "B": 2}
     assert sectors_facing(SIDE4, seats, 44.0, margin_deg=5.0) is None
     assert judge_turn(0, 95, 90, 20).verdict == "done"
     assert judge_turn(350, 80, 90, 20).verdict == "done"  # across 0
@@ -694,7 +765,7 @@ def test_ability_card_used_once_and_dragon_not_playable():
 
 def test_end_when_a_player_cannot_match_a_slot_card():
     """END of the game: a player who cannot use any slot card ends the game at once."""
-    s = arrange(start(4), board={"D7": "green tiger"})
+    s = arrange(start(4), board={"B7": "green tiger"})  # B: Ana's sector after the turn
     ana = s.player("Ana")
     ana = dataclasses.replace(
         ana, slots=(7, 8), slots_played=tuple(n for n in range(1, 13) if n not in (7, 8))
@@ -782,9 +853,10 @@ def test_objectives_client_kinds_each_card_once():
     assert row["total"] == row["clients_vp"] + sum(objs.values())
 
 
-def test_objectives_tile_shapes_each_tile_once():
+def test_objectives_tile_shapes_each_tile_once(touching_sectors):
     """OBJECTIVE cards: 3 VP per set of 3 tiles in a row/column, a diagonal, an "L"; across
-    sectors; each tile once per card."""
+    sectors; each tile once per card. On a board whose sectors touch (sets across sectors
+    cannot happen on the table: test_objectives_tile_shapes_on_the_table)."""
     board = {
         n: {"tile": "red tiger" if k < 3 else "red fish"}
         for k, n in enumerate(["A6", "A7", "A8", "A9", "B12"])
@@ -887,9 +959,10 @@ def test_state_file_that_breaks_invariants_is_an_error(doc, field):
 
 def test_phase4_scores_in_the_new_sector_after_the_turn():
     """Phase 4 - Score: after the turn each player checks the sector now in front of them."""
+    # B: Dev's sector at setup, Ana's after the turn; B4 B8 B12 the table's column c = 3.
     s = arrange(
         start(4),
-        board={"D1": "blue tiger", "D4": "yellow fish", "D8": "green horse"},
+        board={"B4": "blue tiger", "B8": "yellow fish", "B12": "green horse"},
         booths={"Ana": (2, 15, 29), "Dev": (20, 21, 22)},
     )
     s, calls = play_all(s, Ana=(3, "swan"))
@@ -897,5 +970,32 @@ def test_phase4_scores_in_the_new_sector_after_the_turn():
     s, calls = REF.apply(s, BoardTurned(t=2, angle_deg=90.0))
     scored = of(calls, Scored)
     assert [(x.player, x.phase) for x in scored] == [("Ana", 4)]
-    assert scored[0].awards == {"2": "D1>Ben", "15": "D4>Cleo", "29": "D8>Dev"}
+    assert scored[0].awards == {"2": "B4>Ben", "15": "B8>Cleo", "29": "B12>Dev"}
     assert of(calls, RoundStarted)[0].round == 3 and s.phase == "play"
+
+
+def test_no_sequence_spans_two_sectors_on_the_table():
+    """Phase 2 - Score / OBJECTIVE cards on the physical table: every sequence, diagonal and
+    "L" lies in one sector (no cell has a neighbour in another), so the rulebook's sequences
+    across sectors cannot occur there; the rule itself holds (the touching-sectors tests)."""
+    for shapes in (SIDE4.lines, SIDE4.diagonals, SIDE4.l_shapes):
+        assert shapes and all(len({SIDE4.cells[i].sector for i in t}) == 1 for t in shapes)
+    # Per sector: rows of 4 (2 lines each) and columns of 3 (1 each); 2 diagonals each way.
+    assert (len(SIDE4.lines), len(SIDE4.diagonals)) == (4 * (3 * 2 + 4), 4 * 4)
+
+
+def test_objectives_tile_shapes_on_the_table():
+    """OBJECTIVE cards on the physical table's numbering (slot n = 1 + 4 r + c): a row, a
+    column, a diagonal and an "L" in sector A; each tile once per card."""
+    board = {n: {"tile": f"red {a}"} for n, a in
+             {"A1": "tiger", "A2": "tiger", "A3": "tiger", "A4": "fish", "A6": "fish", "A11": "horse"}.items()}
+    s = table(
+        [{"name": "Ana", "colour": "red"}, {"name": "Ben", "colour": "blue"}],
+        objectives=(9, 10, 11, 13),
+        board=board,
+    )
+    objs = {k.split()[0]: v for k, v in final_scores(DATA, s)["players"][0]["objectives"].items()}
+    assert objs["#9"] == 3  # A1-A4 in a row: one disjoint set of 3
+    assert objs["#10"] == 3  # three tigers A1 A2 A3
+    assert objs["#11"] == 3  # A1 A6 A11 on a diagonal
+    assert objs["#13"] == 3  # the "L"s A1 A2 A6 and A3 A2 A6 (corner A2) share tiles: one set
