@@ -146,8 +146,8 @@ def test_bad_bodies_forged_entries_and_unknown_games_get_clear_answers(local):
         assert not r["ok"] and "slot" in r["error"]
         r = http.post("/api/entry", json={"type": "tick"}).json()
         assert not r["ok"]
-        r = http.post("/api/control", json={"control": "new_game", "game": "chess"}).json()
-        assert not r["ok"]
+        r = http.post("/api/control", json={"control": "new_game", "game": "chess"})
+        assert r.status_code == 400 and not r.json()["ok"] and r.json()["sentences"] == [r.json()["error"]]
         r = http.post("/api/control", json={"language": "tlh"})
         assert r.status_code == 400 and "unknown language" in r.text
         assert http.get("/static/../../../etc/passwd").status_code == 404

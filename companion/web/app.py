@@ -16,7 +16,9 @@ Routes (every page is a static file of ``companion/web/static/``; nothing comes 
 ``/api/status``            GET     the service's status (the entry socket's ``status``)
 ``/api/entry``             POST    one observation (JSON object) -> the referee's reply in words
 ``/api/control``           POST    ``{"control": "new_game", "game": G, "players": [...]}``,
-                                  ``{"control": "pause"}``, ``{"control": "resume"}``, ``{"language": L}``
+                                  ``{"control": "pause"}``, ``{"control": "resume"}``, ``{"language": L}``;
+                                  one refused (bad or refused by the service): HTTP 400 with
+                                  ``{"ok": false, "error", "sentences": [error]}``
 ``/api/camera.jpg``        GET     the latest camera frame with the overlay drawn (JPEG); ``?view=markers``:
                                    with the marker placement check drawn instead
 ``/api/camera.mjpg``       GET     the same, about 3 frames a second (multipart JPEG stream; ``?view=``)
@@ -353,6 +355,10 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         except Exception:
             return str(call_json.get("reason") or call_json.get("type", "")).replace("_", " ")
 
+    def refused(error: str) -> Response:
+        """A control refused (a bad one, or one the service refuses): HTTP 400 with the sentence."""
+        return JSONResponse({"ok": False, "error": error, "sentences": [error]}, status_code=400)
+
     async def control(request: Request) -> Response:
         obj, error = await read_json(request)
         if error is not None:
@@ -360,8 +366,7 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         assert obj is not None
         if "language" in obj:
             if obj["language"] not in LANGUAGES:
-                return JSONResponse({"ok": False, "error": f"unknown language {obj['language']!r} "
-                                     f"(known: {', '.join(LANGUAGES)})"}, status_code=400)
+                return refused(f"unknown language {obj['language']!r} (known: {', '.join(LANGUAGES)})")
             hub.language = obj["language"]
             hub.publish("state", {"language": hub.language})
             return JSONResponse({"ok": True, "language": hub.language})
@@ -372,15 +377,16 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
             game, _ = current()
             reply["sentences"] = ([_sentence(game or "", c) for c in reply.get("calls", [])] if reply.get("ok")
                                   else [reply.get("error", "refused")])
-            return JSONResponse(json.loads(json.dumps(reply, default=str)))
+            return JSONResponse(json.loads(json.dumps(reply, default=str)), status_code=200 if reply.get("ok") else 400)
         if what != "new_game":
-            return JSONResponse({"ok": False, "error": "expected {\"control\": \"new_game\", \"game\": ..., "
-                                 "\"players\": [...]}, {\"control\": \"pause\"}, {\"control\": \"resume\"} "
-                                 "or {\"language\": ...}"}, status_code=400)
+            return refused("expected {\"control\": \"new_game\", \"game\": ..., \"players\": [...]}, "
+                           "{\"control\": \"pause\"}, {\"control\": \"resume\"} or {\"language\": ...}")
         request_obj: dict[str, Any] = {"control": "new_game", "game": obj.get("game")}
         if obj.get("players") is not None:
             request_obj["players"] = obj["players"]  # checked by the service, as `companion run --players`
         reply = await run_in_threadpool(entries.handle, json.dumps(request_obj))
+        if not reply.get("ok"):
+            return refused(str(reply.get("error", "refused")))
         return JSONResponse(reply)
 
     no_camera = "this table has no camera the page can show"
