@@ -20,7 +20,9 @@ from companion.sources.carrossel_camera import (
 from companion.vision.carrossel import CarrosselGeometry, CarrosselReading, SlotReading
 from companion.vision.frames import Frame
 
-PLAYERS = ("Ana", "Ben", "Cleo", "Dev")  # colours red, blue, yellow, green; sectors A, B, C, D at setup
+# Colours red, blue, yellow, green; at setup (the physical table's sectors, A, D, C, B clockwise)
+# sectors A, D, C, B.
+PLAYERS = ("Ana", "Ben", "Cleo", "Dev")
 
 
 class Table:
@@ -59,7 +61,7 @@ def test_a_tile_outside_the_players_sector_is_no_play():
 
 def test_every_play_read_reveals():
     table = Table()
-    seen = {"A4": ("red", "tiger"), "B5": ("blue", "fish"), "C9": ("yellow", "swan"), "D10": ("green", "horse")}
+    seen = {"A4": ("red", "tiger"), "D5": ("blue", "fish"), "C9": ("yellow", "swan"), "B10": ("green", "horse")}
     for p in table.watch.board(4.0, seen):
         table.apply(p)
     revealed = [c for c in table.calls if c.TYPE == "revealed"]
@@ -98,7 +100,7 @@ def test_a_board_that_disagrees_with_the_plays_entered_is_told_once():
     for name, slot, animal in (("Ana", 4, "tiger"), ("Ben", 5, "fish"), ("Cleo", 9, "swan"), ("Dev", 10, "horse")):
         table.apply(PlayObserved(t=1.0, player=name, slot=slot, animals=(animal,)))
     assert any(c.TYPE == "revealed" for c in table.calls)
-    wrong = {"A4": ("red", "fish"), "B5": ("blue", "fish"), "C9": ("yellow", "swan"), "D10": ("green", "horse")}
+    wrong = {"A4": ("red", "fish"), "D5": ("blue", "fish"), "C9": ("yellow", "swan"), "B10": ("green", "horse")}
     assert table.watch.board(5.0, wrong) == []
     assert table.told == []  # not yet: the check waits check_s
     table.watch.board(6.0, wrong)
