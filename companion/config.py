@@ -98,7 +98,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "service": {
         "game": Key(
             "str", "carrousel", "a game name: carrousel, monsieur-carrousel, carrossel or carnival",
-            "game refereed by `companion run`",
+            "game refereed by `companion run` when the journal holds no unfinished game (one that does is "
+            "resumed, whatever its game; `--game` overrides both)",
             lambda v: v in _games(),
         ),
         "journal": Key(
