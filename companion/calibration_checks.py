@@ -24,12 +24,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["between", "check_camera_matrix", "expect", "positive", "within_turn"]
+__all__ = ["between", "check_camera_matrix", "check_distortion", "expect", "positive", "within_turn"]
 
 #: The horizontal field of view a camera matrix may imply, degrees (a long telephoto to a fisheye).
 HFOV_RANGE_DEG = (3.0, 170.0)
 #: Largest fx / fy (or fy / fx) of a plausible lens: square pixels give 1.
 MAX_ASPECT = 2.0
+#: How far a lens's distortion may move a point of the frame, as the ratio of its distance from
+#: the principal point with the distortion to that without: a strong barrel lens (a wide angle
+#: made rectilinear) halves it at the frame's corners, a pincushion (a telephoto) adds a few
+#: percent. Outside: not a lens the OpenCV model was fitted to, but a mistyped coefficient.
+DISTORTION_RATIO_RANGE = (0.5, 1.25)
 
 
 def expect(where: str | Path, field: str, ok: bool, expected: str, got: Any, error: type[ValueError] = ValueError) -> None:
@@ -149,3 +154,71 @@ def check_camera_matrix(where: str | Path, field: str, k: Any, image_size: Seque
         expect(where, field, 0 <= cx <= w and 0 <= cy <= h,
                f"the principal point (cx, cy) inside the {w:g} x {h:g} px frame", k, error)
     return m
+
+
+def check_distortion(where: str | Path, field: str, k: np.ndarray, dist: Any, image_size: Sequence[int],
+                     error: type[ValueError] = ValueError) -> np.ndarray:
+    """OpenCV distortion coefficients a real lens can have over frames of ``image_size`` (w, h).
+
+    Checked on a 17 x 13 grid over the frame: the coefficients are finite; the readers' own
+    distortion can be undone there (``cv2.undistortPoints`` iterated to convergence, then
+    :func:`companion.vision.registration.distort`, gives the pixel back within 0.5 px);
+    along every ray from the principal point to the grid's points the distorted radius grows
+    with the undistorted one (the image does not fold); and no point moves by more than
+    :data:`DISTORTION_RATIO_RANGE` of its distance from the principal point. (OpenCV's camera
+    model, docs.opencv.org "Camera Calibration and 3D Reconstruction".)
+
+    Args:
+        k: ``3 x 3`` camera matrix (already checked by :func:`check_camera_matrix`).
+        dist: the coefficients as read (k1, k2, p1, p2[, k3[, k4, k5, k6[, ...]]]).
+
+    Returns:
+        the coefficients, ``float64`` flat.
+
+    Raises:
+        ValueError: (or ``error``) one line naming the file, the field and what is wrong.
+    """
+    import cv2
+
+    from companion.vision.registration import distort
+
+    crit = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 100, 1e-9)
+
+    def undistort(points: np.ndarray, m: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """The exact inverse (iterated to convergence; OpenCV 4's Python name is undistortPointsIter)."""
+        pts = points.reshape(-1, 1, 2)
+        if hasattr(cv2, "undistortPointsIter"):
+            return cv2.undistortPointsIter(pts, m, c, None, m, crit).reshape(-1, 2)
+        return cv2.undistortPoints(pts, m, c, R=None, P=m, criteria=crit).reshape(-1, 2)
+
+    try:
+        d = np.asarray(dist, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        d = np.zeros(0)
+    expect(where, field, d.size in (4, 5, 8, 12, 14) and bool(np.isfinite(d).all()),
+           "OpenCV's 4, 5, 8, 12 or 14 finite distortion coefficients (k1, k2, p1, p2[, k3, ...])", dist, error)
+    if not d.any():
+        return d
+    w, h = float(image_size[0]), float(image_size[1])
+    gx, gy = np.meshgrid(np.linspace(0, w - 1, 17), np.linspace(0, h - 1, 13))
+    px = np.stack([gx.ravel(), gy.ravel()], axis=1)
+    shown = [float(v) for v in d]
+    with np.errstate(all="ignore"):
+        ideal = undistort(px, k, d)
+        back = distort(ideal, k, d)
+    ok = bool(np.isfinite(back).all() and np.abs(back - px).max() < 0.5)
+    expect(where, field, ok, f"a distortion that can be undone over the {w:g} x {h:g} px frame", shown, error)
+    centre = np.array([k[0, 2], k[1, 2]])
+    far = np.linalg.norm(ideal - centre, axis=1) > 0.05 * min(w, h)
+    ratio = np.linalg.norm(px - centre, axis=1)[far] / np.linalg.norm(ideal - centre, axis=1)[far]
+    lo, hi = DISTORTION_RATIO_RANGE
+    expect(where, field, bool(ratio.min() >= lo and ratio.max() <= hi),
+           f"a distortion that moves the frame's points to {lo:g}-{hi:g} times their distance from the principal "
+           f"point (these move them {ratio.min():.2f}-{ratio.max():.2f} times)", shown, error)
+    steps = np.linspace(0.0, 1.0, 64)[:, None, None]
+    rays = (centre + steps * (ideal - centre)[None]).reshape(-1, 2)
+    with np.errstate(all="ignore"):
+        radii = np.linalg.norm(distort(rays, k, d) - centre, axis=1).reshape(len(steps), -1)
+    expect(where, field, bool(np.all(np.diff(radii, axis=0) > -1e-6)),
+           "a distortion that does not fold the frame (the distorted radius growing outwards)", shown, error)
+    return d

@@ -269,3 +269,21 @@ def test_carrousel_colours_are_lab(tmp_path: Path, lab: list[float]) -> None:
     path = tmp_path / "carrousel-colours.json"
     path.write_text(json.dumps(d))
     _refused(load_references, path, f"horses.{colour}")
+
+
+@pytest.mark.parametrize("dist", [[5, -9, 0, 0, 40], [-1.5, 0, 0, 0, 0], [0.8, 0, 0, 0, 0]],
+                         ids=["wild", "folds", "too-far-out"])
+def test_camera_json_distortion_no_lens_has(tmp_path: Path, dist: list) -> None:
+    """[5, -9, 0, 0, 40] was taken and every photo then read "board not visible"."""
+    path = tmp_path / "camera.json"
+    path.write_text(json.dumps({"camera_matrix": GOOD_K, "dist_coeffs": dist, "image_size": [640, 480]}))
+    _refused(load_lens, path, "dist_coeffs")
+
+
+@pytest.mark.parametrize("dist", [[-0.299, 0.153, 0.001, 0.0, -0.077], [-0.35, 0.12, 0, 0, 0], [0.1, -0.2, 0, 0, 0]])
+def test_camera_json_real_lenses_load(tmp_path: Path, dist: list) -> None:
+    """The first: OpenCV's left*.jpg chessboard views calibrated here (a strong barrel lens)."""
+    path = tmp_path / "camera.json"
+    path.write_text(json.dumps({"camera_matrix": [[533.5, 0, 340.4], [0, 533.7, 234.5], [0, 0, 1]],
+                                "dist_coeffs": dist, "image_size": [640, 480]}))
+    assert load_lens(path)[1].size == 5

@@ -30,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.calibration_checks import check_camera_matrix, expect
+from companion.calibration_checks import check_camera_matrix, check_distortion, expect
 from companion.vision.registration import Registrar, dictionary
 
 __all__ = [
@@ -101,8 +101,10 @@ class Intrinsics:
         Raises:
             ValueError: a missing or ill-shaped field, or a camera matrix no lens has (singular,
                 focal lengths not above 0, the principal point outside the frame:
-                :func:`~companion.calibration_checks.check_camera_matrix`), naming ``where`` and
-                the field.
+                :func:`~companion.calibration_checks.check_camera_matrix`), or distortion
+                coefficients no lens has over the frame (that cannot be undone, fold the image or
+                move its points too far: :func:`~companion.calibration_checks.check_distortion`),
+                naming ``where`` and the field.
         """
         try:
             k = np.asarray(d["camera_matrix"], float)
@@ -114,9 +116,8 @@ class Intrinsics:
             raise ValueError(f"{where}: camera_matrix must be 3 x 3 and image_size [width, height]")
         expect(where, "image_size", all(v > 0 for v in size), "[width, height] in pixels, both above 0", list(size))
         check_camera_matrix(where, "camera_matrix", k, size)
-        expect(where, "dist_coeffs", dist.ndim <= 2 and dist.size in (4, 5, 8, 12, 14) and bool(np.isfinite(dist).all()),
-               "OpenCV's 4, 5, 8, 12 or 14 finite distortion coefficients (k1, k2, p1, p2[, k3, ...])",
-               d["dist_coeffs"])
+        expect(where, "dist_coeffs", dist.ndim <= 2, "a list of OpenCV's distortion coefficients", d["dist_coeffs"])
+        check_distortion(where, "dist_coeffs", k, d["dist_coeffs"], size)
         return cls(k, dist, size, float(d.get("rms_px", 0.0)), tuple(d.get("views", ())),  # type: ignore[arg-type]
                    tuple(int(v) for v in d.get("subpixel_half_windows_px", ())))
 
