@@ -36,6 +36,7 @@ import re
 
 import pytest
 
+from companion.events import InvalidObservation
 from companion.games.carrossel import (
     ANIMALS,
     DEFAULT_DATA,
@@ -68,7 +69,6 @@ from companion.games.carrossel import (
     sectors_facing,
     table_from_json,
 )
-from companion.events import InvalidObservation
 
 REF = CarrosselReferee()
 DATA = REF.data
