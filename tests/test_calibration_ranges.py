@@ -287,3 +287,21 @@ def test_camera_json_real_lenses_load(tmp_path: Path, dist: list) -> None:
     path.write_text(json.dumps({"camera_matrix": [[533.5, 0, 340.4], [0, 533.7, 234.5], [0, 0, 1]],
                                 "dist_coeffs": dist, "image_size": [640, 480]}))
     assert load_lens(path)[1].size == 5
+
+
+@pytest.mark.parametrize("key,value", [("templates", float("nan")), ("templates", 400), ("step_mm", 1.0),
+                                       ("half_mm", -14.25)])
+def test_carrossel_letters_out_of_range(tmp_path: Path, key: str, value: float) -> None:
+    from companion.vision.carrossel import LetterTemplates
+
+    d = json.loads((SHIPPED_DIR / "carrossel-letters.json").read_text())
+    if key == "templates":
+        animal = next(iter(d["templates"]))
+        d["templates"][animal][3][4] = value
+        key = f"templates.{animal}"
+    else:
+        d[key] = value
+    path = tmp_path / "carrossel-letters.json"
+    path.write_text(json.dumps(d))
+    _refused(LetterTemplates.load, path, key)
+    LetterTemplates.load(SHIPPED_DIR / "carrossel-letters.json")

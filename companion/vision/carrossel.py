@@ -451,7 +451,9 @@ class LetterTemplates:
         """Read ``carrossel-letters.json`` (default: the calibration folder's).
 
         Raises:
-            ValueError: a missing file or ill-shaped templates, naming the file.
+            ValueError: a missing file, ill-shaped templates, levels not finite within 0-255, or
+                ``step_mm`` / ``half_mm`` other than the reader's sampling, naming the file and
+                the field.
         """
         p = Path(path) if path is not None else calibration_path("carrossel-letters.json", config)
         d = load_json(p)
@@ -463,6 +465,14 @@ class LetterTemplates:
             raise ValueError(f"{p}: templates: expected {{animal: {n} rows of {n} levels 0-255}}") from None
         if images.shape != (len(animals), n, n) or not animals:
             raise ValueError(f"{p}: templates: expected {n} x {n} levels per animal, got shape {images.shape}")
+        for a, im in zip(animals, images):
+            expect(p, f"templates.{a}", bool(np.isfinite(im).all() and im.min() >= 0 and im.max() <= 1),
+                   f"{n} rows of {n} levels 0-255", f"levels {float(np.nanmin(im)) * 255:g}-{float(np.nanmax(im)) * 255:g}")
+        for key, want in (("step_mm", STEP_MM), ("half_mm", HALF_MM)):
+            if key in d:  # templates sampled on another grid would not match the reader's samples
+                expect(p, key, _is_num(d[key]) and abs(float(d[key]) - want) < 1e-6,
+                       f"{want:g} mm, the reader's sampling (make the templates again with companion.vision.carrossel_letters)",
+                       d[key])
         return cls(animals, images, str(p))
 
     def to_json(self, note: str = "") -> dict[str, Any]:
@@ -470,6 +480,10 @@ class LetterTemplates:
         return {"step_mm": STEP_MM, "half_mm": HALF_MM, "note": note,
                 "templates": {a: np.clip(np.rint(im * 255), 0, 255).astype(int).tolist()
                               for a, im in zip(self.animals, self.images)}}
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _grid_n() -> int:
