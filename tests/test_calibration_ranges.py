@@ -305,3 +305,16 @@ def test_carrossel_letters_out_of_range(tmp_path: Path, key: str, value: float) 
     path.write_text(json.dumps(d))
     _refused(LetterTemplates.load, path, key)
     LetterTemplates.load(SHIPPED_DIR / "carrossel-letters.json")
+
+
+@pytest.mark.parametrize("text", ["[encoder]\ncounts_per_rev = inf\n", "[encoder]\ncounts_per_rev = -600\n",
+                                  "encoder = 5\n"])
+def test_encoder_calibration_out_of_range(tmp_path: Path, text: str) -> None:
+    from companion.config import ConfigError
+    from companion.rotation import calibrated_counts_per_rev
+
+    path = tmp_path / "encoder.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"\[encoder\] counts_per_rev: expected a finite number > 0") as info:
+        calibrated_counts_per_rev(path)
+    assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)

@@ -41,9 +41,10 @@ def calibrated_counts_per_rev(path: str | Path) -> float | None:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: not a valid encoder calibration: {exc}") from None
-    cpr = data.get("encoder", {}).get("counts_per_rev")
-    if isinstance(cpr, bool) or not isinstance(cpr, (int, float)) or not cpr > 0:
-        raise ConfigError(f"{p}: [encoder] counts_per_rev: expected a number > 0, got {cpr!r}")
+    enc = data.get("encoder")
+    cpr = enc.get("counts_per_rev") if isinstance(enc, dict) else None
+    if isinstance(cpr, bool) or not isinstance(cpr, (int, float)) or not 0 < cpr < float("inf"):
+        raise ConfigError(f"{p}: [encoder] counts_per_rev: expected a finite number > 0, got {cpr!r}")
     return float(cpr)
 
 
