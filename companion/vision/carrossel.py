@@ -32,8 +32,10 @@ How a frame is read:
    frame too blurred to tell a standee from a smeared letter (:meth:`CarrosselReader.edge_width_mm`)
    reports none. A board still turning (its print smeared along the turn) reads nothing.
 5. **Colour check**: the markers' paper white and the booth roofs' colours must be those of a
-   colour frame of the calibrated light (:class:`~companion.vision.colour.ColourCheck`), else
-   the status is ``"colour lost: ..."`` and nothing is read.
+   colour frame of the calibrated light (:class:`~companion.vision.colour.ColourCheck`), and
+   each booth roof's hue that of its print, not of the print with the camera's channels
+   swapped (:class:`~companion.vision.colour.PrintCheck`: a red/blue swap of a camera driver),
+   else the status is ``"colour lost: ..."`` and nothing is read.
 
 Angles: degrees counter-clockwise seen from above, from +x of the base board (the table
 description's convention, shared/data/carrossel-table/README.md). The referee's
@@ -65,6 +67,7 @@ from companion.vision.colour import (
     ColourCheck,
     ColourReferences,
     FrozenFrames,
+    PrintCheck,
     RegionClassifier,
     linear_to_lab,
     load_json,
@@ -83,6 +86,7 @@ __all__ = [
     "AMBIGUOUS",
     "EMPTY",
     "BOOTHS",
+    "BOOTH_PRINT_SRGB",
     "CarrosselGeometry",
     "LetterTemplates",
     "TableView",
@@ -571,6 +575,13 @@ class CarrosselReading:
         return d
 
 
+#: The booths' printed colours (8-bit sRGB R, G, B), from the table's description
+#: (shared/data/carrossel-table/README.md, "Ticket booths"): the camera's channel order is told
+#: from them (:class:`~companion.vision.colour.PrintCheck`).
+BOOTH_PRINT_SRGB: Mapping[str, tuple[int, int, int]] = {
+    "south": (196, 62, 56), "east": (58, 92, 184), "north": (56, 150, 82), "west": (226, 184, 44)}
+
+
 class CarrosselReader:
     """Reads the Carrossel table from frames.
 
@@ -689,6 +700,10 @@ class CarrosselReader:
             min_colour=0.5, max_second=0.15, max_colour_in_background=0.05, min_background=0.8,
             background_chroma=18.0, shadow_like=())
         self.colour_check = ColourCheck(self.references)
+        booths = [n for n in g.booths if n in BOOTH_PRINT_SRGB]
+        #: the booths' printed colours against the markers' paper: the camera's channel order
+        self.print_check = PrintCheck.from_print({n: BOOTH_PRINT_SRGB[n] for n in booths}, (g.paper_white,) * 3) \
+            if len(booths) >= 2 else None
         self.frozen = FrozenFrames(frozen_s)
         self._slot_cache: dict[str, Any] | None = None
         self._centre_cache: dict[str, Any] | None = None
@@ -1111,11 +1126,22 @@ class CarrosselReader:
 
     def _colour_fault(self, flat: np.ndarray, shape: tuple[int, ...], view: TableView, white: np.ndarray,
                       code: np.ndarray) -> str:
-        """The colour check on the paper white and the booth roofs (always on the table)."""
-        pts = np.concatenate(list(self._booth_roofs.values()))
-        px = _sample(flat, shape, view.to_image(pts, 55.0))
+        """The colour check on the paper white and the booth roofs (always on the table), then
+        the booth roofs' hues against their print (:attr:`print_check`)."""
+        roofs = [_sample(flat, shape, view.to_image(p, 55.0)) for p in self._booth_roofs.values()]
+        px = np.concatenate(roofs)
         lab = linear_to_lab(srgb_to_linear(px), white) if len(px) else np.zeros((0, 3), np.float32)
-        return self.colour_check.problem(white, code, lab)
+        fault = self.colour_check.problem(white, code, lab)
+        if fault or self.print_check is None:
+            return fault
+        roof = dict(zip(self._booth_roofs, roofs))
+        measured = np.full((len(self.print_check.names), 3), np.nan)
+        for i, name in enumerate(self.print_check.names):
+            p = roof[name]
+            p = p[(p < CLIPPED).any(axis=1)]  # glare: not the print's colour
+            if len(p) >= 0.5 * len(self._booth_roofs[name]) and len(p) >= 10:
+                measured[i] = np.median(srgb_to_linear(p), axis=0) / np.maximum(white, 1e-4)
+        return self.print_check.problem(measured)
 
     def tile_samples(self, frame: np.ndarray, view: TableView, angle: float, z_mm: float | None = None) -> np.ndarray:
         """Every cell's tile top sampled in the tile frame: ``48 x N x N x 3 uint8`` BGR

@@ -49,6 +49,8 @@ __all__ = [
     "Stabiliser",
     "COLOUR_LOST",
     "ColourCheck",
+    "CHANNEL_ORDERS",
+    "PrintCheck",
     "FrozenFrames",
     "lamp_locus",
 ]
@@ -508,7 +510,13 @@ class RegionClassifier:
     def _fill(self, grid: np.ndarray, cells: np.ndarray) -> None:
         """Classify the grid ``cells`` (flat indices) at their centres; a cell whose every
         point (plus :data:`LAB_FAST_ERROR`) might not share the centre's class, or on the
-        grid's edge, is marked unsure."""
+        grid's edge, is marked unsure. Cells are classified :data:`_FILL_CHUNK` at a time (each
+        cell on its own, so the same classes), which bounds the temporary arrays: a first frame
+        meets thousands of cells, hundreds of thousands with their blocks."""
+        for start in range(0, len(cells), _FILL_CHUNK):
+            self._fill_chunk(grid, cells[start:start + _FILL_CHUNK])
+
+    def _fill_chunk(self, grid: np.ndarray, cells: np.ndarray) -> None:
         rest, b = np.divmod(cells, _GRID_SHAPE[2])
         l, a = np.divmod(rest, _GRID_SHAPE[1])
         centre = np.stack([l, a, b], axis=1).astype(np.float32) + _GRID_LO
@@ -849,6 +857,168 @@ class ColourCheck:
                 return (f"{COLOUR_LOST}: no colour in the frame (chroma {seen:.0f}, the references need "
                         f"{self.chroma_share * self.least_chroma:.0f}): a grayscale or washed-out camera")
         return ""
+
+
+#: The channel orders a camera driver can deliver, as the index (in BGR) each delivered
+#: channel holds, with the words for the fault; the first is the right order.
+CHANNEL_ORDERS: tuple[tuple[tuple[int, int, int], str], ...] = (
+    ((0, 1, 2), ""),
+    ((2, 1, 0), "the camera's red and blue look swapped"),
+    ((1, 0, 2), "the camera's green and blue look swapped"),
+    ((0, 2, 1), "the camera's red and green look swapped"),
+    ((1, 2, 0), "the camera's colour channels look rotated (each one read as the next)"),
+    ((2, 0, 1), "the camera's colour channels look rotated (each one read as the previous)"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class PrintCheck:
+    """Are the camera's colour channels in their order? Told from colours printed at fixed
+    places on the board (a red/blue swap of a camera driver, or any channel permutation).
+
+    A frame whose red and blue are swapped keeps a white board white and every colour
+    saturated, so :class:`ColourCheck` passes it, and the reader would give a blue horse for a
+    red one. Fixed print does not move: its hue, against the white reference, is known.
+
+    Each place's colour is taken as its **chromaticity** ``(ln R/G, ln B/G)`` of white-relative
+    linear light: shading and exposure scale the three channels alike and cancel; the camera's
+    tone curve, glare and haze pull the colour towards the white, which shortens the vector
+    but keeps its direction. So a place is compared by the **direction** (a hue angle, degrees)
+    of its chromaticity with the printed colour's, and with the printed colour's channels
+    permuted in each of the other :data:`CHANNEL_ORDERS`. A place *votes* for an order when its
+    angle from that order's prediction is at most ``nearer`` times its angle from the other's
+    (clearly nearer: a hand, a shadow or glare over one place gives a colour near neither);
+    a place whose printed hue an order moves by less than ``min_separation_deg`` cannot tell
+    that order, and a place whose chromaticity is shorter than ``min_share`` of its print's
+    (washed out, or covered by something grey) votes for none.
+
+    The frame is refused when, of the places seen that can tell a wrong order, at least
+    ``min_places`` and more than half vote for it, and more than vote for the right order. The
+    bounds are geometry (a vote is twice as near one prediction as the other), not fitted.
+
+    Attributes:
+        expected: ``K x 3 float`` white-relative linear BGR of each place's print (the printed
+            sRGB over the printed white, IEC 61966-2-1), one row a place.
+        names: ``K`` names of the places (for tests and the overlay).
+        nearer: ratio (0-1) of hue angles for a vote.
+        min_separation_deg: least hue angle (degrees) between a print and its permuted copy for
+            the place to tell that order.
+        min_share: least length of a place's chromaticity, as a share (0-1) of its print's.
+        min_places: least number of places voting for one wrong order.
+
+    Raises:
+        ValueError: ``expected`` not ``K x 3`` positive, or ``names`` not ``K`` long.
+    """
+
+    expected: np.ndarray
+    names: tuple[str, ...]
+    nearer: float = 0.5
+    min_separation_deg: float = 45.0
+    min_share: float = 0.1
+    min_places: int = 2
+
+    def __post_init__(self) -> None:
+        e = np.asarray(self.expected, dtype=np.float64)
+        if e.ndim != 2 or e.shape[1] != 3 or len(e) != len(self.names) or not (e > 0).all():
+            raise ValueError(f"PrintCheck: expected {len(self.names)} x 3 positive linear BGR, got shape {e.shape}")
+        object.__setattr__(self, "expected", e)
+        # every order's prediction of each place's hue angle: orders x K
+        pred = np.stack([_hue_deg(_chromaticity(e[:, list(order)])) for order, _w in CHANNEL_ORDERS])
+        object.__setattr__(self, "_pred", pred)
+        object.__setattr__(self, "_tells", _angle_between(pred, pred[:1]) >= self.min_separation_deg)
+        object.__setattr__(self, "_length", np.linalg.norm(_chromaticity(e), axis=1))
+
+    @classmethod
+    def from_print(cls, print_srgb: Mapping[str, Sequence[float]], white_srgb: Sequence[float],
+                   **kwargs: Any) -> PrintCheck:
+        """Build from printed colours: ``{place: [R, G, B]}`` 8-bit sRGB and the printed white
+        (``[R, G, B]``) the reader balances against."""
+        names = tuple(print_srgb)
+        rgb = np.array([list(print_srgb[n]) for n in names], dtype=np.float64).reshape(-1, 3)
+        w = np.asarray(white_srgb, dtype=np.float64).reshape(3)
+        lin = _LUT[np.clip(np.rint(rgb[:, ::-1]), 0, 255).astype(np.uint8)].astype(np.float64)
+        wl = _LUT[np.clip(np.rint(w[::-1]), 0, 255).astype(np.uint8)].astype(np.float64)
+        return cls(lin / wl, names, **kwargs)
+
+    @staticmethod
+    def _seen(measured: np.ndarray) -> np.ndarray:
+        return np.isfinite(measured).all(axis=1) & (np.nan_to_num(measured, nan=0.0) > 0).all(axis=1)  # type: ignore[no-any-return]
+
+    def votes(self, measured: np.ndarray) -> np.ndarray:
+        """Which orders each place's hue is clearly near.
+
+        Args:
+            measured: ``K x 3`` white-relative linear BGR of each place (its median), a row of
+                NaN (or any value <= 0) for a place not seen.
+
+        Returns:
+            ``len(CHANNEL_ORDERS) x K int8``: for a wrong order k (row k > 0), 1 where the
+            place is clearly nearer order k's prediction than the right order's, -1 where it is
+            clearly nearer the right order's, 0 where it cannot tell (near neither, too pale,
+            not seen, or a print the order leaves alike). Row 0: 1 where the place is clearly
+            nearer the right order than every order it tells.
+        """
+        return self._votes(np.asarray(measured, dtype=np.float64).reshape(-1, 3))[0]
+
+    def _votes(self, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`votes` of ``K x 3`` float64 and the hue angles (orders x K, degrees) of each
+        place from each order's prediction."""
+        seen = self._seen(m)
+        c = _chromaticity(np.where(seen[:, None], m, 1.0))
+        seen &= np.linalg.norm(c, axis=1) >= self.min_share * self._length  # type: ignore[attr-defined]
+        d = _angle_between(self._pred, _hue_deg(c)[None])  # type: ignore[attr-defined]
+        tells = self._tells & seen[None]  # type: ignore[attr-defined]
+        right = d[0]
+        out = np.zeros(d.shape, dtype=np.int8)
+        out[(d <= self.nearer * right) & tells] = 1
+        out[(right <= self.nearer * d) & tells] = -1
+        out[0] = seen & (right <= self.nearer * np.where(tells, d, np.inf)[1:].min(axis=0))
+        return out, d
+
+    def problem(self, measured: np.ndarray) -> str:
+        """``"colour lost: ..."`` when the fixed print's hues are those of a wrong channel
+        order (naming it and how many places say so), else ``""``: refused when, of the places
+        seen that can tell a wrong order from the right one, at least ``min_places`` and more
+        than half are clearly nearer the wrong order, and more than are clearly nearer the
+        right one.
+
+        Args:
+            measured: as for :meth:`votes`.
+        """
+        m = np.asarray(measured, dtype=np.float64).reshape(-1, 3)
+        seen = self._seen(m)
+        if not seen.any():
+            return ""
+        votes, angles = self._votes(m)
+        near = (votes[1:] == 1).sum(axis=1)
+        against = (votes[1:] == -1).sum(axis=1)
+        can = (self._tells[1:] & seen[None]).sum(axis=1)  # type: ignore[attr-defined]
+        found = [j + 1 for j in range(len(near))
+                 if near[j] >= self.min_places and 2 * near[j] > can[j] and near[j] > against[j]]
+        if not found:
+            return ""
+        # of the wrong orders enough places are near, the one nearest all the places (each
+        # place's angle capped at 90 degrees: one covered place does not decide)
+        fit = np.minimum(np.where(seen[None], angles, 0.0), 90.0).sum(axis=1)
+        k = min(found, key=lambda j: float(fit[j]))
+        return (f"{COLOUR_LOST}: {CHANNEL_ORDERS[k][1]} ({int(near[k - 1])} of {int(can[k - 1])} fixed printed "
+                "colours seen that tell it have the swapped hue): check the camera's pixel format")
+
+
+def _hue_deg(chromaticity: np.ndarray) -> np.ndarray:
+    """``N`` directions (degrees) of ``N x 2`` chromaticities."""
+    return np.degrees(np.arctan2(chromaticity[:, 1], chromaticity[:, 0]))  # type: ignore[no-any-return]
+
+
+def _angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Absolute difference (0-180 degrees) of hue angles, broadcast."""
+    return np.abs((np.asarray(a) - np.asarray(b) + 180.0) % 360.0 - 180.0)  # type: ignore[no-any-return]
+
+
+def _chromaticity(linear_bgr: np.ndarray) -> np.ndarray:
+    """``N x 2`` (ln R/G, ln B/G) of ``N x 3`` positive linear BGR."""
+    x = np.maximum(np.asarray(linear_bgr, dtype=np.float64), 1e-4)
+    return np.stack([np.log(x[:, 2] / x[:, 1]), np.log(x[:, 0] / x[:, 1])], axis=1)
 
 
 class FrozenFrames:
