@@ -510,13 +510,7 @@ class RegionClassifier:
     def _fill(self, grid: np.ndarray, cells: np.ndarray) -> None:
         """Classify the grid ``cells`` (flat indices) at their centres; a cell whose every
         point (plus :data:`LAB_FAST_ERROR`) might not share the centre's class, or on the
-        grid's edge, is marked unsure. Cells are classified :data:`_FILL_CHUNK` at a time (each
-        cell on its own, so the same classes), which bounds the temporary arrays: a first frame
-        meets thousands of cells, hundreds of thousands with their blocks."""
-        for start in range(0, len(cells), _FILL_CHUNK):
-            self._fill_chunk(grid, cells[start:start + _FILL_CHUNK])
-
-    def _fill_chunk(self, grid: np.ndarray, cells: np.ndarray) -> None:
+        grid's edge, is marked unsure."""
         rest, b = np.divmod(cells, _GRID_SHAPE[2])
         l, a = np.divmod(rest, _GRID_SHAPE[1])
         centre = np.stack([l, a, b], axis=1).astype(np.float32) + _GRID_LO
