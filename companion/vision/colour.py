@@ -125,6 +125,9 @@ _GRID_NEW, _GRID_UNSURE, _GRID_SHIFT = 0, 127, 4
 #: meeting cells next to those met, soon finds them classified
 _GRID_BLOCK = 8
 
+#: grid cells classified at once when the grid is filled (bounds the temporary arrays)
+_FILL_CHUNK = 8192
+
 
 def _in_blocks(cells: np.ndarray, grid: np.ndarray, size: int = _GRID_BLOCK) -> np.ndarray:
     """The cells of the ``size`` x ``size`` x ``size`` blocks (aligned on multiples of
@@ -510,7 +513,13 @@ class RegionClassifier:
     def _fill(self, grid: np.ndarray, cells: np.ndarray) -> None:
         """Classify the grid ``cells`` (flat indices) at their centres; a cell whose every
         point (plus :data:`LAB_FAST_ERROR`) might not share the centre's class, or on the
-        grid's edge, is marked unsure."""
+        grid's edge, is marked unsure. Cells are classified :data:`_FILL_CHUNK` at a time (each
+        cell on its own, so the same classes), which bounds the temporary arrays: a first frame
+        meets thousands of cells, hundreds of thousands with their blocks."""
+        for start in range(0, len(cells), _FILL_CHUNK):
+            self._fill_chunk(grid, cells[start:start + _FILL_CHUNK])
+
+    def _fill_chunk(self, grid: np.ndarray, cells: np.ndarray) -> None:
         rest, b = np.divmod(cells, _GRID_SHAPE[2])
         l, a = np.divmod(rest, _GRID_SHAPE[1])
         centre = np.stack([l, a, b], axis=1).astype(np.float32) + _GRID_LO
