@@ -263,6 +263,7 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
             options["web"].camera = CameraView(camera, config) if camera is not None else None
             web.attach(service)
         parts.tell = service.tell
+        parts.note_table = service.note_table  # type: ignore[attr-defined]  # a part's settings kept for a restart
         service.parts = parts  # type: ignore[attr-defined]
         service.speech = speech  # type: ignore[attr-defined]
         service.table_kind = table  # type: ignore[attr-defined]

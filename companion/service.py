@@ -19,6 +19,7 @@ import dataclasses
 import heapq
 import itertools
 import logging
+import sqlite3
 import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -275,6 +276,7 @@ class Service:
         self.heartbeat_s = heartbeat_s
         self._inbox: deque[Observation] = deque()
         self._told: deque[Call] = deque()
+        self._notes: deque[dict[str, Any]] = deque()
         self._wake = threading.Event()
         self._stop = threading.Event()
         #: One line when a scheduled (simulated) source failed and the loop stopped, else None.
@@ -292,6 +294,29 @@ class Service:
         call (an ``invalid_observation`` to the observers alone when already in that state)."""
         self._inbox.append(observation)
         self._wake.set()
+
+    def note_table(self, settings: dict[str, Any]) -> None:
+        """Merge ``settings`` (JSON-able) into the session's table settings in the journal, so
+        that a restart finds them (``Opened.table``): what a part learnt that the observations do
+        not hold, such as the Carrossel camera's angle of the board at setup. Any thread; never
+        blocks; written on the loop's thread. Without a journal it does nothing."""
+        self._notes.append(dict(settings))
+        self._wake.set()
+
+    def _write_notes(self) -> None:
+        from companion.journal import JournalError
+
+        while self._notes:
+            note = self._notes.popleft()
+            if self.journal is None:
+                continue
+            try:
+                table = dict(self.journal.session(self.session).table)  # type: ignore[arg-type]
+                table.update(note)
+                self.journal.set_table(self.session, table)  # type: ignore[arg-type]
+            except (JournalError, sqlite3.Error) as exc:
+                log.warning("journal: cannot keep the table's settings %s (%s); a restart will not know them",
+                            note, exc)
 
     def tell(self, call: Call) -> None:
         """Announce a call of the service itself (a part lost or back, the journal's disk
@@ -319,6 +344,8 @@ class Service:
         log.info("ready: refereeing %s", self.referee.name)
         try:
             while not self._stop.is_set():
+                if self._notes:
+                    self._write_notes()
                 if self._told:
                     self._announce_told()
                     continue

@@ -6,6 +6,11 @@ Angle convention: the engine's ``board_turned.angle_deg`` is degrees clockwise s
 0 = the board as it stood at setup. The encoder's tracker reports degrees counter-clockwise
 (``[encoder] direction`` says which way a rising count turns); this kit converts, taking the
 encoder's angle when the game starts (or resumes) as the board's angle the referee expects.
+
+With a camera, the reader's angle of the board at setup (the camera's zero) is kept in the
+session's table settings (``carrossel_camera_zero_ccw``, :meth:`~companion.service.Service.note_table`):
+a game resumed after a restart reads the board against it, so a board turned while the companion
+was down is a turn, not the angle the referee expects.
 """
 
 from __future__ import annotations
@@ -19,6 +24,32 @@ from companion.assembly import Kit, Rig, Table
 __all__ = ["KIT", "BoardAngle"]
 
 log = logging.getLogger("companion.kits.carrossel")
+
+ZERO_KEY = "carrossel_camera_zero_ccw"
+
+
+def _saved_zero(t: Table) -> float | None:
+    """The camera's zero kept with a resumed game (degrees CCW), or None."""
+    value = t.opened.table.get(ZERO_KEY) if t.resumed else None
+    return float(value) % 360.0 if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _keeping_zero(t: Table, expected: float, then: Any = None) -> Any:
+    """An ``on_rest(t_s, ccw_deg)`` that keeps the camera's zero with the session the first
+    time the board is seen at rest in a new game (the camera takes that angle as ``expected``,
+    degrees clockwise from setup), then calls ``then``."""
+    kept = [_saved_zero(t) is not None]
+
+    def on_rest(t_s: float, ccw_deg: float) -> None:
+        if not kept[0]:
+            note = getattr(t.parts, "note_table", None)
+            if note is not None:
+                note({ZERO_KEY: round((ccw_deg + expected) % 360.0, 3)})
+                kept[0] = True
+        if then is not None:
+            then(t_s, ccw_deg)
+
+    return on_rest
 
 
 def _options(config: Any) -> dict[str, Any]:
@@ -55,9 +86,12 @@ def _simulated_camera(t: Table, spec: str) -> Rig:
     watch = CarrosselWatch(t.referee, t.opened.state, tell=lambda call: _tell(t, call))
     table = CameraCarrosselTable(frames, seed=t.seed, players=t.players, referee=t.referee,
                                  play_time_s=t.config["sim"]["move_time_s"], start_t=t.clock.now())
+    expected = watch.expected_angle_deg()
     # the source logs its state; a resumed table goes on once the camera has seen the board at rest
-    source = carrossel_camera_from_config(t.config, frames, watch=watch, on_status=None,
-                                          on_rest=table.camera_at_rest)
+    source = carrossel_camera_from_config(t.config, frames, watch=watch, on_status=None, expected_deg=expected,
+                                          on_rest=_keeping_zero(t, expected, table.camera_at_rest))
+    if _saved_zero(t) is not None:
+        source.resume_zero(_saved_zero(t))
     period = t.config["camera"]["frame_period_s"] or 0.1
     camera = ScheduledCarrosselCamera(source, period_s=period, start_t=t.clock.now())
     t.parts.set("camera", "simulated", spec)
@@ -80,15 +114,17 @@ class BoardAngle:
         expected_deg: the board's angle (degrees clockwise from setup) the referee expects now.
         follow_encoder: take the reference from the encoder's first angle (a ``spin_started``);
             False when the camera gives it (:meth:`reference` with the camera's angle at rest).
+        zero_ccw: the camera's angle of the board at setup kept from before a restart (degrees
+            CCW), or None: then the first angle seen is taken as ``expected_deg``.
 
     The first stop or sample angle seen (counter-clockwise, the tracker's) is taken as
     ``expected_deg``; later stops are reported relative to it, clockwise.
     """
 
-    def __init__(self, expected_deg: float = 0.0, follow_encoder: bool = True):
+    def __init__(self, expected_deg: float = 0.0, follow_encoder: bool = True, zero_ccw: float | None = None):
         self.expected_deg = expected_deg
         self.follow_encoder = follow_encoder
-        self._zero_ccw: float | None = None
+        self._zero_ccw: float | None = zero_ccw
         self._lock = threading.Lock()
 
     def reference(self, ccw_deg: float) -> None:
@@ -173,7 +209,7 @@ def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
     holder: list[Any] = []
     on_status = camera_status(t, spec, lambda: holder[0] if holder else None)
     watch = CarrosselWatch(t.referee, t.opened.state, tell=lambda call: _tell(t, call))
-    angle = BoardAngle(expected, follow_encoder=False)
+    angle = BoardAngle(expected, follow_encoder=False, zero_ccw=_saved_zero(t))
     sources: list[Any] = []
     zero = None
     try:
@@ -188,10 +224,12 @@ def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
                           tell=lambda call: _tell(t, call), part="board", convert=angle.convert)
         sources.append(_Dropping(ZeroedRotation(encoder, zero)))
 
-    def on_rest(t_s: float, ccw_deg: float) -> None:
+    def at_rest(t_s: float, ccw_deg: float) -> None:
         angle.reference(ccw_deg)
         if zero is not None:
             zero.at_rest(t_s, ccw_deg)
+
+    on_rest = _keeping_zero(t, expected, at_rest)
 
     try:
         camera = carrossel_camera_from_config(
@@ -199,6 +237,8 @@ def _real_camera(t: Table, spec: str, expected: float, lines: list[str]) -> Rig:
             on_rest=on_rest, report_turns=zero is None, on_frame=zero.frame if zero is not None else None)
     except FrameSourceError as exc:
         raise PartMissing("camera", str(exc), camera_fix(exc)) from None
+    if _saved_zero(t) is not None:
+        camera.resume_zero(_saved_zero(t))
     holder.append(camera)
     t.parts.set("camera", "ok", spec)
     return Rig(sources=[camera, *sources], observers=[watch], camera=camera, lines=lines)

@@ -350,6 +350,17 @@ class CarrosselCameraSource(ReadingThread):
             self.zero_ccw = (ccw_deg + expected) % 360.0  # clockwise = minus counter-clockwise
         return round((self.zero_ccw - ccw_deg) % 360.0, 3)
 
+    def resume_zero(self, zero_ccw: float) -> None:
+        """A resumed game: ``zero_ccw`` (degrees CCW) is the reader's angle of the board at
+        setup, kept from before the restart. The board is expected at the referee's angle
+        (``expected_deg``, else the watch's); a first angle at rest elsewhere (the board turned
+        while the companion was down) is reported as a turn, not taken as the expected angle."""
+        expected = self.expected_deg
+        if expected is None:
+            expected = self.watch.expected_angle_deg() if self.watch is not None else 0.0
+        self.zero_ccw = float(zero_ccw) % 360.0
+        self._reported_ccw = (self.zero_ccw - expected) % 360.0  # where the board should stand
+
     def step(self, t: float) -> list[Observation] | None:
         """Read one frame at session time ``t`` (seconds) and return the observations it
         completes; None when the frames have ended or the camera is lost."""
