@@ -12,7 +12,12 @@ import pytest
 
 from companion.vision.carrossel import BOOTH_PRINT_SRGB, CarrosselReader
 from companion.vision.colour import CHANNEL_ORDERS, COLOUR_LOST, PrintCheck
-from companion.vision.sim_carrossel import CONDITION_KINDS, CarrosselRenderer, random_carrossel_conditions, random_tiles
+from companion.vision.sim_carrossel import (
+    CONDITION_KINDS,
+    CarrosselRenderer,
+    random_carrossel_conditions,
+    random_tiles,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "carrossel-table"
 BOOTHS = PrintCheck.from_print(BOOTH_PRINT_SRGB, (236, 236, 236))
