@@ -104,7 +104,9 @@ def test_an_image_of_30000_by_30000_pixels_is_refused_before_decoding_in_bounded
 
     done = _companion("dice", str(huge), preexec=limit, timeout=60)
     assert done.returncode != 0 and "Traceback" not in done.stderr
-    assert "30000 x 30000 pixels" in done.stderr and done.stderr.count("\n") == 1
+    # one line for the image (the tray's missing calibration is a warning of its own)
+    problems = [line for line in done.stderr.splitlines() if not line.startswith("companion: warning:")]
+    assert len(problems) == 1 and "30000 x 30000 pixels" in problems[0]
     done = _companion("read", "carrousel", str(huge), preexec=limit, timeout=60)
     assert "Traceback" not in done.stderr and "30000 x 30000 pixels" in done.stderr
     small = tmp_path / "small.png"
