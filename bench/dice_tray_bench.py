@@ -127,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--geometry", choices=("truth", "corners"), default="corners")
+    ap.add_argument("--calibration", type=Path, metavar="DIR",
+                    help="the tray geometry of each photograph from DIR/<image stem>.toml (written by "
+                         "`companion calibrate tray`), as `companion dice --calibration` reads it")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--repeat", type=int, default=3, help="reads per photograph for the times")
     ap.add_argument("--rendered", type=int, default=0, metavar="N", help="N rendered trays instead of the photographs")
@@ -149,7 +152,18 @@ def main(argv: list[str] | None = None) -> int:
                 frame = cv2.imread(str(args.data / "images" / im["image"]))
                 mask = cv2.imread(str(args.data / "masks" / Path(im["image"]).with_suffix(".png").name),
                                   cv2.IMREAD_UNCHANGED)
-                yield im, frame, mask, geometry_of(im, args.geometry)
+                if args.calibration is None:
+                    geometry = geometry_of(im, args.geometry)
+                else:
+                    toml = args.calibration / Path(im["image"]).with_suffix(".toml").name
+                    if not toml.exists():
+                        print(f"{im['image']}: no {toml.name} in {args.calibration}, left out", file=sys.stderr)
+                        continue
+                    geometry = TrayGeometry.from_toml(toml)
+                    if geometry is None:
+                        raise SystemExit(f"{toml}: no tray calibration there; write it with `companion calibrate tray`")
+                    geometry = geometry.for_size((frame.shape[1], frame.shape[0]))
+                yield im, frame, mask, geometry
 
         images = photos()
     ref_s = reference_op_s()
@@ -221,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     readable_n = max(1, tally["readable"])
     summary = {
         "machine": machine(),
-        "geometry": "each scene's camera" if args.rendered else args.geometry,
+        "geometry": "each scene's camera" if args.rendered else (f"calibration files in {args.calibration}" if args.calibration else args.geometry),
         "frames": f"{n_images} rendered trays (seeds from {RENDERED_SEED0})" if args.rendered else f"{n_images} photographs",
         "model": str(args.model or "packaged"),
         "dice": tally["dice"],

@@ -594,7 +594,10 @@ class DiceReader:
         geometry gives a die there, rather than on the finder's box (which a shadow or a side
         face pulls off centre)."""
         off = self.flatness(found)
-        if off is not None and off > FLAT_TOLERANCE and (pips is not None or len(set(seen)) == 1):
+        from companion.readers.dice_tray import pips_fit_flat_face  # the fast reader's test, the same
+
+        if (off is not None and off > FLAT_TOLERANCE and (pips is not None or len(set(seen)) == 1)
+                and not pips_fit_flat_face(self.geometry, found)):
             return DieReading(box, COCKED, f"its pips lie {100 * off:.0f}% off a flat face: the die does not lie flat")
         if pips is None:
             return DieReading(box, UNKNOWN, pip_reason or "pips unsure")

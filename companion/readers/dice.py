@@ -940,7 +940,11 @@ class DiceReader:
         ``cocked`` (:meth:`_judge`), else None."""
         off = self.flatness(found)
         if off is not None and off > FLAT_TOLERANCE and (pips is not None or len(set(seen)) == 1):
-            return off
+            from companion.readers.dice_tray import pips_fit_flat_face
+
+            # pips that are some of a flat face's (two of a five's, a one and a glint) do not tell a tilt
+            if not pips_fit_flat_face(self.geometry, found):
+                return off
         return None
 
     def _face_square(self, found: list[np.ndarray]) -> tuple[float, float, float, float]:

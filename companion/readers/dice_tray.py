@@ -503,6 +503,58 @@ def speck_faces(raw_at, groups: Sequence[Sequence[float]], taken: Sequence[Seque
     return out
 
 
+#: A pip's centre as the pip readers find it is within this many px of the true one (pips 3-6 px
+#: across on the 14-38 px dice of a tray seen from 350-600 mm: the flat faces of the dice-tray
+#: photographs' pips lie within 0.3 mm, about 0.4 px, of their layout's spread).
+PIP_PX_ERR = 0.5
+
+
+def pips_fit_flat_face(geometry: TrayGeometry, pips_px: Sequence[np.ndarray], px_err: float = PIP_PX_ERR) -> bool:
+    """Could the pips be pips of a flat die, some of them unseen? Each crop's pip centres
+    (``n x 2`` float, frame px), taken to the plane of a flat die's top face (a die's height
+    above the floor), must lie, each within ``2 px_err`` px (in mm there: the frame's scale at
+    the pips) of its own place, on the 3 x 3 grid of pip places of a ``die_mm`` square
+    (places :data:`~companion.readers.dice.PIP_GRID_SHARE` of the edge from the centre) at some
+    turn (1 degree steps) and shift. Pips that fit are no evidence the die is cocked, whatever
+    their count (two of a five's pips, a one and a spot of glare on its face); pips that fit
+    nowhere (their spacing not the grid's: a face foreshortened by a tilt, pips of two faces, a
+    pattern wider than the face) are. A crop with fewer than two pips fits. Returns True when
+    every crop fits.
+    """
+    from companion.readers.dice import PIP_GRID_SHARE
+
+    u = PIP_GRID_SHARE * geometry.die_mm
+    g = np.array([(x, y) for y in (-1, 0, 1) for x in (-1, 0, 1)], float) * u  # 9 x 2 places, mm
+    th = np.deg2rad(np.arange(90.0))
+    c, s = np.cos(th), np.sin(th)
+    rot = np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)  # T x 2 x 2
+    for pts in pips_px:
+        pts = np.asarray(pts, float).reshape(-1, 2)
+        n = len(pts)
+        if n < 2:
+            continue
+        if n > 9:
+            return False
+        centre = pts.mean(0)
+        mm = geometry.to_plane(np.vstack([pts, centre + [1.0, 0.0], centre - [1.0, 0.0]]), geometry.die_mm)
+        mm_per_px = float(np.linalg.norm(mm[n] - mm[n + 1])) / 2.0
+        tol = 2 * px_err * mm_per_px
+        p = mm[:n] - mm[:n].mean(0)
+        q = np.einsum("tij,nj->tni", rot, p)  # T x n x 2: the pips turned
+        # each turn and each place for the first pip: the others' nearest places
+        shifted = q[:, None] + (g[None, :, None] - q[:, None, :1])  # T x 9 x n x 2
+        d = np.linalg.norm(shifted[..., None, :] - g, axis=-1)  # T x 9 x n x 9
+        near = d.argmin(-1)
+        ref = g[near] - q[:, None]  # the shift that puts each pip on its place
+        shift = ref.mean(2, keepdims=True)
+        res = np.linalg.norm(q[:, None] + shift - g[near], axis=-1).max(-1)  # T x 9
+        ordered = np.sort(near, axis=-1)
+        distinct = np.all(ordered[..., 1:] != ordered[..., :-1], axis=-1)  # no two pips on one place
+        if not np.any((res <= tol) & distinct):
+            return False
+    return True
+
+
 #: The face fitter's view: the plane of a flat die's top face resampled at this many px a mm,
 #: over a square this many mm wide around the face's centre.
 FIT_PX_PER_MM = 3.0
