@@ -413,6 +413,8 @@ class CarrouselReader:
         self._grids = new_grid(2)
         self._plan: _Plan | None = None
         self._points: tuple[np.ndarray, dict[str, list[tuple[int, int]]]] | None = None
+        #: the plans' layouts of a board wholly inside the frame, by ``board_sum`` (:class:`_Layout`)
+        self._layouts: dict[bool, _Layout] = {}
 
     def _all_points(self) -> tuple[np.ndarray, dict[str, list[tuple[int, int]]]]:
         """Every sample point (board mm, ``N x 2``) and, per kind, the (start, end) of each
@@ -446,6 +448,16 @@ class CarrouselReader:
             segs.setdefault("card_discs", [])
             self._points = (np.concatenate(chunks), segs)
         return self._points
+
+    def _layout(self, inside: np.ndarray | None, board_sum: bool) -> _Layout:
+        """The :class:`_Layout` for the points ``inside`` the frame (``N`` bools; None: all of
+        them, a layout then kept: it depends on ``board_sum`` alone)."""
+        if inside is not None:
+            return _Layout(self, inside, board_sum)
+        layout = self._layouts.get(board_sum)
+        if layout is None:
+            layout = self._layouts[board_sum] = _Layout(self, np.ones(len(self._all_points()[0]), bool), board_sum)
+        return layout
 
     # ------------------------------------------------------------------ reading
     def read(self, frame: np.ndarray, registration: Registration | None = None,
@@ -714,30 +726,26 @@ class CarrouselReader:
         return px[ok], int((~ok).sum())
 
 
-class _Plan:
-    """Where every sample point of the reader falls in the image, for one registration,
-    computed once (one projection of all points) so that reading a frame is a few array
-    operations on one gather of pixels.
+class _Layout:
+    """The part of a :class:`_Plan` that does not depend on the homography: which sample
+    points (rows of :meth:`CarrouselReader._all_points`) are gathered, in which order, and
+    every count, offset and index set derived from their numbers alone.
 
-    The gathered pixels are, in order: the histogram part (``n_hist`` pixels: the board's
-    reference patch, each space's ring, each card's white patch; the board's white is the
-    patch with the spaces' rings, so its histogram is theirs added), of which the cards'
-    white patches also begin the Lab part (``n_lab`` pixels from ``lab_start``: the cards'
-    white patches, the spaces' discs, the cards' discs, the colour check's pixels, each with
-    the row of the white it is seen against), then the spaces' outlines (``n_spaces x 5 x
-    48``, from ``outline_start``).
+    It depends only on which points fall inside the frame (``inside``, ``N`` bools) and on
+    whether the board's ring points land on the rings' own pixels (``board_sum``); the reader
+    keeps the one of a board wholly inside the frame (:meth:`CarrouselReader._layout`), so a
+    new registration costs one projection and a few gathers.
+
+    Attributes (beyond the :class:`_Plan` ones it gives): ``order`` (``intp``, the points of
+    the gathered pixels in gather order), ``check_order`` (the colour check's points),
+    ``outline_order`` (``n_spaces x 5 x 48``, every outline point, clipped not dropped).
     """
 
-    def __init__(self, reader: CarrouselReader, reg: Registration, shape: tuple[int, ...]):
-        self.reg, self.shape = reg, shape
-        h, w = shape[:2]
-        pts, segs = reader._all_points()
-        p = np.rint(reg.to_image(pts)).astype(np.int64)
-        inside = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
-        flat = np.clip(p[:, 1], 0, h - 1) * w + np.clip(p[:, 0], 0, w - 1)
+    def __init__(self, reader: CarrouselReader, inside: np.ndarray, board_sum: bool):
+        _, segs = reader._all_points()
 
         def part(name: str, clip: bool = False) -> list[np.ndarray]:
-            return [flat[a:b] if clip else flat[a:b][inside[a:b]] for a, b in segs[name]]
+            return [np.arange(a, b) if clip else np.flatnonzero(inside[a:b]) + a for a, b in segs[name]]
 
         (board,) = part("board")
         rings = part("rings")
@@ -747,10 +755,8 @@ class _Plan:
         # --- the histogram part: one median per segment and channel, from one bincount
         ring_px = sum(len(r) for r in rings)
         patch = board[:len(board) - ring_px]
-        # the board's points are the patch's then the rings' (projected in one batch): when
-        # their pixels are the rings' own, the board's histogram is the patch's plus the rings'
-        self._board_sum = n > 0 and np.array_equal(board[len(patch):], np.concatenate(rings))
-        hist_segs = ([patch] if self._board_sum else [board]) + rings + card_white
+        self._board_sum = board_sum
+        hist_segs = ([patch] if board_sum else [board]) + rings + card_white
         gathered = np.array([len(s) for s in hist_segs])
         self.n_hist = int(gathered.sum())
         seg_of = np.repeat(np.arange(len(hist_segs)), gathered)
@@ -778,13 +784,13 @@ class _Plan:
         self.n_disc_px = len(disc_idx)
         self.disc_short = np.array([len(d) < 0.8 * len(reader._space_disc) for d in discs], dtype=bool)
         cd = part("card_discs")
-        card_disc_idx = np.concatenate(cd) if cd else np.zeros(0, np.int64)
+        card_disc_idx = np.concatenate(cd) if cd else np.zeros(0, np.intp)
         card_disc_seg = np.repeat(np.arange(len(cd)), [len(d) for d in cd]) if cd else np.zeros(0, np.int64)
         # the colour check's pixels (against the board's white): a quarter of them is converted
         # with the rest, all of them only when that quarter does not settle the check
-        self.check_index = np.concatenate([disc_idx[::2], card_disc_idx[::2]])
-        check_idx = self.check_index[::4]
-        cw_idx = np.concatenate(card_white) if card_white else np.zeros(0, np.int64)
+        self.check_order = np.concatenate([disc_idx[::2], card_disc_idx[::2]])
+        check_idx = self.check_order[::4]
+        cw_idx = np.concatenate(card_white) if card_white else np.zeros(0, np.intp)
         self.card_white_seg = np.repeat(np.arange(m), [len(c) for c in card_white]) if m else np.zeros(0, np.int64)
         self.card_white_size = np.maximum(np.bincount(self.card_white_seg, minlength=m), 1)
         lab_parts = [cw_idx, disc_idx, card_disc_idx, check_idx]
@@ -806,18 +812,77 @@ class _Plan:
                                          n * self.space_width + card_disc_seg * card_width]).astype(np.intp)
         self.vote_base += OFFSET - _GRID_SHIFT
         self.n_votes = n * self.space_width + len(cd) * card_width
-        self.outline = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
-        self.outline_end = self.outline_start + self.outline.size
-        self.index = np.concatenate(hist_segs + lab_parts[1:] + [self.outline.ravel()])
+        self.outline_order = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
+        self.outline_end = self.outline_start + self.outline_order.size
+        self.order = np.concatenate(hist_segs + lab_parts[1:] + [self.outline_order.ravel()]).astype(np.intp)
+        #: the gathered pixels' count padded to whole rows of 64 (the remap map's shape)
+        self.rows = -(-len(self.order) // 64)
+
+
+class _Plan:
+    """Where every sample point of the reader falls in the image, for one registration,
+    computed once (one projection of all points) so that reading a frame is a few array
+    operations on one gather of pixels.
+
+    The gathered pixels are, in order: the histogram part (``n_hist`` pixels: the board's
+    reference patch, each space's ring, each card's white patch; the board's white is the
+    patch with the spaces' rings, so its histogram is theirs added), of which the cards'
+    white patches also begin the Lab part (``n_lab`` pixels from ``lab_start``: the cards'
+    white patches, the spaces' discs, the cards' discs, the colour check's pixels, each with
+    the row of the white it is seen against), then the spaces' outlines (``n_spaces x 5 x
+    48``, from ``outline_start``).
+
+    Everything but the pixels' places comes from a :class:`_Layout` (the reader's own when
+    every point is inside the frame): per registration, one projection of all points
+    (:meth:`Registration.to_image`), their rounding, and gathers of the layout's orders.
+    """
+
+    def __init__(self, reader: CarrouselReader, reg: Registration, shape: tuple[int, ...]):
+        self.reg, self.shape = reg, shape
+        h, w = shape[:2]
+        pts, segs = reader._all_points()
+        p = np.rint(reg.to_image(pts)).astype(np.int64)
+        x, y = p[:, 0], p[:, 1]
+        all_inside = bool(x.min() >= 0 and x.max() < w and y.min() >= 0 and y.max() < h)
+        if all_inside:
+            inside = None
+            flat = y * w + x
+        else:
+            inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+            flat = np.clip(y, 0, h - 1) * w + np.clip(x, 0, w - 1)
+        # the board's points are the patch's then the rings' (projected in one batch): when
+        # their pixels are the rings' own, the board's histogram is the patch's plus the rings'
+        (b0, b1), rings = segs["board"][0], segs["rings"]
+        if rings and all_inside:
+            r0, r1 = rings[0][0], rings[-1][1]
+            board_sum = bool(np.array_equal(flat[b1 - (r1 - r0):b1], flat[r0:r1]))
+        elif rings:
+            in_board = np.flatnonzero(inside[b0:b1]) + b0
+            ring_pos = np.concatenate([np.flatnonzero(inside[a:b]) + a for a, b in rings])
+            board_sum = bool(np.array_equal(flat[in_board[len(in_board) - len(ring_pos):]], flat[ring_pos]))
+        else:
+            board_sum = False
+        layout = reader._layout(inside, board_sum)
+        self.__dict__.update((k, v) for k, v in vars(layout).items()
+                             if k not in ("order", "check_order", "outline_order", "rows"))
+        self.check_index = flat[layout.check_order]
+        self.outline = flat[layout.outline_order]
+        self.index = flat[layout.order]
         #: those pixels' (x, y) as OpenCV's remap takes them (``rows x 64 x 2 int16``, the last
         #: row padded with the first pixel; a frame is narrower and lower than 32,767 pixels)
-        rows = -(-len(self.index) // 64)
-        xy = np.zeros((rows * 64, 2), dtype=np.int16)
-        xy[:len(self.index), 0] = self.index % w
-        xy[:len(self.index), 1] = self.index // w
-        xy[len(self.index):] = xy[0]
-        self.gather_map = xy.reshape(rows, 64, 2)
-
+        k = len(self.index)
+        if all_inside:  # the index's own x and y: each point's (x, y) pair taken as one int32
+            pairs = p.astype(np.int16).view(np.int32).reshape(-1)
+            xy32 = np.empty(layout.rows * 64, dtype=np.int32)
+            np.take(pairs, layout.order, out=xy32[:k])
+            xy32[k:] = xy32[0]
+            xy = xy32.view(np.int16)
+        else:
+            xy = np.empty((layout.rows * 64, 2), dtype=np.int16)
+            xy[:k, 0] = self.index % w
+            xy[:k, 1] = self.index // w
+            xy[k:] = xy[0]
+        self.gather_map = xy.reshape(layout.rows, 64, 2)
     def medians(self, px: np.ndarray) -> tuple[np.ndarray, list[float]] | None:
         """Per-segment medians of the histogram part's ``n_hist x 3 uint8`` pixels.
 
