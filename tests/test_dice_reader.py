@@ -308,7 +308,7 @@ def test_dice_command_prints_each_image_as_json(capsys, tmp_path):
     assert main(["--config", str(cfg), "dice", "--tray", "1,2,3", image]) == 2
     assert "--tray" in capsys.readouterr().err
     assert main(["--config", str(cfg), "dice", "--tray", "700,700,900,900", image]) == 2
-    assert "outside the 640 x 640 px frame" in capsys.readouterr().err
+    assert "--tray 700,700,900,900: outside the 640 x 640 px image" in capsys.readouterr().err
     cfg.write_text("[dice]\ntray = [5, 5, 1, 1]\n")
     assert main(["--config", str(cfg), "dice", image]) == 2
     assert "[dice] tray" in capsys.readouterr().err
