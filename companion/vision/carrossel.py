@@ -664,6 +664,14 @@ class CarrosselReader:
     #: at least this share of it must read as the white (a standee or a finger over a pale
     #: tile is not white)
     EMPTY_MIDDLE_WHITE = 0.75
+    #: an empty cell's corners are the paper's neutral white print (``tiles.paper_white_srgb``,
+    #: R = G = B): against the markers' white reference their median colour's CIE Lab chroma is
+    #: near 0 (at most 2.3 over the 45 empty cells of the two calibration photographs,
+    #: carrossel_036 and carrossel_051: noise, the lamps' mixed light). Skin, even the palest,
+    #: is warm: a* 5-15, b* 10-20 (chroma 12 and more; the path-traced hands over the
+    #: photographs' cells 12.6). Corners whose median chroma passes this are not the print
+    #: (a pale hand over the cell, whatever lies under it): the slot is unknown.
+    EMPTY_MAX_CHROMA = 8.0
     #: a stream's cell keeps its last reading while its samples differ from that reading's by at
     #: most this mean (8-bit levels: about a sensor's noise; a tile, a standee or a hand moves
     #: them by tens) and the board has turned by at most CACHE_ANGLE_DEG
@@ -1335,10 +1343,20 @@ class CarrosselReader:
             mcls = mcls.reshape(len(idx), -1)
             mb, mg, mr = middle[..., 0], middle[..., 1], middle[..., 2]
             white_mid = ((mcls == -1) | ((mb >= CLIPPED) & (mg >= CLIPPED) & (mr >= CLIPPED))).mean(axis=1)
-            for (j, conf), best, wm in zip(empties, scores.max(axis=1).tolist(), white_mid.tolist()):
+            # the corners' median colour against the white reference: the print's neutral white
+            # (chroma near 0), not a pale hand's skin over a tile (chroma 12 and more)
+            lit = seen[idx] & ~clipped[idx]
+            corner_lab = lab.reshape(ncell, -1, 3)[idx]
+            chroma = np.hypot(np.nan_to_num(_masked_quantile(corner_lab[..., 1], lit, 0.5)),
+                              np.nan_to_num(_masked_quantile(corner_lab[..., 2], lit, 0.5)))
+            for (j, conf), best, wm, ch in zip(empties, scores.max(axis=1).tolist(), white_mid.tolist(),
+                                               chroma.tolist()):
                 name = g.cell_names[int(index[j])]
                 if best >= self.LETTER_MIN:
                     out[name] = SlotReading(UNKNOWN, reason=f"white corners but a letter in the middle (r {best:.2f})")
+                elif ch > self.EMPTY_MAX_CHROMA:
+                    out[name] = SlotReading(UNKNOWN, reason=f"pale corners of chroma {ch:.1f}, not the print's "
+                                            f"white (at most {self.EMPTY_MAX_CHROMA:g}): a hand over the cell?")
                 elif wm < self.EMPTY_MIDDLE_WHITE:
                     out[name] = SlotReading(UNKNOWN, reason=f"white corners but only {wm:.0%} of the middle white")
                 else:
