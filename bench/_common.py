@@ -49,3 +49,16 @@ def reference_op_s(repeat: int = 300, clock=time.perf_counter) -> float:
         cv2.cvtColor(frame, cv2.COLOR_BGR2LAB)
         times.append(clock() - t0)
     return statistics.median(times)
+
+
+def child_env(bytecode_dir: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The environment of a measured child process: this one's, with the modules' bytecode cached
+    in ``bytecode_dir`` (as an installed service has it), or compiled at every start when None."""
+    env = dict(os.environ)
+    if bytecode_dir is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode_dir)
+    return env

@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 import cv2
 import numpy as np
 
-from bench._common import machine
+from bench._common import child_env, machine
 
 FPS = 30.0
 COMPANION = ROOT / ".venv" / "bin" / "companion"
@@ -159,14 +159,7 @@ def peak_rss_mb(pid: int) -> float:
 
 def service_env(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     """The services' environment: a bytecode cache in ``tmp`` (or none with ``--no-bytecode``)."""
-    env = dict(os.environ)
-    if args.no_bytecode:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.pop("PYTHONPYCACHEPREFIX", None)
-    else:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(tmp / "bytecode")
-    return env
+    return child_env(None if args.no_bytecode else tmp / "bytecode")
 
 
 def reference_op_of(companion: Path) -> float:

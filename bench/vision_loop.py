@@ -145,7 +145,7 @@ def main() -> int:
     ap.add_argument("--env", nargs="*", default=[], metavar="KEY=VALUE", help="more environment for the children")
     args = ap.parse_args()
 
-    from bench._common import machine
+    from bench._common import child_env, machine
     from bench.service_cpu import carrousel_video
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,13 +154,7 @@ def main() -> int:
             t0 = time.monotonic()
             n = carrousel_video(video, args.seconds)
             print(f"{n} frames of video written in {time.monotonic() - t0:.0f} s", flush=True)
-        env = dict(os.environ)
-        if args.no_bytecode:
-            env["PYTHONDONTWRITEBYTECODE"] = "1"
-            env.pop("PYTHONPYCACHEPREFIX", None)
-        else:
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "bytecode")
+        env = child_env(None if args.no_bytecode else Path(tmp) / "bytecode")
         env.update(kv.split("=", 1) for kv in args.env)
         load0 = os.getloadavg()
         for python in args.python:  # warm-up: files, bytecode
