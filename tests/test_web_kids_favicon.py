@@ -3,31 +3,16 @@
 
 from __future__ import annotations
 
-import threading
 import urllib.request
 
-from tests.real_table import CallTap
-from tests.web_page import WebTap, web_config
+from tests.web_page import start_sim_run, stop_sim_run
 
 
 def _start(tmp_path, monkeypatch, game):
-    from companion.cli import main
-
-    config = web_config(tmp_path, speech={"enabled": False})
-    tap, web = CallTap(monkeypatch), WebTap(monkeypatch)
-    rc: list[int] = []
-    argv = ["run", "--config", str(config), "--game", game, "--table", "sim", "--speed", "4", "--new",
-            "--next-game", "exit"]
-    thread = threading.Thread(target=lambda: rc.append(main(argv)), daemon=True)
-    thread.start()
-    return tap, web, thread, rc
+    return start_sim_run(tmp_path, monkeypatch, game, 4, speech={"enabled": False})
 
 
-def _stop(tap, thread, rc):
-    for s in tap.services:
-        s.stop()
-    thread.join(15)
-    assert rc == [0]
+_stop = stop_sim_run
 
 
 def test_the_kids_view_of_another_game_says_it_is_for_monsieur_carrousel(tmp_path, monkeypatch, mock_factory,

@@ -5,31 +5,9 @@ without the token nothing, with the QR code's address every page, the Pi's scree
 
 from __future__ import annotations
 
-import threading
+from tests.web_page import shot, start_sim_run, stop_sim_run
 
-
-from tests.real_table import CallTap
-from tests.web_page import WebTap, shot, web_config
-
-
-def _start(tmp_path, monkeypatch, game, speed, **sections):
-    from companion.cli import main
-
-    config = web_config(tmp_path, **sections)
-    tap, web = CallTap(monkeypatch), WebTap(monkeypatch)
-    rc: list[int] = []
-    argv = ["run", "--config", str(config), "--game", game, "--table", "sim", "--speed", str(speed), "--new",
-            "--next-game", "exit"]
-    thread = threading.Thread(target=lambda: rc.append(main(argv)), daemon=True)
-    thread.start()
-    return tap, web, thread, rc
-
-
-def _stop(tap, thread, rc):
-    for s in tap.services:
-        s.stop()
-    thread.join(15)
-    assert rc == [0]
+_start, _stop = start_sim_run, stop_sim_run
 
 
 def test_the_kids_view_shows_the_die_the_seat_and_the_weather_in_pictures(tmp_path, monkeypatch, mock_factory,

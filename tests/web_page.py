@@ -44,7 +44,7 @@ class WebTap:
     """Records the :class:`~companion.web.server.WebPage` that `companion run` starts."""
 
     def __init__(self, monkeypatch: Any):
-        import companion.web.server as server
+        from companion.web import server
 
         self.pages: list[Any] = []
         self.started = threading.Event()
@@ -75,3 +75,29 @@ def web_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
     web = {"enabled": True, "listen": "127.0.0.1:0", **sections.pop("web", {})}
     service = {"announcers": ["console", "web"], **sections.pop("service", {})}
     return write_config(tmp_path, web=web, service=service, **sections)
+
+
+def start_sim_run(tmp_path: Path, monkeypatch: Any, game: str, speed: float = 4, **sections: dict[str, Any]):
+    """``companion run --game GAME --table sim --speed SPEED --new --next-game exit`` on a thread,
+    with the web page on (``web_config(tmp_path, **sections)``); returns ``(tap, web, thread, rc)``:
+    the service tap (``tests.real_table.CallTap``), the page's :class:`WebTap`, the thread and the
+    list its exit code is appended to. End it with :func:`stop_sim_run`."""
+    from companion.cli import main
+    from tests.real_table import CallTap
+
+    config = web_config(tmp_path, **sections)
+    tap, web = CallTap(monkeypatch), WebTap(monkeypatch)
+    rc: list[int] = []
+    argv = ["run", "--config", str(config), "--game", game, "--table", "sim", "--speed", str(speed), "--new",
+            "--next-game", "exit"]
+    thread = threading.Thread(target=lambda: rc.append(main(argv)), daemon=True)
+    thread.start()
+    return tap, web, thread, rc
+
+
+def stop_sim_run(tap: Any, thread: threading.Thread, rc: list[int]) -> None:
+    """Stop the run :func:`start_sim_run` began and check it exited 0 within 15 s."""
+    for s in tap.services:
+        s.stop()
+    thread.join(15)
+    assert rc == [0]
