@@ -278,13 +278,12 @@ class CarrouselCameraSource(ReadingThread):
         self._buffers = buffers
 
         def capture() -> None:
-            next_t = clock.now()
+            next_t: float | None = clock.now()
             try:
                 while not self._stop.is_set():
-                    if self.frame_period_s > 0:
-                        if clock.wait(self._stop, next_t):
-                            break
-                        next_t = max(next_t + self.frame_period_s, clock.now())
+                    next_t = self._pace(clock, next_t)
+                    if next_t is None:
+                        break
                     frame = self._capture(None if buffers is None else buffers.take())
                     if frame is None:
                         break

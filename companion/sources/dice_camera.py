@@ -562,13 +562,12 @@ class DiceCameraSource(ReadingThread):
         self._stop.clear()
 
         def loop() -> None:
-            next_t = clock.now()
+            next_t: float | None = clock.now()
             lost = False
             while not self._stop.is_set():
-                if self.frame_period_s > 0:
-                    if clock.wait(self._stop, next_t):
-                        break
-                    next_t = max(next_t + self.frame_period_s, clock.now())
+                next_t = self._pace(clock, next_t)
+                if next_t is None:
+                    break
                 try:
                     frame = self._read()
                 except Exception as exc:  # CameraLost, FrameSourceError, a driver's own error

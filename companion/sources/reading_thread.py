@@ -43,6 +43,16 @@ class ReadingThread:
             if self.on_status is not None:  # type: ignore[attr-defined]
                 self.on_status(text)  # type: ignore[attr-defined]
 
+    def _pace(self, clock: Any, next_t: float) -> float | None:
+        """Wait on ``clock`` until ``next_t`` (session seconds) when ``self.frame_period_s`` > 0;
+        returns the next frame's time (a period later, never in the past), ``next_t`` unchanged
+        when unpaced, or None when :meth:`stop` was called meanwhile."""
+        if self.frame_period_s <= 0:
+            return next_t
+        if clock.wait(self._stop, next_t):
+            return None
+        return max(next_t + self.frame_period_s, clock.now())
+
     def start_paced(self, emit: Any, clock: Any, name: str) -> None:
         """Start the reading thread ``name``: every ``self.frame_period_s`` seconds of ``clock``
         (0: as fast as frames come) call ``self.step(t) -> list | None`` and ``emit`` each
@@ -54,12 +64,11 @@ class ReadingThread:
         self._stop.clear()
 
         def loop() -> None:
-            next_t = clock.now()
+            next_t: float | None = clock.now()
             while not self._stop.is_set():
-                if self.frame_period_s > 0:
-                    if clock.wait(self._stop, next_t):
-                        break
-                    next_t = max(next_t + self.frame_period_s, clock.now())
+                next_t = self._pace(clock, next_t)
+                if next_t is None:
+                    break
                 try:
                     observations = self.step(clock.now())  # type: ignore[attr-defined]
                 except Exception as exc:  # a reader bug must not kill the service
