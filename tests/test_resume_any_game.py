@@ -132,3 +132,37 @@ def test_the_appliance_killed_during_a_game_asked_for_on_the_socket_resumes_that
     assert again.stdout.splitlines()[0].startswith("resumed session 2 at t="), again.stdout[:300]
     assert "resuming it (not [service] game carrousel)" in again.stderr
     assert "Carrousel starts" not in again.stdout
+
+
+def test_the_appliance_restarted_after_a_finished_game_waits_for_the_next_one(tmp_path, capsys):
+    """A power blip between games: the restarted `run --next-game wait` waits again (the line
+    says how a game starts) and starts no game by itself; `enter --new-game` then starts one."""
+    import os
+    import subprocess
+    import sys
+
+    _finished_carrousel_then_unfinished_monsieur(tmp_path, capsys)
+    with Journal(tmp_path / "j.db", checkpoint_s=None) as j:
+        j.finish_session(2, {"phase": "over"})  # both games over: the appliance was between games
+    config = _config(tmp_path)
+    command = [sys.executable, "-m", "companion", "--config", config, "run", "--next-game", "wait", "--speed",
+               "100", "--quiet-moves", "--journal", str(tmp_path / "j.db")]
+    root = os.path.dirname(os.path.dirname(__file__))
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("game over: a new carrousel game starts with a long press"), first
+        with Journal(tmp_path / "j.db", readonly=True) as j:
+            assert len(j.sessions()) == 2  # no game started by itself
+        assert main(["--config", config, "enter", "--journal", str(tmp_path / "j.db"), "--new-game",
+                     "monsieur-carrousel", "--players", "Zoe,Yann"]) == 0
+        for line in proc.stdout:
+            if "Zoe" in line:  # the asked-for game is being played
+                break
+        else:
+            raise AssertionError("the requested game never started")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    with Journal(tmp_path / "j.db", readonly=True) as j:
+        assert [(s.game, s.finished) for s in j.sessions()][2:] == [("monsieur-carrousel", False)]

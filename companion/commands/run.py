@@ -325,8 +325,25 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
     new = args.new
     failed = False
     players, seed = opts["players"], opts["seed"]
+    waiting_first = _waits_first(args, journal, opts["next_game"])
     try:
         while True:
+            if waiting_first:
+                # Restarted between games (the last game over, none unfinished): the appliance was
+                # waiting for the next game, and waits again; it does not start one by itself.
+                waiting_first = False
+                try:
+                    entries.open()
+                    web.start(entries)
+                except PartMissing as exc:
+                    raise UsageError(str(exc)) from None
+                chosen = _wait_next_game(nxt, config, table, game, notifier, stopping)
+                if chosen is None:
+                    break
+                game = chosen
+                if nxt.players is not None:
+                    players, nxt.players = nxt.players, None
+                new = True
             try:
                 service = assemble(game, config, journal, make_clock, table, players=players, seed=seed, new=new,
                                    entries=entries, options={"camera": opts["camera"],
@@ -384,6 +401,23 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         entries.close()
         journal.close()
     return 1 if failed else 0
+
+
+def _waits_first(args: argparse.Namespace, journal: Any, next_game: str) -> bool:
+    """True when ``run`` starts between games: ``--next-game wait``, no ``--game``, ``--new`` or
+    ``--until``, a game already played to its end in the journal and none unfinished. The
+    appliance restarted after a game was over then waits for the next game (a long press or
+    ``enter --new-game``), as it did before the restart, instead of starting one; its first
+    start ever (an empty journal) plays ``[service] game``.
+
+    Raises:
+        companion.journal.JournalError: the sessions table is damaged.
+    """
+    from companion.service import unfinished_game
+
+    if next_game != "wait" or args.game is not None or args.new or args.until is not None:
+        return False
+    return any(s.finished for s in journal.sessions()) and unfinished_game(journal) is None
 
 
 def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier: Any,
