@@ -52,4 +52,40 @@ def _limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
 #: True when :func:`_limit_malloc_arenas` set the limit in this process
 malloc_arenas_limited = _limit_malloc_arenas()
 
+#: prctl(2) option number of PR_SET_THP_DISABLE (linux/prctl.h)
+_PR_SET_THP_DISABLE = 41
+
+
+def _disable_huge_pages() -> bool:
+    """No transparent huge pages in this process (and the processes it starts): the kernel then
+    maps its memory 4 kB at a time, as it is touched, never 2 MB at once.
+
+    numpy 2 advises huge pages for every array of 4 MB or more, zero-filled ones too (numpy 1.24
+    only for ``np.empty``), so under the kernel's THP policy ``madvise`` (Debian's, this
+    machine's) or ``always``, the readers' pixel-class grids (4.4 MB of zero pages each, of
+    which only the cells met are needed) became resident 2 MB at a time as their cells were met:
+    5.8 MB of the Carrousel camera loop's peak (82.5 against 76.3 MB here; 4 ms of CPU a frame
+    either way, docs/BENCHMARKS.md, issue 15). The companion has no array for which huge pages
+    pay (a frame is 0.9 MB). Called once, below, at the package's import.
+
+    Nothing is changed where the choice is the user's or the system has no such control:
+    ``NUMPY_MADVISE_HUGEPAGE`` set (numpy's own switch), not Linux, a kernel before 3.15.
+
+    Returns True when huge pages were turned off. Source: prctl(2), ``PR_SET_THP_DISABLE``
+    (Linux 3.15: inherited across fork and kept across execve); the kernel's
+    admin-guide/mm/transhuge; numpy's "Global state" reference, "madvise hugepage on Linux".
+    """
+    if not _sys.platform.startswith("linux") or "NUMPY_MADVISE_HUGEPAGE" in _os.environ:
+        return False
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+#: True when :func:`_disable_huge_pages` turned transparent huge pages off in this process
+huge_pages_disabled = _disable_huge_pages()
+
 __version__ = "0.1.0"

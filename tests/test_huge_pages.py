@@ -1,0 +1,64 @@
+"""The companion's process maps no transparent huge pages (companion/__init__.py, issue 15: numpy 2
+advises them for the readers' zero-filled pixel-class grids, which then became resident 2 MB at a
+time: 5.8 MB of the camera loop's peak), unless the user set numpy's own NUMPY_MADVISE_HUGEPAGE.
+Each check runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+# a grid-sized zero array with one byte touched every 256 kB (as the grid's cells are met here and
+# there), then the process's THP flag (PR_GET_THP_DISABLE) and the array's resident memory
+CODE = r"""
+import companion, ctypes
+import numpy as np
+def resident_kb():
+    with open("/proc/self/smaps_rollup") as f:
+        return {l.split()[0]: int(l.split()[1]) for l in f if l.split()[-1:] == ["kB"]}
+before = resident_kb()
+grid = np.zeros(2 * 105 * 197 * 215, dtype=np.int8)  # two classifiers' grids, 8.9 MB
+grid[::1 << 18] = 1
+after = resident_kb()
+print(companion.huge_pages_disabled, ctypes.CDLL(None).prctl(42, 0, 0, 0, 0),
+      after["Rss:"] - before["Rss:"], after.get("AnonHugePages:", 0), np.__version__.split(".")[0])
+"""
+
+
+def _run(env: dict[str, str]) -> tuple[str, int, int, int, int]:
+    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True, timeout=60,
+                         env=env)
+    disabled, flag, rss_kb, huge_kb, numpy_major = out.stdout.split()
+    return disabled, int(flag), int(rss_kb), int(huge_kb), int(numpy_major)
+
+
+def _thp_policy() -> str:
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return "none"
+    return text.split("[", 1)[1].split("]", 1)[0] if "[" in text else "none"
+
+
+def test_no_huge_pages_the_grid_is_resident_only_where_touched():
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    disabled, flag, rss_kb, huge_kb, _ = _run(env)
+    assert (disabled, flag) == ("True", 1)
+    assert huge_kb == 0
+    assert rss_kb < 1024  # 35 pages touched (4 kB each), not 35 x 2 MB
+
+
+def test_huge_pages_as_the_user_set_them():
+    env = dict(os.environ, NUMPY_MADVISE_HUGEPAGE="1")
+    disabled, flag, rss_kb, huge_kb, numpy_major = _run(env)
+    assert (disabled, flag) == ("False", 0)
+    # numpy 2 advises them for zero-filled arrays (1.24 does not) and the kernel maps them: the
+    # grid's pages 2 MB at a time
+    if numpy_major >= 2 and _thp_policy() in ("madvise", "always"):
+        assert huge_kb > 0 and rss_kb > 4096
