@@ -254,7 +254,8 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
                           scheduled=rig.scheduled, announcers=[*announcers, *rig.announcers],
                           state=opened.state, last_t=opened.last_t, delay_s=rig.delay_s, observers=observers,
                           paused=lambda: parts.any_lost, heartbeat=heartbeat,
-                          paused_at=the_clock.now() if opened.paused else None)  # paused by the players
+                          paused_at=the_clock.now() if opened.paused else None,  # paused by the players
+                          restate=opened.asked)  # a resumed game says again what it waits for
         service_box.append(service)
         if web is not None:
             from companion.web.camera import CameraView, camera_of

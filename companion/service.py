@@ -67,12 +67,22 @@ def restore_paused(referee: Referee, journal: Journal, session: int) -> tuple[An
     Returns:
         ``(state, last_t, n, paused)``; ``n`` counts the observations re-applied to the referee.
     """
+    state, last_t, n, paused, _ = _replay(referee, journal, session)
+    return state, last_t, n, paused
+
+
+def _replay(referee: Referee, journal: Journal, session: int) -> tuple[Any, float, int, bool, tuple[Call, ...]]:
+    """:func:`restore_paused`, and what the game last asked the table for: the newest call
+    whose type is in the referee's ``prompts`` (the turn, the seat to fill, the board to turn),
+    to be said again on resume (a tuple of at most one call)."""
     from companion.pause import Pause, is_pause_or_resume
 
+    prompts = getattr(referee, "prompts", frozenset())
     state = referee.initial_state()
     last_t = 0.0
     n = 0
     paused = False
+    asked: tuple[Call, ...] = ()
     for entry in journal.entries(session):
         if entry.kind != "observation":
             continue
@@ -81,9 +91,12 @@ def restore_paused(referee: Referee, journal: Journal, session: int) -> tuple[An
         if is_pause_or_resume(obs):
             paused = isinstance(obs, Pause)
             continue
-        state, _ = referee.apply(state, obs)
+        state, calls = referee.apply(state, obs)
         n += 1
-    return state, last_t, n, paused
+        asking = [c for c in calls if c.TYPE in prompts]
+        if asking:
+            asked = (asking[-1],)
+    return state, last_t, n, paused, asked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +115,10 @@ class Opened:
         pending: the observations journaled on arrival but not applied when the service
             stopped (the jitter buffer's content, oldest first): the service applies them first
             when it runs (:meth:`Service.run`); see :meth:`table_state`.
+        asked: what the restored game last asked the table for (the newest call of a type
+            in its referee's ``prompts``, or nothing), said again when the service runs
+            (:class:`Service` ``restate``): after a power blip the table hears whose turn it
+            is, not silence.
     """
 
     session: int
@@ -112,6 +129,7 @@ class Opened:
     table: dict[str, Any]
     paused: bool = False
     pending: tuple[Any, ...] = ()
+    asked: tuple[Call, ...] = ()
 
     @property
     def origin(self) -> float:
@@ -186,9 +204,10 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
                                f"cannot be resumed exactly: {losses[0]}"
                                f"{f' (and {len(losses) - 1} more problems)' if len(losses) > 1 else ''}; "
                                "`companion run --new` starts a new game, `companion journal check` shows the rest")
-        state, last_t, n, paused = restore_paused(referee, journal, unfinished.id)
+        state, last_t, n, paused, asked = _replay(referee, journal, unfinished.id)
         pending = tuple(journal.observation(e, referee.vocabulary) for e in journal.pending(unfinished.id))
-        return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table}, paused, pending)
+        return Opened(unfinished.id, True, state, last_t, n, {**table, **unfinished.table}, paused, pending,
+                      () if referee.is_over(state) else asked)
     if empty is not None:
         journal.set_table(empty.id, table)
         return Opened(empty.id, False, None, 0.0, 0, dict(table))
@@ -227,6 +246,9 @@ class Service:
         heartbeat: called on the loop's thread at least every ``heartbeat_s`` seconds of real
             time (the systemd watchdog), or None.
         heartbeat_s: real seconds between heartbeats.
+        restate: calls of a resumed game to announce again when the loop starts, before
+            anything new (:attr:`Opened.asked`), then ``paused`` when it restarts paused; they
+            are not journaled again.
     """
 
     def __init__(
@@ -246,6 +268,7 @@ class Service:
         paused_at: float | None = None,
         heartbeat: Any = None,
         heartbeat_s: float = 5.0,
+        restate: Sequence[Call] = (),
     ):
         if journal is not None and session is None:
             raise ValueError("a journal needs a session id")
@@ -263,6 +286,11 @@ class Service:
         self._buffer: list[tuple[float, int, Observation, int | None]] = []
         self._journal_lost = False
         self._pending_resumed = False
+        self._restate = list(restate)
+        if paused_at is not None:  # a game restored paused says so
+            from companion.pause import Paused
+
+            self._restate.append(Paused(t=paused_at))
         self._buffer_seq = itertools.count()
         self._ticked: float | None = None
         self.observers = list(observers)
@@ -338,6 +366,7 @@ class Service:
         Returns:
             The final state.
         """
+        self._say_again()
         self._resume_pending()
         for source in self.sources:
             source.start(self.emit, self.clock)
@@ -456,6 +485,22 @@ class Service:
         batch.sort(key=lambda o: o.t)  # stable: equal times keep their arrival order
         for obs in batch:
             self._apply(obs)
+
+    def _say_again(self) -> None:
+        """A resumed game's last question to the table, then ``paused`` if it restarts paused
+        (once per service)."""
+        calls, self._restate = self._restate, []
+        if not calls:
+            return
+        summary = self.referee.summary(self.state)
+        people = [a for a in self.announcers if getattr(a, "hears_again", True)]  # not simulated players
+        for call in calls:
+            log.info("again: %s", call.to_json())
+            for a in people:
+                try:
+                    a.announce(call, summary)
+                except Exception:  # one failing announcer must not silence the others
+                    log.exception("announcer %s failed on %s", type(a).__name__, call.TYPE)
 
     def _resume_pending(self) -> None:
         """Observations journaled on arrival but not applied when the service stopped (they

@@ -102,10 +102,10 @@ def test_a_game_paused_when_the_service_stopped_resumes_paused_and_replays_the_s
     assert opened.resumed and opened.paused and again.paused_at == opened.origin
     again.clock.advance(50.0)
     again.run(until=100.0, stop_when_over=False)
-    assert rec2.calls == []  # still paused: no dead end
+    assert [(c.TYPE, c.t) for c in rec2.calls] == [("paused", opened.origin)]  # said again; no dead end
     again.emit(Resume(t=opened.origin))
     again.run(until=100.0, stop_when_over=False)
-    assert [(c.TYPE, c.t) for c in rec2.calls][:2] == [("resumed", opened.origin), ("dead_end", 20.0)]
+    assert [(c.TYPE, c.t) for c in rec2.calls][1:3] == [("resumed", opened.origin), ("dead_end", 20.0)]
     result = replay_session(journal2, journal2.session(opened.session))
     assert result.identical and result.calls  # the pause and the resume journal no game call
     journal2.close()

@@ -28,6 +28,9 @@ class Referee(Protocol):
 
     name: str
     vocabulary: Vocabulary
+    #: The call types that ask the table for the game's next step (a turn, a seat to fill):
+    #: the newest one is said again when an unfinished game resumes after a restart.
+    prompts: frozenset[str]
 
     def initial_state(self) -> Any:
         """The state before the first observation (usually: waiting for ``game_start``)."""

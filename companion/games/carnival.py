@@ -983,6 +983,9 @@ class CarnivalReferee:
     """
 
     name = "carnival"
+    #: Calls that ask the table for the game's next step (said again when a game resumes after
+    #: a restart): whose turn it is and what it expects first.
+    prompts = frozenset({"turn"})
     vocabulary = VOCABULARY
 
     def __init__(

@@ -1697,6 +1697,10 @@ class CarrosselReferee:
     """
 
     name = "carrossel"
+    #: Calls that ask the table for the game's next step (said again when a game resumes after
+    #: a restart): the round's plays, a sequence to choose, the board to turn; a wrong turn is a
+    #: correction, the step it corrects still stands.
+    prompts = frozenset({"round_started", "sequence_options", "turn_board"})
     vocabulary = VOCABULARY
 
     def __init__(self, data: str = "", turn_tolerance_deg: float = 20.0):

@@ -854,6 +854,9 @@ class CarrouselReferee:
     """
 
     name = "carrousel"
+    #: Calls that ask the table for something (said again when a game resumes after a
+    #: restart): none; the horses move on the board and the claims come from the players.
+    prompts: frozenset[str] = frozenset()
     vocabulary = VOCABULARY
 
     def __init__(self, advanced: bool = False, dead_end_s: float = 20.0, countdown_s: int = 0):

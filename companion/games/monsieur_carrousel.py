@@ -740,6 +740,11 @@ class MonsieurCarrouselReferee:
     """
 
     name = "monsieur-carrousel"
+    #: Calls that ask the table for the game's next step (said again when a game resumes after
+    #: a restart): the turn (roll the die), the seat to fill, the spin, the memory question, the
+    #: sunbeam fragment; corrections (a wrong seat, answer again, spin again) are not: the
+    #: question they correct still stands.
+    prompts = frozenset({"turn", "twins_help", "seat_kid", "spin", "memory_guess", "sunbeam_fragment"})
     vocabulary = Vocabulary("monsieur-carrousel", OBSERVATIONS, CALLS)
 
     def __init__(

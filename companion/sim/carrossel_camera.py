@@ -63,6 +63,10 @@ class CameraCarrosselTable:
             they enter what the camera did not read (counted in ``fallbacks``).
     """
 
+    #: A simulated table plans its next move from the restored state (its resume): the calls a
+    #: resumed game says again (:class:`~companion.service.Service` ``restate``) are for people.
+    hears_again = False
+
     def __init__(self, camera: Any, seed: int = 1, players: Sequence[str] = ("Ana", "Ben", "Cleo", "Dev"),
                  referee: Any = None, play_time_s: float = 4.0, turn_s: float = 1.2, place_s: float = 0.6,
                  setup_ccw_deg: float = 270.0, enter_plain_plays: bool = False, start_t: float = 0.0,

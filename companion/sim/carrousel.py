@@ -95,6 +95,10 @@ class SimulatedCarrouselTable:
             their buttons as fast as they like: the service's jitter buffer takes care).
     """
 
+    #: A simulated table plans its next move from the restored state (its resume): the calls a
+    #: resumed game says again (:class:`~companion.service.Service` ``restate``) are for people.
+    hears_again = False
+
     def __init__(
         self,
         players: Sequence[str],

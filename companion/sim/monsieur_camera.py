@@ -48,6 +48,10 @@ class CameraTable:
             camera cannot see.
     """
 
+    #: A simulated table plans its next move from the restored state (its resume): the calls a
+    #: resumed game says again (:class:`~companion.service.Service` ``restate``) are for people.
+    hears_again = False
+
     def __init__(self, camera: Any, source: Any, kid_colour: Callable[[str], str], spin_s_per_rev: float = 1.5,
                  seed: int = 0, think_s: float = 2.0):
         import numpy as np

@@ -134,6 +134,10 @@ class MonsieurCarrouselTable:
         ValueError: an unknown layout.
     """
 
+    #: A simulated table plans its next move from the restored state (its resume): the calls a
+    #: resumed game says again (:class:`~companion.service.Service` ``restate``) are for people.
+    hears_again = False
+
     def __init__(self, settings: SimSettings = SimSettings(), table: TableData | None = None):
         self.settings = settings
         self.table = table or load_table()
