@@ -68,7 +68,10 @@ from companion.vision.colour import (
     ColourReferences,
     FrozenFrames,
     PrintCheck,
+    LAB_FAST_ERROR,
     RegionClassifier,
+    lab_exact,
+    lab_fast,
     linear_to_lab,
     load_json,
     srgb_to_linear,
@@ -96,6 +99,9 @@ __all__ = [
     "draw_overlay",
     "letter_templates_from",
 ]
+
+#: every 8-bit sRGB level in linear light (``256 float32``)
+_LEVELS_LINEAR = srgb_to_linear(np.arange(256, dtype=np.uint8))
 
 AMBIGUOUS = "ambiguous"
 EMPTY = "empty"
@@ -828,6 +834,22 @@ class CarrosselReader:
         lw = self.letters.images[:, c - w:c + w + 1, c - w:c + w + 1].reshape(len(self.letters.animals), -1)
         lw = lw - lw.mean(axis=1, keepdims=True)
         self._letter_windows = (lw / np.maximum(np.linalg.norm(lw, axis=1, keepdims=True), 1e-6)).astype(np.float32)
+        # the letter match as matrix products (_letter_region_scores): over a region of S x S
+        # samples, for each shift (dy, dx) of the 2 w + 1 window, each template placed there
+        # (columns letter-major), then each shift's box of ones
+        q, k = 2 * w + 1, 2 * self.LETTER_SHIFT + 1
+        side = q + k - 1
+        templates = self._letter_windows.reshape(-1, q, q)
+        place = np.zeros((side, side, len(templates), k, k), np.float32)
+        boxes = np.zeros((side, side, k, k), np.float32)
+        for dy in range(k):
+            for dx in range(k):
+                place[dy:dy + q, dx:dx + q, :, dy, dx] = templates.transpose(1, 2, 0)
+                boxes[dy:dy + q, dx:dx + q, dy, dx] = 1.0
+        self._n_shifts = k * k
+        self._letter_boxes = boxes.reshape(side * side, k * k)
+        self._letter_matrix = np.ascontiguousarray(
+            np.concatenate([place.reshape(side * side, -1), self._letter_boxes], axis=1))
         lut = srgb_to_linear(np.arange(256, dtype=np.uint8))
         self._lum_b, self._lum_g, self._lum_r = (lut * np.float32(k) for k in (0.0722, 0.7152, 0.2126))
         self._booth_roofs = {n: _disc_points(c, 9.0, 2.0) for n, (c, _a) in g.booths.items()}
@@ -1275,12 +1297,20 @@ class CarrosselReader:
         cb, cg, cr = corner_px[..., 0], corner_px[..., 1], corner_px[..., 2]
         seen = ~black[:, self._sel_corner]
         clipped = (cb >= CLIPPED) & (cg >= CLIPPED) & (cr >= CLIPPED)
-        lab = linear_to_lab(srgb_to_linear(corner_px.reshape(-1, 3)), white)
-        cls = self.classifier.pixel_classes(lab).reshape(ncell, -1).astype(np.int64)
+        # white-relative linear light from one table (the divisions of linear_to_lab), one
+        # vectorised Lab conversion (within LAB_FAST_ERROR), the classes from the classifier's
+        # grid, a pixel near a class boundary classified from its exact Lab: the classes of
+        # linear_to_lab's Lab
+        table = self._relative_table(white)
+        corner_rel = _relative(table, corner_px.reshape(-1, 3))
+        lab = lab_fast(corner_rel)
+        cls = self.classifier.pixel_classes_near(lab, lambda i: lab_exact(corner_rel[i]))
+        cls = cls.reshape(ncell, -1).astype(np.int64)
         cls[clipped] = -1
         width = len(self.references.names) + OFFSET
         code = np.arange(ncell)[:, None] * width + cls + OFFSET
         counts = np.bincount(code[seen], minlength=ncell * width).reshape(ncell, width)
+        decided = self.classifier.decide_many(counts)
         # empty cells: the middle as light as the corners (a 5 mm number, no disc or letter)
         corner_lum = np.median(lum[:, self._sel_corner], axis=1)
         dark = (lum[:, self._sel_disc] < 0.55 * np.maximum(corner_lum, 1e-4)[:, None]).mean(axis=1)
@@ -1291,13 +1321,13 @@ class CarrosselReader:
         tiles: list[tuple[int, str, float]] = []
         empties: list[tuple[int, float]] = []
         retry: list[int] = []
-        outside_l, dark_l, counts_l = outside.tolist(), dark.tolist(), counts.tolist()
+        outside_l, dark_l = outside.tolist(), dark.tolist()
         for j, i in enumerate(index.tolist()):
             name = g.cell_names[i]
             if outside_l[j]:
                 out[name] = SlotReading(UNKNOWN, reason="out of the frame")
                 continue
-            colour = self.classifier.decide(counts_l[j])
+            colour = decided[j]
             if colour.label == UNKNOWN:
                 out[name] = SlotReading(UNKNOWN, reason=f"corners: {colour.reason}")
                 retry.append(j)
@@ -1326,10 +1356,9 @@ class CarrosselReader:
             keep = seen[rows] & ~hidden
             recount = np.bincount((np.arange(len(rows))[:, None] * width + cls[rows] + OFFSET)[keep],
                                   minlength=len(rows) * width).reshape(len(rows), width)
-            for j, c, n_keep in zip(retry, recount.tolist(), keep.sum(axis=1).tolist()):
+            for j, colour, n_keep in zip(retry, self.classifier.decide_many(recount), keep.sum(axis=1).tolist()):
                 if n_keep < self.MIN_CORNERS_LEFT:
                     continue
-                colour = self.classifier.decide(c)
                 if colour.label not in (UNKNOWN, EMPTY):
                     tiles.append((j, colour.label, colour.confidence))
         if empties:
@@ -1339,16 +1368,28 @@ class CarrosselReader:
             region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
             scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
             middle = flat[idx][:, self._sel_middle]
-            mcls = self.classifier.pixel_classes(linear_to_lab(srgb_to_linear(middle.reshape(-1, 3)), white))
+            middle_rel = _relative(table, middle.reshape(-1, 3))
+            mcls = self.classifier.pixel_classes_near(lab_fast(middle_rel), lambda i: lab_exact(middle_rel[i]))
             mcls = mcls.reshape(len(idx), -1)
             mb, mg, mr = middle[..., 0], middle[..., 1], middle[..., 2]
             white_mid = ((mcls == -1) | ((mb >= CLIPPED) & (mg >= CLIPPED) & (mr >= CLIPPED))).mean(axis=1)
             # the corners' median colour against the white reference: the print's neutral white
             # (chroma near 0), not a pale hand's skin over a tile (chroma 12 and more)
             lit = seen[idx] & ~clipped[idx]
-            corner_lab = lab.reshape(ncell, -1, 3)[idx]
-            chroma = np.hypot(np.nan_to_num(_masked_quantile(corner_lab[..., 1], lit, 0.5)),
-                              np.nan_to_num(_masked_quantile(corner_lab[..., 2], lit, 0.5)))
+
+            def corner_chroma(rows: np.ndarray, corner_lab: np.ndarray) -> np.ndarray:
+                return np.hypot(np.nan_to_num(_masked_quantile(corner_lab[..., 1], lit[rows], 0.5)),
+                                np.nan_to_num(_masked_quantile(corner_lab[..., 2], lit[rows], 0.5)))
+
+            every = np.arange(len(idx))
+            chroma = corner_chroma(every, lab.reshape(ncell, -1, 3)[idx])
+            # a median moves no more than its values: with the fast Lab's error in a* and b*
+            # the chroma is within sqrt(2) LAB_FAST_ERROR; near the bound, or reported (over
+            # it), it is measured on the exact Lab
+            near = np.flatnonzero(chroma > self.EMPTY_MAX_CHROMA - 1.5 * LAB_FAST_ERROR)
+            if len(near):
+                exact = lab_exact(corner_rel.reshape(ncell, -1, 3)[idx[near]].reshape(-1, 3))
+                chroma[near] = corner_chroma(near, exact.reshape(len(near), -1, 3))
             for (j, conf), best, wm, ch in zip(empties, scores.max(axis=1).tolist(), white_mid.tolist(),
                                                chroma.tolist()):
                 name = g.cell_names[int(index[j])]
@@ -1377,6 +1418,14 @@ class CarrosselReader:
             if unclear:
                 out.update(self._standees(lum, index, unclear))
         return out
+
+    @staticmethod
+    def _relative_table(white: np.ndarray) -> np.ndarray:
+        """Every 8-bit level of each channel in linear light over ``white`` (``3`` linear BGR),
+        clipped to 1: ``3 x 256 float32``, the same divisions as :func:`linear_to_lab`."""
+        w = np.maximum(np.asarray(white, dtype=np.float32).reshape(3, 1), 1e-4)
+        table = np.divide(_LEVELS_LINEAR[None, :], w)
+        return np.minimum(table, np.float32(1.0), out=table)
 
     def standee_mask(self, view: TableView, centres_mm: np.ndarray, ups: np.ndarray,
                      points: np.ndarray | None = None, grow_mm: float = 1.0, surely: bool = False) -> np.ndarray:
@@ -1525,22 +1574,34 @@ class CarrosselReader:
 
     def _letter_region_scores(self, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`letter_scores` on ``n x S x S`` letter regions (``S = 2 (LETTER_HALF +
-        LETTER_SHIFT) + 1``): ``n x K`` best r and shift index."""
-        w, s = self.LETTER_HALF, self.LETTER_SHIFT
+        LETTER_SHIFT) + 1``): ``n x K`` best r and shift index (row-major over the shifts).
+
+        Every shift's window products with the five zero-mean unit-norm templates, and the
+        window's sum, are one matrix product of the flattened regions with a fixed matrix
+        (:attr:`_letter_matrix`: each template placed at each shift, and each shift's box);
+        the sums of squares another. Pearson r = products / sqrt(sum x^2 - (sum x)^2 / n)."""
         region = np.asarray(region, dtype=np.float32)
-        q, k, m = 2 * w + 1, 2 * s + 1, len(region)
-        win = np.lib.stride_tricks.sliding_window_view(region, (q, q), axis=(1, 2)).reshape(m, -1, q * q)
-        # the templates have zero mean and unit norm: the numerator needs no window mean; each
-        # window's sum and sum of squares come from integral images
-        num = win @ self._letter_windows.T
-        sums = np.zeros((2, m, 2 * (w + s) + 2, 2 * (w + s) + 2), np.float32)
-        sums[0, :, 1:, 1:] = region.cumsum(axis=1).cumsum(axis=2)
-        sums[1, :, 1:, 1:] = (region * region).cumsum(axis=1).cumsum(axis=2)
-        box = sums[:, :, q:q + k, q:q + k] - sums[:, :, :k, q:q + k] - sums[:, :, q:q + k, :k] + sums[:, :, :k, :k]
-        sx, sxx = box[0].reshape(m, -1), box[1].reshape(m, -1)
+        m = len(region)
+        flat = region.reshape(m, -1)
+        n_letters, n_shifts = len(self._letter_windows), self._n_shifts
+        both = flat @ self._letter_matrix
+        num = both[:, :n_letters * n_shifts].reshape(m, n_letters, n_shifts)
+        sx = both[:, n_letters * n_shifts:]
+        sxx = (flat * flat) @ self._letter_boxes
+        q = 2 * self.LETTER_HALF + 1
         den = np.sqrt(np.maximum(sxx - sx * sx / (q * q), 1e-9))
-        r = num / den[:, :, None]
-        return r.max(axis=1), r.argmax(axis=1)
+        r = num / den[:, None, :]
+        return r.max(axis=2), r.argmax(axis=2)
+
+
+def _relative(table: np.ndarray, px: np.ndarray) -> np.ndarray:
+    """``N x 3 uint8`` BGR pixels to linear light over the white, at most 1 (``N x 3 float32``),
+    through the ``3 x 256`` table of :meth:`CarrosselReader._relative_table`."""
+    return np.take(table.reshape(-1), px.astype(np.intp) + _CHANNEL_OFFSET)
+
+
+#: each channel's row in a ``3 x 256`` table, flattened
+_CHANNEL_OFFSET = np.array([0, 256, 512], dtype=np.intp)
 
 
 def _masked_quantile(values: np.ndarray, mask: np.ndarray, q: float) -> np.ndarray:
