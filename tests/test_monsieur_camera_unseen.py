@@ -142,5 +142,9 @@ def test_camera_sim_games_play_to_their_end(tmp_path, seed, camera):
 def test_the_tell_says_how_to_enter_the_seat(lang):
     from companion.announcers.speech import Catalogue
 
-    text = Catalogue(lang).text(SeatUnseen(t=20.0, hidden="1, 2"), "monsieur-carrousel")
+    catalogue = Catalogue(lang)
+    call = SeatUnseen(t=20.0, hidden="1, 2")
+    text = catalogue.text(call, "monsieur-carrousel", console=True)  # the screen: the command
     assert text and "companion enter monsieur-carrousel kid_seated seat=N" in text and "{" not in text
+    spoken = catalogue.text(call, "monsieur-carrousel")  # the voice, to the kids: no command line
+    assert spoken and "companion" not in spoken and "seat=" not in spoken and "{" not in spoken
