@@ -433,8 +433,9 @@ def check_dice_tray(config: Any) -> Check:
                                         f"{config['dice']['die_px_min']}-{config['dice']['die_px_max']} px")
     path = calibration_path(TRAY_FILE.name, config)
     if not path.is_file():
-        return Check("dice tray", False, f"no {TRAY_FILE.name} in {path.parent}: the dice would be searched for "
-                                         "in the whole frame", fix)
+        return Check("dice tray", False, f"no {TRAY_FILE.name} in {path.parent}: without the tray's calibration "
+                                         "the dice's size and place are unknown (the whole frame would be searched "
+                                         "with [dice] die_px_min/max, which reads dice far less well)", fix)
     size = (config["camera"]["width"], config["camera"]["height"])
     try:
         box, geometry = load_tray_geometry(path, size)
