@@ -406,7 +406,7 @@ def _run_carrossel(args: argparse.Namespace, config: object) -> int:
         geometry_file = explicit_or_calibration(args.geometry, "carrossel-board.toml", config)
         letters_file = calibration_path("carrossel-letters.json", config)
         geometry = CarrosselGeometry.load(geometry_file)
-        registrar = Registrar(geometry.markers, geometry.dictionary)
+        registrar = Registrar(geometry.markers, geometry.dictionary, layout_only=True)
         use = CalibrationUse.build({"geometry": (geometry_file, given_as(args.geometry, "--geometry", None, "")),
                                     "letters": (letters_file, None)},
                                    args.intrinsics, config["camera"]["intrinsics"], config, registrar)

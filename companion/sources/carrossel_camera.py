@@ -478,7 +478,7 @@ def carrossel_camera_from_config(config: Any, frames: FrameSource | str, watch: 
     lens = load_lens(intrinsics) if intrinsics is not None else None
     reader = CarrosselReader(geometry, LetterTemplates.load(config=config),
                              Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"],
-                                       lens=lens))
+                                       lens=lens, layout_only=True))
     if isinstance(frames, str):
         spec = "picamera2" if frames == "auto" else frames
         options: dict[str, Any] = {"clock": clock or time.monotonic}

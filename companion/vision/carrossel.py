@@ -707,7 +707,9 @@ class CarrosselReader:
                  frozen_s: float = 3.0):
         self.geometry = g = geometry if geometry is not None else CarrosselGeometry.load()
         self.letters = letters if letters is not None else LetterTemplates.load()
-        self.registrar = registrar if registrar is not None else Registrar(g.markers, g.dictionary)
+        # the centre marker is found by its print (centre_marker_match), not by ArUco: the full
+        # detection looks only for the four fixed markers
+        self.registrar = registrar if registrar is not None else Registrar(g.markers, g.dictionary, layout_only=True)
         self.references = g.tile_references()
         self.classifier = colour_classifier or RegionClassifier(
             self.references, background_label=EMPTY, near=30.0, max_other=0.2, max_cover=1.01,

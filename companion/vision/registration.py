@@ -140,6 +140,10 @@ class MarkerFinder:
             marker must be seen by the half-size pass, else the whole frame is searched).
         min_markers: fewer markers of the layout than this (or none at all without a layout)
             and the whole frame is searched.
+        layout_only: only the layout's markers are wanted (the caller reads no other marker
+            from the detection): when the half-size pass decodes ``min_markers`` of them, no
+            window is searched around its other candidates (the layout's markers it missed are
+            still placed and searched). False: every candidate is looked at.
 
     Raises:
         RegistrationError: an unknown dictionary name.
@@ -149,8 +153,9 @@ class MarkerFinder:
     """
 
     def __init__(self, dictionary_name: str = "DICT_4X4_50", layout: Mapping[int, np.ndarray] | None = None,
-                 min_markers: int = 2):
+                 min_markers: int = 2, layout_only: bool = False):
         self.full = _detector(dictionary_name)
+        self.layout_only = bool(layout_only)
         self._dictionary = self.full.getDictionary()
         params = cv2.aruco.DetectorParameters()
         params.adaptiveThreshWinSizeMin = params.adaptiveThreshWinSizeMax = 3
@@ -284,6 +289,9 @@ class MarkerFinder:
                     decoded = {i: q for i, q in zip(ids.reshape(-1).tolist(), quads[:len(corners)])}
                 perimeter = np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2).sum(axis=1)
                 keep = perimeter <= MAX_MARKER_PERIMETER_RATE * max(h, w)
+                if self.layout_only and sum(i in self.layout for i in decoded) >= self.min_markers:
+                    keep[len(corners):] = False  # no window around the undecoded candidates
+                    keep[:len(corners)] &= np.isin(ids.reshape(-1), list(self.layout))
                 self._search(grey, quads[keep], 14.0 + perimeter[keep] / 32.0, found, done)
             for source in (decoded, found):
                 # the missing markers of the layout placed from the half-size pass's markers, then
@@ -432,6 +440,8 @@ class Registrar:
             x and in y (two markers on the same edge are not enough; two diagonal ones are).
         lens: (camera matrix, distortion coefficients) from ``companion calibrate intrinsics``,
             or None to treat the lens as distortion-free.
+        layout_only: the full detection looks only for the layout's markers
+            (:class:`MarkerFinder`'s ``layout_only``; :attr:`found` may then lack other markers).
 
     Raises:
         RegistrationError: an unknown dictionary, or a layout that is not 4 x 2 per marker.
@@ -440,7 +450,7 @@ class Registrar:
     def __init__(self, marker_corners_mm: Mapping[int, np.ndarray], dictionary_name: str = "DICT_4X4_50",
                  min_markers: int = 2, max_residual_px: float = 3.0, redetect_every: int = 30,
                  max_cell_mismatch: float = 0.2, min_spread: float = 0.6,
-                 lens: tuple[np.ndarray, np.ndarray] | None = None):
+                 lens: tuple[np.ndarray, np.ndarray] | None = None, layout_only: bool = False):
         self.layout: dict[int, np.ndarray] = {}
         for mid, corners in marker_corners_mm.items():
             arr = np.asarray(corners, dtype=np.float64)
@@ -456,7 +466,7 @@ class Registrar:
         self.min_markers = max(1, int(min_markers))
         #: the full detection (:class:`MarkerFinder`: a half-size pass, then the full detector in
         #: windows; the same markers and corners as one pass over the whole frame)
-        self._detector = MarkerFinder(dictionary_name, self.layout, self.min_markers)
+        self._detector = MarkerFinder(dictionary_name, self.layout, self.min_markers, layout_only)
         self._window_detector = _detector(dictionary_name, window=True)
         self.max_residual_px = float(max_residual_px)
         self.redetect_every = max(1, int(redetect_every))
