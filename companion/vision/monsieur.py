@@ -96,6 +96,7 @@ from companion.vision.monsieur_geometry import (
     TableCamera,
     read_roof,
 )
+from companion.vision.monsieur_seat_angle import print_beyond_seat, read_without_roof
 from companion.vision.registration import (
     Registrar,
     Registration,
@@ -547,8 +548,13 @@ class MonsieurReader:
         if white is None:
             return MonsieurReading("board not visible: the markers' white paper is out of the frame", registration=reg)
         if roof.camera is None:
+            # the seats placed by their own print and the disc's zero mark (the camera from the
+            # board plane alone): companion.vision.monsieur_seat_angle
+            got, why = read_without_roof(self, frame, reg, white, code, roof.status, stream)
+            if got is not None:
+                return got
             fault = self.colour_check.problem(white, code, np.zeros((0, 3), np.float32))
-            return MonsieurReading(fault or "ok", roof_status=roof.status, registration=reg)
+            return MonsieurReading(fault or "ok", roof_status=f"{roof.status}; {why}", registration=reg)
         cam = roof.camera
         angle = float(roof.angle_deg)  # type: ignore[arg-type]
         plan = self._plan_for(cam, angle, frame.shape, reg, stream, frame, white)
@@ -766,6 +772,7 @@ class MonsieurReader:
         strict_n = np.bincount(seg, weights=strict, minlength=segs + 1)
         clip_n = np.bincount(seg, weights=clipped, minlength=segs + 1)
         glare = self._glare(plan, seg, chroma, light, clipped)
+        covered = print_beyond_seat(plan, seg, strict, is_print, chroma, light, n, P)
         out = []
         why = []
         for k in range(n):
@@ -777,6 +784,10 @@ class MonsieurReader:
             if print_n[r] / count[r] < self.min_own_ring:
                 out.append(UNKNOWN)  # the seat's own print is not clear around it: a hand, a shadow, glare
                 why.append("its print is not clear around it (a hand, a shadow, glare)")
+                continue
+            if covered[k]:
+                out.append(UNKNOWN)  # its print's colour on the wood beyond it: a sleeve of that hue over it
+                why.append("its print's colour reaches beyond it (a sleeve or a thing of that colour over it)")
                 continue
             core_print = print_n[c] / count[c]
             core_dark = dark_n[c] / count[c]
