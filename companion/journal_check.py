@@ -76,6 +76,9 @@ class Report:
             result or table settings not JSON, its game or start not text): ``companion run``
             and ``replay`` refuse such a journal (:meth:`~companion.journal.Journal.sessions`).
         tail: the tail file's content, or None when there is none.
+        from_pages: how many of the entries (intact or damaged) were read from the file's
+            leaf pages directly, SQLite unable to reach them past a damaged page of the table
+            (:mod:`companion.journal_pages`); they are certified by their checksums like the rest.
     """
 
     path: str
@@ -87,6 +90,7 @@ class Report:
     unreadable: list[str] = field(default_factory=list)
     damaged_sessions: dict[int, str] = field(default_factory=dict)
     tail: Tail | None = None
+    from_pages: int = 0
 
     @property
     def ok(self) -> bool:
@@ -117,6 +121,9 @@ class Report:
                        f"is damaged: {d.reason}")
         for u in self.unreadable:
             out.append(f"unreadable: {u}")
+        if self.from_pages and session is None:
+            out.append(f"{self.from_pages} entr{'y' if self.from_pages == 1 else 'ies'} read from the file's pages "
+                       "past the damaged part of the table (each certified by its checksum)")
         return out
 
     def summary(self) -> str:
@@ -164,6 +171,27 @@ def _read_rows(db: sqlite3.Connection, table: str, columns: str, hi: int | None,
         rows.extend(batch)
         i = int(batch[-1][0]) + 1
         misses = 0
+    return rows
+
+
+def _rows_from_pages(path: str, have: set[int]) -> list[tuple[Any, ...]]:
+    """The ``entries`` rows of the file's own leaf pages (:mod:`companion.journal_pages`) that
+    SQL could not reach, with their columns' types as SQL gives them (``t`` a float: SQLite
+    may store a whole REAL as an integer). Not yet certified: the checksums decide."""
+    from companion.journal_pages import scan_table_rows
+
+    try:
+        scanned = scan_table_rows(path, 8)
+    except OSError:
+        return []
+    rows = []
+    for id_, row in scanned.items():
+        if id_ in have or id_ < 1:
+            continue
+        t = row[3]
+        if isinstance(t, int) and not isinstance(t, bool):
+            row = (*row[:3], float(t), *row[4:])
+        rows.append(row)
     return rows
 
 
@@ -228,6 +256,11 @@ def check_connection(db: sqlite3.Connection, path: str, tail: Tail | None) -> Re
     if hi is None and tail is not None:
         hi = tail.seq
     rows = _read_rows(db, "entries", _COLUMNS, hi, problems)
+    if any(p.startswith("entries:") for p in problems) and os.path.isfile(path):
+        found = _rows_from_pages(path, {int(r[0]) for r in rows})
+        if found:  # below a damaged interior or root page: read from the leaf pages themselves
+            rows = sorted(rows + found, key=lambda r: int(r[0]))
+            report.from_pages = len(found)
     report.unreadable = problems
     # Checksums: verify each row with the chain of the row before (stored or recomputed).
     verdicts: list[str | None] = []

@@ -1,0 +1,97 @@
+"""`companion journal check` and `salvage` keep every intact entry even when the entries
+table's root or interior page is damaged: SQL then reaches none of the rows below it, so they are
+read from the file's leaf pages themselves (companion/journal_pages.py) and kept only when their
+checksums certify them. Real SQLite files; the damage is written into the bytes."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from companion.commands.replay import replay_session
+from companion.journal import Journal
+from companion.journal_check import check, salvage
+from companion.journal_pages import scan_table_rows
+from companion.pause import Pause
+from tests.test_journal_faults import _game, _killed_copy
+
+
+def _pages(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        roots = dict(db.execute("SELECT name, rootpage FROM sqlite_master WHERE type = 'table'").fetchall())
+        return roots, db.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        db.close()
+
+
+def _damage_page(path, number, size, fill=b"\xff"):
+    with open(path, "r+b") as f:
+        f.seek((number - 1) * size)
+        f.write(fill * size)
+
+
+@pytest.fixture()
+def journal_of_300(tmp_path):
+    """A closed journal of a Carrousel game with 300 claims and one observation larger than a
+    page (its body on overflow pages): the entries' b-tree has a root above its leaves."""
+    path = tmp_path / "j.db"
+    with Journal(path, checkpoint_s=None) as journal:
+        session = _game(journal, 300)
+        journal.append_step(session, Pause(t=400.0, by="x" * 9000), [])
+    return path, {r[0]: r for r in check(path).intact}
+
+
+def test_a_damaged_root_page_of_the_entries_loses_no_entry(tmp_path, journal_of_300):
+    path, original = journal_of_300
+    roots, size = _pages(path)
+    _damage_page(path, roots["entries"], size)
+    report = check(path)
+    assert report.unreadable  # the damage is named
+    assert {r[0]: r for r in report.intact} == original  # and nothing is lost, the large one included
+    assert report.from_pages == len(original) and not report.losses and not report.damaged
+    kept = salvage(path, tmp_path / "new.db")
+    assert len(kept.intact) == len(original)
+    with Journal(tmp_path / "new.db", readonly=True) as again:
+        assert check(tmp_path / "new.db").ok
+        assert replay_session(again, again.sessions()[0]).identical
+
+
+def test_a_leaf_page_damaged_too_loses_only_its_entries_and_never_certifies_garbage(tmp_path, journal_of_300):
+    path, original = journal_of_300
+    roots, size = _pages(path)
+    _damage_page(path, roots["entries"], size)
+    data = path.read_bytes()
+    leaves = [n for n in range(2, len(data) // size + 1)  # table leaf pages (type 13) but the sessions'
+              if data[(n - 1) * size] == 13 and n != roots["sessions"]]
+    leaf = leaves[len(leaves) // 2]
+    with open(path, "r+b") as f:  # scramble the second half of a leaf page: its records' text
+        f.seek((leaf - 1) * size + size // 2)
+        f.write(bytes((i * 37) % 251 for i in range(size // 2)))
+    report = check(path)
+    intact = {r[0]: r for r in report.intact}
+    assert intact and all(original[i] == row for i, row in intact.items())  # what is kept is the original
+    gone = set(original) - set(intact)
+    assert gone  # the scrambled leaf's entries
+    named = {d.entry for d in report.damaged} | {i for loss in report.losses for i in range(loss.first, loss.last + 1)}
+    assert gone <= named  # every one of them named: damaged or lost
+
+
+def test_rows_in_the_write_ahead_log_are_read_too(tmp_path):
+    """A journal as a kill leaves it (part in the WAL): its root page damaged in the file, the
+    entries only in the log's frames are found there."""
+    copy = _killed_copy(tmp_path)
+    with Journal(copy, readonly=True) as journal:
+        before = {r[0]: r for r in check(copy).intact}
+        assert before
+    scanned = scan_table_rows(copy, 8)
+    assert set(before) <= set(scanned)
+    for id_, row in before.items():
+        assert scanned[id_][:3] == row[:3] and scanned[id_][4:] == row[4:] and float(scanned[id_][3]) == row[3]
+
+
+def test_a_file_that_is_not_sqlite_scans_to_nothing(tmp_path):
+    path = tmp_path / "x.db"
+    path.write_bytes(b"not a database" * 1000)
+    assert scan_table_rows(path, 8) == {}
