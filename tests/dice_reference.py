@@ -5,8 +5,10 @@ with whichever face model is loaded (companion/data/dice_faces.onnx, or one give
 
 Not used by the product. :class:`ReferenceDiceReader` is the old :class:`DiceReader` (finder,
 search, face classifier with its eight views in one forward each call, pip fitter over every
-subset, decision), unchanged but for this note; it imports only the tray's geometry
-(companion/readers/dice_tray.py) from the package.
+subset, decision), unchanged but for this note and the accuracy changes of issue 16 made in
+both on purpose (the flat-face pip fit of ``_cocked``; ``_dice_in_bands``: the dice inside a
+region too large to be dice, with a tray geometry); it imports only the tray's geometry and
+face fit (companion/readers/dice_tray.py) from the package.
 
 The old module's notes follow.
 
@@ -701,12 +703,13 @@ class DiceReader:
             inside = self.floor_region(small, (w, h), raw[::4, ::4][: small.shape[0], : small.shape[1]])
             if inside is not None:
                 raw &= inside
-        mask = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        opened = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        mask = cv2.morphologyEx(opened, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         lo, hi = self.die_px
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
         comps = [tuple(int(v) for v in stats[i]) for i in range(n)]
         kinds = ["other"] + [self._shape(c[2], c[3], c[4]) for c in comps[1:]]
+        inside = self._dice_in_bands(opened, labels, comps, kinds) if self.geometry is not None else []
         # The dice of one frame are of one size: a "die" much larger than the typical one is
         # two dice (or a die and its neighbour's side) touching.
         sides = sorted(max(c[2], c[3]) for c, k in zip(comps, kinds) if k == "die")
@@ -740,6 +743,8 @@ class DiceReader:
                     bx, by = x + sx + x0, y + sy + y0
                     out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), True))
             # anything else is not dice (a tray wall, a hand): ignored
+        out += [((float(bx + x0), float(by + y0), float(bx + bw + x0), float(by + bh + y0)), True)
+                for bx, by, bw, bh in inside]
         if typical is not None:
             # A die seen only in part (a white die on the light floor, a dark side face) gives a
             # small region: its box grows to the typical die around the region's centre.
@@ -886,6 +891,40 @@ class DiceReader:
         # the finder's other dice (not the one this box is over) are set aside
         others = [b for b, _ in regions if overlap(b) < 0.2]
         return _partial(raw_at, box, others)
+
+    def _dice_in_bands(self, opened: np.ndarray, labels: np.ndarray, comps: list, kinds: list) -> list:
+        """With a tray geometry: the dice inside regions too large to be dice, ``(x, y, w, h)``
+        px of the region of interest per die.
+
+        The finder's closing (5 x 5) joins a die lying near the tray's wall to the wall's
+        shading band, and the joined region, longer than a few dice, is no die ("other"). In the
+        foreground before the closing (``opened``: the raw mask after the 3 x 3 opening) such a
+        die is a region of its own: every part of a large region that has a single die's size
+        and squareness there (:meth:`_shape`) is taken as a die. A part of the band itself that
+        happens to be die-sized goes to the two readers like any other box: neither sees a die
+        there and it is dropped (:meth:`_read_singles`).
+
+        Args:
+            opened: ``h x w uint8`` 0/1, the opened foreground of the region of interest.
+            labels: ``h x w int32``, the closed mask's components.
+            comps: per component ``(x, y, w, h, area)``.
+            kinds: per component ``"die"``, ``"cluster"`` or ``"other"``.
+        """
+        import cv2
+
+        hi = self.die_px[1]
+        out = []
+        for i in range(1, len(comps)):
+            x, y, bw, bh, _ = comps[i]
+            if kinds[i] != "other" or max(bw, bh) <= hi:
+                continue
+            part = opened[y : y + bh, x : x + bw] & (labels[y : y + bh, x : x + bw] == i).astype(np.uint8)
+            m, _, sub, _ = cv2.connectedComponentsWithStats(part)
+            for k in range(1, m):
+                sx, sy, sw, sh, area = (int(v) for v in sub[k])
+                if self._shape(sw, sh, area) == "die":
+                    out.append((x + sx, y + sy, sw, sh))
+        return out
 
     def _shape(self, w: int, h: int, area: int) -> str:
         """``"die"``, ``"cluster"`` (several touching dice) or ``"other"`` for a region."""

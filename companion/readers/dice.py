@@ -1065,12 +1065,13 @@ class DiceReader:
             inside = self.floor_region(small, (w, h), raw[::4, ::4][: small.shape[0], : small.shape[1]])
             if inside is not None:
                 raw &= inside
-        mask = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        opened = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        mask = cv2.morphologyEx(opened, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         lo, hi = self.die_px
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
         comps = [tuple(int(v) for v in stats[i]) for i in range(n)]
         kinds = ["other"] + [self._shape(c[2], c[3], c[4]) for c in comps[1:]]
+        inside = self._dice_in_bands(opened, labels, comps, kinds) if self.geometry is not None else []
         # The dice of one frame are of one size: a "die" much larger than the typical one is
         # two dice (or a die and its neighbour's side) touching.
         sides = sorted(max(c[2], c[3]) for c, k in zip(comps, kinds) if k == "die")
@@ -1104,6 +1105,8 @@ class DiceReader:
                     bx, by = x + sx + x0, y + sy + y0
                     out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), True))
             # anything else is not dice (a tray wall, a hand): ignored
+        out += [((float(bx + x0), float(by + y0), float(bx + bw + x0), float(by + bh + y0)), True)
+                for bx, by, bw, bh in inside]
         if typical is not None:
             # A die seen only in part (a white die on the light floor, a dark side face) gives a
             # small region: its box grows to the typical die around the region's centre.
@@ -1116,6 +1119,40 @@ class DiceReader:
                     grown.append(((bx0, by0, bx1, by1), single))
             out = grown
         return out, (raw, x0, y0), typical
+
+    def _dice_in_bands(self, opened: np.ndarray, labels: np.ndarray, comps: list, kinds: list) -> list:
+        """With a tray geometry: the dice inside regions too large to be dice, ``(x, y, w, h)``
+        px of the region of interest per die.
+
+        The finder's closing (5 x 5) joins a die lying near the tray's wall to the wall's
+        shading band, and the joined region, longer than a few dice, is no die ("other"). In the
+        foreground before the closing (``opened``: the raw mask after the 3 x 3 opening) such a
+        die is a region of its own: every part of a large region that has a single die's size
+        and squareness there (:meth:`_shape`) is taken as a die. A part of the band itself that
+        happens to be die-sized goes to the two readers like any other box: neither sees a die
+        there and it is dropped (:meth:`_read_singles`).
+
+        Args:
+            opened: ``h x w uint8`` 0/1, the opened foreground of the region of interest.
+            labels: ``h x w int32``, the closed mask's components.
+            comps: per component ``(x, y, w, h, area)``.
+            kinds: per component ``"die"``, ``"cluster"`` or ``"other"``.
+        """
+        import cv2
+
+        hi = self.die_px[1]
+        out = []
+        for i in range(1, len(comps)):
+            x, y, bw, bh, _ = comps[i]
+            if kinds[i] != "other" or max(bw, bh) <= hi:
+                continue
+            part = opened[y : y + bh, x : x + bw] & (labels[y : y + bh, x : x + bw] == i).astype(np.uint8)
+            m, _, sub, _ = cv2.connectedComponentsWithStats(part)
+            for k in range(1, m):
+                sx, sy, sw, sh, area = (int(v) for v in sub[k])
+                if self._shape(sw, sh, area) == "die":
+                    out.append((x + sx, y + sy, sw, sh))
+        return out
 
     def _foreground(self, lab: np.ndarray, floor: np.ndarray) -> np.ndarray:
         """``H x W uint8`` 0/1: the pixels whose Lab distance from the floor's local colour,

@@ -762,20 +762,36 @@ def with_face_fit(frame: np.ndarray, geometry: TrayGeometry, box: Sequence[float
     """The reader's pip evidence of the die in ``box`` with :func:`fit_face`'s reading joined in.
 
     ``evidence`` is the reader's ``(value, reason, crop values, crop pips)``
-    (:meth:`companion.readers.dice.DiceReader.pip_evidence`). When the reader's crops read a
-    value and the face fitted on the plane of a flat die's top face reads another, the two
-    disagree: no value (``"the pips read 3, the face's grid 2"``). When no crop read any value,
-    the fitted face's value and pips are the pips' evidence (the classifier must still vote for
-    the same value, and the die's flatness is still tested on those pips). Otherwise the
-    evidence is unchanged.
+    (:meth:`companion.readers.dice.DiceReader.pip_evidence`). The face is fitted where the
+    crops' pips show it (the centroid of every crop's pips that gave a value: the centre of
+    the face they read, where the classifier also looks), else, or when nothing fits there,
+    where a flat die's top face lies in the box (:func:`face_centre_in_box`).
+
+    * The crops read a value (two of three agree, none another) and the fitted face another:
+      the two disagree, no value (``"the pips read 3, the face's grid 2"``).
+    * The crops read no value (none, one crop alone, or crops disagreeing) and the fitted face
+      reads one: the fitted face's value and pips are the pips' evidence. The fit sees the
+      whole face on its own plane at the die's size, where a crop sees a box the finder drew;
+      the classifier must still vote for the same value on the same face, and the die's
+      flatness is still tested on the fitted pips.
+    * Otherwise the evidence is unchanged.
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR.
+        geometry: the tray's geometry.
+        box: ``(x0, y0, x1, y1)`` frame px, the finder's box.
+        evidence: as above.
 
     Returns:
         The evidence in the same form.
     """
     value, _, given, found = evidence
-    if given and value is None:
-        return evidence  # the crops disagree, or one alone read a value: not sure either way
-    fit = fit_face(frame, geometry, face_centre_in_box(geometry, box))
+    seen = [np.asarray(p, float) for p in found if len(p)]
+    fit = None
+    if seen:
+        fit = fit_face(frame, geometry, np.mean([p.mean(0) for p in seen], axis=0))
+    if fit is None or fit.value is None:
+        fit = fit_face(frame, geometry, face_centre_in_box(geometry, box))
     if value is not None:
         if fit.value is not None and fit.value != value:
             return None, f"the pips read {value}, the face's grid {fit.value}", tuple(given) + (fit.value,), found
