@@ -931,11 +931,13 @@ class CarrosselReader:
         theta = np.arctan2(-gy, gx)  # the patch's rows run towards -y
         z = complex(float((wgt * np.cos(4 * theta)).sum()), float((wgt * np.sin(4 * theta)).sum()))
         phi = math.degrees(math.atan2(z.imag, z.real)) / 4.0
-        def match(deg: float, x0: int = 0, y0: int = 0, x1: int = n, y1: int = n) -> tuple[float, tuple[int, int], np.ndarray]:
+        def rotated(deg: float) -> np.ndarray:
             rot = cv2.getRotationMatrix2D(((self._tpl_n - 1) / 2, (self._tpl_n - 1) / 2), deg - 90.0, 1.0)
-            tpl = cv2.warpAffine(self._tpl, rot, (self._tpl_n, self._tpl_n), flags=cv2.INTER_LINEAR,
-                                 borderMode=cv2.BORDER_CONSTANT, borderValue=float(self.geometry.paper_white))
-            res = cv2.matchTemplate(patch[y0:y1, x0:x1], tpl, cv2.TM_CCOEFF_NORMED)
+            return cv2.warpAffine(self._tpl, rot, (self._tpl_n, self._tpl_n), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_CONSTANT, borderValue=float(self.geometry.paper_white))
+
+        def match(deg: float, x0: int = 0, y0: int = 0, x1: int = n, y1: int = n) -> tuple[float, tuple[int, int], np.ndarray]:
+            res = cv2.matchTemplate(patch[y0:y1, x0:x1], rotated(deg), cv2.TM_CCOEFF_NORMED)
             _lo, hi, _lo_at, at = cv2.minMaxLoc(res)
             return hi, (at[0] + x0, at[1] + y0), res
 
@@ -955,7 +957,7 @@ class CarrosselReader:
         t = self._tpl_n
         win = (max(ax - 3, 0), max(ay - 3, 0), min(ax + t + 3, n), min(ay + t + 3, n))
         offs = np.arange(-self.MATCH_REACH_DEG, self.MATCH_REACH_DEG + 1e-9, self.MATCH_STEP_DEG)
-        turned = [match(angle + o, *win) for o in offs]
+        turned = self._turned_matches(patch, [rotated(angle + o) for o in offs], win)
         k = int(np.argmax([m[0] for m in turned]))
         if 0 < k < len(offs) - 1:
             angle += offs[k] + self.MATCH_STEP_DEG * _peak_offset(turned[k - 1][0], turned[k][0], turned[k + 1][0])
@@ -969,6 +971,45 @@ class CarrosselReader:
         cpy = win[1] + y + dy + (self._tpl_n - 1) / 2
         centre = np.array([-half + step / 2 + cpx * step, half - step / 2 - cpy * step])
         return angle % 360.0, centre, float(best)
+
+    @staticmethod
+    def _turned_matches(patch: np.ndarray, templates: Sequence[np.ndarray],
+                        win: tuple[int, int, int, int]) -> list[tuple[float, tuple[int, int], np.ndarray]]:
+        """OpenCV's ``matchTemplate(patch[win], t, TM_CCOEFF_NORMED)`` of each template (each
+        ``t x t float32``) in a small window (``x0, y0, x1, y1``: a few positions each way), as
+        one matrix product of the window's ``t x t`` sub-windows with the zero-mean templates
+        (the same scores to float rounding, about 1e-6): each template's (best score, its
+        place in the patch, the score map), as :meth:`_match_patch`'s ``match``. The sums of
+        each sub-window and of its squares come from integral images in double precision;
+        OpenCV's bounds on a score whose denominator vanishes are kept (0 for a flat window).
+
+        Source: OpenCV ``cv::matchTemplate`` (``TM_CCOEFF_NORMED``: the correlation of the
+        zero-mean template with the window, over the template's norm times the window's
+        standard deviation times its size's root)."""
+        x0, y0, x1, y1 = win
+        sub = np.ascontiguousarray(patch[y0:y1, x0:x1], dtype=np.float32)
+        t = templates[0].shape[0]
+        ky, kx = sub.shape[0] - t + 1, sub.shape[1] - t + 1
+        tpl = np.stack(templates).reshape(len(templates), -1)
+        tpl = tpl - tpl.mean(axis=1, keepdims=True)
+        tnorm = np.sqrt(np.square(tpl, dtype=np.float64).sum(axis=1))
+        windows = np.lib.stride_tricks.sliding_window_view(sub, (t, t)).reshape(ky * kx, t * t)
+        num = (windows @ tpl.T).astype(np.float64)  # positions x templates
+        s1, s2 = cv2.integral2(sub, sdepth=cv2.CV_64F)
+
+        def box(a: np.ndarray) -> np.ndarray:
+            return (a[t:t + ky, t:t + kx] - a[:ky, t:t + kx] - a[t:t + ky, :kx] + a[:ky, :kx]).reshape(-1)
+
+        w1, w2 = box(s1), box(s2)
+        lim = np.sqrt(np.maximum(w2 - w1 * w1 / (t * t), 0.0))[:, None] * tnorm[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            res = np.where(np.abs(num) < lim, num / lim,
+                           np.where(np.abs(num) < lim * 1.125, np.sign(num), 0.0)).astype(np.float32)
+        out = []
+        for r in res.T.reshape(len(templates), ky, kx):
+            at = int(np.argmax(r))
+            out.append((float(r.flat[at]), (at % kx + x0, at // kx + y0), r))
+        return out
 
     def centre_marker(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, str]:
         """The centre marker's corners in the image, found by :meth:`centre_marker_match`.
