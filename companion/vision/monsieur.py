@@ -80,16 +80,19 @@ import numpy as np
 from companion.vision.colour import (
     _LUT,
     CLIPPED,
+    LAB_FAST_ERROR,
     UNKNOWN,
     ColourCheck,
     ColourReferences,
     FrozenFrames,
+    lab_exact,
+    lab_fast,
     linear_to_lab,
     srgb_to_linear,
     white_of,
 )
 from companion.vision.frames import check_bgr_frame
-from companion.vision.monsieur_die import DieReader, DieReading
+from companion.vision.monsieur_die import DieReader, DieReading, white_relative
 from companion.vision.monsieur_geometry import (
     MonsieurGeometry,
     RoofReading,
@@ -231,14 +234,13 @@ class _SeatPlan:
         seat, part, off = reader._layout
         self.planned = reader._planned
         pts = centres[seat] + off
-        zs = np.where(part == 2, head_z, z)
-        px = np.empty_like(pts)
-        for zz in (z, head_z):
-            sel = zs == zz
-            px[sel] = cam.to_image(pts[sel], zz)
-        px = np.rint(px).astype(np.int64)
+        heads = reader._part_slices[2]
+        px = np.rint(cam.to_image_at(pts, z, heads, head_z)).astype(np.int64)
         ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
-        c = cam.centre_mm
+        # every sample's ray to the camera once; each test below on the samples of the parts
+        # it concerns (contiguous in the layout), every sample's answer its own
+        rays = _Rays(cam.centre_mm, pts, np.array([z, head_z]), heads)
+        ring_s, _core_s, _head_s, back_s, wood_s = reader._part_slices
         # the seat's print behind its token: the samples whose ray to the camera crosses the
         # part of a token that is there wherever on the seat it stands (its axis within
         # kid_max_offset_mm of the centre, less the angle's error: behind_margin_mm), up to
@@ -247,30 +249,25 @@ class _SeatPlan:
         # a token hides them, an empty seat shows its print there
         core_r = g.kid_base_radius_mm - g.kid_max_offset_mm - reader.behind_margin_mm
         sure_top = z + g.kid_height_mm - g.kid_base_radius_mm
-        # (each test on the samples still kept, the cheapest first)
-        back = np.flatnonzero(ok & (part == 3))
-        ok[back] = _ray_passes(c, pts[back], zs[back], z, sure_top, centres[seat[back]], core_r)
+        ok[back_s] &= rays.passes(back_s, z, sure_top, centres[seat[back_s]], core_r)
         # a token on its own seat may hide a ring; a middle or a head only another seat's
         # token; only the two neighbours' can (the next ones are 85 mm away, beyond a token's
         # height times any tilt)
         # the wood around a seat: on the disc's top, off every seat's print
-        wood = np.flatnonzero(ok & (part == 4))
-        near = np.hypot(pts[wood, 0] - g.axis_mm[0], pts[wood, 1] - g.axis_mm[1]) <= g.disc_radius_mm - 1.5
+        wp = pts[wood_s]
+        near = np.hypot(wp[:, 0] - g.axis_mm[0], wp[:, 1] - g.axis_mm[1]) <= g.disc_radius_mm - 1.5
         for step in (-1, 1):
-            other = centres[(seat[wood] + step) % n]
-            near &= np.hypot(pts[wood, 0] - other[:, 0], pts[wood, 1] - other[:, 1]) >= g.seat_diameter_mm / 2.0 + 1.5
-        ok[wood] = near
-        ring = np.flatnonzero(ok & ((part == 0) | (part == 4)))
-        ok[ring] = ~_ray_passes(c, pts[ring], zs[ring], z, top, centres[seat[ring]], reach)
+            other = centres[(seat[wood_s] + step) % n]
+            near &= np.hypot(wp[:, 0] - other[:, 0], wp[:, 1] - other[:, 1]) >= g.seat_diameter_mm / 2.0 + 1.5
+        ok[wood_s] &= near
+        for sl in (ring_s, wood_s):
+            ok[sl] &= ~rays.passes(sl, z, top, centres[seat[sl]], reach)
+        every = slice(0, len(seat))
         for step in (-1, 1):
-            i = np.flatnonzero(ok)
-            ok[i] = ~_ray_passes(c, pts[i], zs[i], z, top, centres[(seat[i] + step) % n], reach)
+            ok &= ~rays.passes(every, z, top, centres[(seat + step) % n], reach)
         # the roof (skirt and cone inside its cylinder) and the figure hide what lies behind them
-        i = np.flatnonzero(ok)
-        ok[i] = ~_ray_passes(c, pts[i], zs[i], g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm),
-                             g.roof_radius_mm + 1.0)
-        i = np.flatnonzero(ok)
-        ok[i] = ~_ray_passes(c, pts[i], zs[i], z, g.figure_top_z_mm, np.asarray(g.figure_mm), g.figure_radius_mm + 1.0)
+        ok &= ~rays.passes(every, g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm), g.roof_radius_mm + 1.0)
+        ok &= ~rays.passes(every, z, g.figure_top_z_mm, np.asarray(g.figure_mm), g.figure_radius_mm + 1.0)
         self.idx = px[ok, 1] * w + px[ok, 0]
         self.seg = (_PARTS * seat + part)[ok]
         #: per sample, its sector (0-7) of the wood around its seat (-1 for other parts)
@@ -330,6 +327,51 @@ def _ray_passes(camera_mm: np.ndarray, pts: np.ndarray, z: np.ndarray, z_lo: flo
     t = np.clip((rx * bx + ry * by) / np.maximum(bx * bx + by * by, 1e-12), 0.0, 1.0)
     dx, dy = rx - t * bx, ry - t * by
     return (dx * dx + dy * dy <= radius * radius) & (w > 0)
+
+
+class _Rays:
+    """The rays from sample points to the camera's centre, for :meth:`passes` tests.
+
+    Args:
+        camera_mm: ``3`` mm, the camera's centre.
+        pts: ``N x 2`` mm, the points.
+        heights: ``2`` mm: every point is at ``heights[0]``, but those of ``upper`` (a slice
+            of the points) at ``heights[1]``.
+        upper: that slice.
+    """
+
+    def __init__(self, camera_mm: np.ndarray, pts: np.ndarray, heights: np.ndarray, upper: slice):
+        self.camera = np.asarray(camera_mm, dtype=np.float64)
+        self.x = np.ascontiguousarray(pts[:, 0])
+        self.y = np.ascontiguousarray(pts[:, 1])
+        self.tx = self.camera[0] - self.x
+        self.ty = self.camera[1] - self.y
+        self.heights = np.asarray(heights, dtype=np.float64)
+        self.span = np.maximum(float(self.camera[2]) - self.heights, 1e-6)
+        self.which = np.zeros(len(pts), dtype=np.intp)
+        self.which[upper] = 1
+
+    def passes(self, sl: slice, z_lo: float, z_hi: float, centres: np.ndarray, radius: float) -> np.ndarray:
+        """Do the rays of the points ``sl`` pass within ``radius`` mm of a vertical axis
+        through ``centres`` (``2``: one for all, or one per point of ``sl``: ``M x 2``) between
+        heights ``z_lo`` and ``z_hi``? ``M`` bool.
+
+        The ray's part between the two heights is a segment in plan view; its nearest point to
+        the centre decides (exact for a vertical cylinder)."""
+        zz = self.heights
+        lo2 = np.clip((np.maximum(z_lo, zz) - zz) / self.span, 0.0, 1.0)
+        w2 = np.clip((z_hi - zz) / self.span, 0.0, 1.0) - lo2
+        which = self.which[sl]
+        lo, w = lo2[which], w2[which]
+        tx, ty = self.tx[sl], self.ty[sl]
+        cen = np.asarray(centres, dtype=np.float64)
+        cx, cy = (cen[0], cen[1]) if cen.ndim == 1 else (cen[:, 0], cen[:, 1])
+        rx = cx - (self.x[sl] + lo * tx)
+        ry = cy - (self.y[sl] + lo * ty)
+        bx, by = w * tx, w * ty
+        t = np.clip((rx * bx + ry * by) / np.maximum(bx * bx + by * by, 1e-12), 0.0, 1.0)
+        dx, dy = rx - t * bx, ry - t * by
+        return (dx * dx + dy * dy <= radius * radius) & (w > 0)
 
 
 class MonsieurReader:
@@ -446,6 +488,9 @@ class MonsieurReader:
         self._layout = (np.concatenate([np.repeat(np.arange(n), len(o)) for o in offsets]),
                         np.concatenate([np.full(n * len(o), j) for j, o in enumerate(offsets)]),
                         np.concatenate([np.tile(o, (n, 1)) for o in offsets]))
+        ends = np.cumsum([0] + [n * len(o) for o in offsets])
+        #: each part's samples in the layout (ring, middle, head, behind, wood), contiguous
+        self._part_slices = tuple(slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:]))
         self._layout_sector = np.concatenate([np.tile(self._wood_sector, n) if o is self._wood else np.full(n * len(o), -1)
                                               for o in offsets])
         names = tuple(g.print_srgb)
@@ -667,16 +712,33 @@ class MonsieurReader:
         h, w = frame.shape[:2]
         ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
         idx = np.where(ok, np.clip(px[:, 1], 0, h - 1) * w + np.clip(px[:, 0], 0, w - 1), 0)
-        uniq, inv = np.unique(idx, return_inverse=True)
-        pix = np.take(frame.reshape(-1, 3), uniq, axis=0)
-        lab = linear_to_lab(_LUT[pix], white)[inv.ravel()]
+        pix = np.take(frame.reshape(-1, 3), idx, axis=0)
         seat = np.broadcast_to(k[None, :, None], pts.shape[:3]).ravel()
-        chroma = np.hypot(lab[:, 1], lab[:, 2])
         unit = self._print_unit[seat]
-        along = lab[:, 1] * unit[:, 0] + lab[:, 2] * unit[:, 1]
-        clipped = pix.min(axis=1)[inv.ravel()] >= CLIPPED
-        is_print = ((along >= self.cos_hue * chroma) & (chroma >= 12.0) & ~clipped & ok
-                    & (chroma >= np.maximum(self.print_share * self._print_cl[seat], self.kid_chromaticity) * lab[:, 0]))
+        floor = np.maximum(self.print_share * self._print_cl[seat], self.kid_chromaticity)
+
+        def print_margin(lab: np.ndarray, unit: np.ndarray, floor: np.ndarray) -> np.ndarray:
+            # the three print tests' least margin (a print pixel: every one at least 0)
+            chroma = np.hypot(lab[:, 1], lab[:, 2])
+            along = lab[:, 1] * unit[:, 0] + lab[:, 2] * unit[:, 1]
+            return np.minimum(np.minimum(along - self.cos_hue * chroma, chroma - 12.0), chroma - floor * lab[:, 0])
+
+        # the fast vectorised Lab decides every pixel whose margin exceeds what its error
+        # (LAB_FAST_ERROR a component) can move it; the others are decided on the exact Lab
+        # (as linear_to_lab converts them): the same answers as the exact Lab's everywhere
+        rel = white_relative(pix, white)
+        margin = print_margin(lab_fast(rel), unit, floor)
+        is_print = margin >= 0.0
+        unsure = np.flatnonzero(np.abs(margin) < 4.0 * LAB_FAST_ERROR)
+        if len(unsure):
+            lab = lab_exact(rel[unsure])
+            chroma = np.hypot(lab[:, 1], lab[:, 2])
+            u = unit[unsure]
+            along = lab[:, 1] * u[:, 0] + lab[:, 2] * u[:, 1]
+            is_print[unsure] = ((along >= self.cos_hue * chroma) & (chroma >= 12.0)
+                                & (chroma >= floor[unsure] * lab[:, 0]))
+        clipped = pix.min(axis=1) >= CLIPPED
+        is_print &= ~clipped & ok
         sgn = np.broadcast_to(sign[None, None, :], pts.shape[:3]).ravel()
         score = (is_print * sgn).reshape(len(steps), n, -1)
         share = score[:, :, : len(inner)].mean(axis=2) + score[:, :, len(inner):].mean(axis=2)  # S x n

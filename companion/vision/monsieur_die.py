@@ -55,13 +55,29 @@ import numpy as np
 from companion.vision.colour import (
     _LUT,
     CLIPPED,
+    LAB_FAST_ERROR,
     UNKNOWN,
     ColourReferences,
+    lab_exact,
+    lab_fast,
     linear_to_lab,
 )
 from companion.vision.monsieur_geometry import MonsieurGeometry, TableCamera
 
 __all__ = ["DieReader", "DieReading"]
+
+
+def white_relative(pixels: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """8-bit BGR pixels (``N x 3 uint8``) as linear light over the white reference (``3``
+    linear BGR), clipped to 0-1: ``N x 3 float32``, the same values :func:`linear_to_lab`
+    divides (one look-up table of the 256 levels of each channel per white), for
+    :func:`~companion.vision.colour.lab_fast` and :func:`~companion.vision.colour.lab_exact`."""
+    w = np.maximum(np.asarray(white, dtype=np.float32).reshape(3), 1e-4)
+    table = np.minimum(_LUT[None, :] / w[:, None], 1.0)  # 3 x 256 (linear light is never below 0)
+    return np.take(table.reshape(-1), np.asarray(pixels, dtype=np.intp) + _CHANNEL_OFFSET)
+
+
+_CHANNEL_OFFSET = np.array([0, 256, 512], dtype=np.intp)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,11 +221,12 @@ class DieReader:
 
     def _labels(self, frame: np.ndarray, cam: TableCamera, white: np.ndarray, scale: float,
                 origin: tuple[float, float], size: tuple[int, int], circles: list[tuple[float, float, float]],
-                floors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                floors: np.ndarray | None = None, with_ab: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The warped plane's pixel labels (``h x w int64``: die colour index, -1 none), their
         a*, b* (``h x w x 2 float32``, NaN where masked out) and the per-colour chroma floors (``K``; given, or measured here: a colour that covers much more
         of the board than a die top is the board's own print, the sun half's pale yellow, and a
-        die top of that hue must stand out above it)."""
+        die top of that hue must stand out above it). With ``with_ab`` False the a*, b* are not
+        kept (None; the labels and floors are the same)."""
         z = self.geometry.die_size_mm
         w, h = size
         m = self._warp_matrix(scale, origin) @ np.linalg.inv(cam.plane_homography(z))
@@ -218,7 +235,7 @@ class DieReader:
         mask = self._mask(circles, scale, origin, size)
         flat = warped.reshape(-1, 3)
         labels = np.full(h * w, -1, np.int64)
-        ab = np.full((h * w, 2), np.nan, np.float32)
+        ab = np.full((h * w, 2), np.nan, np.float32) if with_ab else None
         b, g_, r = flat[:, 0], flat[:, 1], flat[:, 2]  # pairwise: numpy reduces a short axis slowly
         cand = np.flatnonzero((mask.reshape(-1) > 0) & (np.minimum(np.minimum(b, g_), r) < CLIPPED)
                               & (np.maximum(np.maximum(b, g_), r) > 8))
@@ -227,8 +244,23 @@ class DieReader:
             measure = True
         else:
             measure = False
-        if len(cand):
+        if len(cand) and not with_ab:
+            # only the labels: the exact Lab (as linear_to_lab converts it) of the pixels that
+            # may pass the hue and chroma tests, told by the fast vectorised Lab, each
+            # component within LAB_FAST_ERROR of it (so the tests' two sides by at most
+            # (1 + cos) sqrt(2) of it: a margin of 3 of it); the others get no label either way
+            rel = white_relative(flat[cand], white)
+            fast = lab_fast(rel)
+            chroma = np.hypot(fast[:, 1], fast[:, 2])
+            along = fast[:, 1:] @ self._unit.T
+            m = 3.0 * LAB_FAST_ERROR
+            maybe = np.flatnonzero(((along >= self.cos_hue * chroma[:, None] - m).any(axis=1))
+                                   & (chroma >= self.min_chroma - m))
+            cand = cand[maybe]
+            lab = lab_exact(rel[maybe])
+        elif len(cand):
             lab = linear_to_lab(_LUT[flat[cand]], white)
+        if len(cand):
             chroma = np.hypot(lab[:, 1], lab[:, 2])
             along = lab[:, 1:] @ self._unit.T  # N x K: chroma along each print colour's hue
             ok = (along >= self.cos_hue * chroma[:, None]) & (chroma[:, None] >= self.min_chroma)
@@ -245,8 +277,9 @@ class DieReader:
                         floors[k] = float(np.percentile(c, 90)) + self.min_chroma
             label[(label >= 0) & (chroma < floors[np.maximum(label, 0)])] = -1
             labels[cand] = label
-            ab[cand] = lab[:, 1:]
-        return labels.reshape(h, w), floors, ab.reshape(h, w, 2)
+            if with_ab:
+                ab[cand] = lab[:, 1:]
+        return labels.reshape(h, w), floors, (ab.reshape(h, w, 2) if with_ab else None)
 
     def _on_a_sun(self, centre_mm: np.ndarray, cam: TableCamera, z: float) -> bool:
         """Is a candidate (its centre on the plane at ``z``, board mm) where a printed sun is
@@ -467,8 +500,8 @@ class DieReader:
         x0, y0, x1, y1 = g.die_area_mm
         cs = self.coarse_px_per_mm
         circles = self._hidden_circles(cam, z)
-        coarse, floors, _ab = self._labels(frame, cam, white, cs, (x0, y1),
-                                      (round((x1 - x0) * cs), round((y1 - y0) * cs)), circles)
+        coarse, floors, _ = self._labels(frame, cam, white, cs, (x0, y1),
+                                         (round((x1 - x0) * cs), round((y1 - y0) * cs)), circles, with_ab=False)
         side_c = z * cs
         windows = []
         present = np.bincount(coarse[coarse >= 0].ravel(), minlength=len(self.colours))

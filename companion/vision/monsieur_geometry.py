@@ -376,6 +376,19 @@ class TableCamera:
         lens = self.registration.lens
         return und if lens is None else distort(und, *lens)
 
+    def to_image_at(self, xy_mm: np.ndarray, z_mm: float, upper: slice, upper_z_mm: float) -> np.ndarray:
+        """:meth:`to_image` of points (``N x 2`` mm) at ``z_mm``, but those of the slice
+        ``upper`` at ``upper_z_mm``, in one projection (``N x 2 float64``, the same values)."""
+        pts = np.asarray(xy_mm, dtype=np.float64).reshape(-1, 2)
+        low, high = self.plane_homography(z_mm), self.plane_homography(upper_z_mm)
+        xy = pts @ low[:, :2].T  # (the first two columns do not depend on the height)
+        xy[:upper.start] += low[:, 2]
+        xy[upper] += high[:, 2]
+        xy[upper.stop:] += low[:, 2]
+        und = xy[:, :2] / xy[:, 2:3]
+        lens = self.registration.lens
+        return und if lens is None else distort(und, *lens)
+
     def to_plane(self, points_px: np.ndarray, z_mm: float) -> np.ndarray:
         """Image pixels (``N x 2``) to the plane at ``z_mm`` (``N x 2`` mm)."""
         pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 2)
