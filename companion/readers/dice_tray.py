@@ -774,6 +774,9 @@ def with_face_fit(frame: np.ndarray, geometry: TrayGeometry, box: Sequence[float
       whole face on its own plane at the die's size, where a crop sees a box the finder drew;
       the classifier must still vote for the same value on the same face, and the die's
       flatness is still tested on the fitted pips.
+    * A one read so and by no crop: no value (a one shows no flatness, and a cocked die's
+      upper face may show one), its pip kept as the evidence that a die is there (``(None,
+      reason, (), [pip])``: pips found, no crop's value; the reader keeps such a die).
     * Otherwise the evidence is unchanged.
 
     Args:
@@ -798,6 +801,10 @@ def with_face_fit(frame: np.ndarray, geometry: TrayGeometry, box: Sequence[float
         return evidence
     if fit.value is None:
         return evidence
+    if fit.value == 1 and 1 not in given:
+        # A one shows no flatness (it may be a cocked die's upper face): a crop must read it
+        # too. The die is still seen (its face's pip): no value, the pip as the evidence.
+        return None, "a one on its face's plane alone (its flatness not seen)", (), [fit.pips_px]
     return fit.value, "", (fit.value,), [fit.pips_px]
 
 
