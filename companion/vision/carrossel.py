@@ -855,6 +855,9 @@ class CarrosselReader:
         lut = srgb_to_linear(np.arange(256, dtype=np.uint8))
         self._lum_b, self._lum_g, self._lum_r = (lut * np.float32(k) for k in (0.0722, 0.7152, 0.2126))
         self._booth_roofs = {n: _disc_points(c, 9.0, 2.0) for n, (c, _a) in g.booths.items()}
+        #: every roof's points in one array (projected at once) and where each roof's end
+        self._roof_points = np.concatenate(list(self._booth_roofs.values()))
+        self._roof_ends = np.cumsum([len(v) for v in self._booth_roofs.values()]).tolist()
 
     # ------------------------------------------------------------------ geometry of a frame
     def centre_marker_match(self, frame: np.ndarray, reg: Registration,
@@ -1201,7 +1204,8 @@ class CarrosselReader:
                       code: np.ndarray) -> str:
         """The colour check on the paper white and the booth roofs (always on the table), then
         the booth roofs' hues against their print (:attr:`print_check`)."""
-        roofs = [_sample(flat, shape, view.to_image(p, 55.0)) for p in self._booth_roofs.values()]
+        roof_px = view.to_image(self._roof_points, 55.0)
+        roofs = [_sample(flat, shape, roof_px[a:b]) for a, b in zip([0] + self._roof_ends[:-1], self._roof_ends)]
         px = np.concatenate(roofs)
         lab = linear_to_lab(srgb_to_linear(px), white) if len(px) else np.zeros((0, 3), np.float32)
         fault = self.colour_check.problem(white, code, lab)
@@ -1213,7 +1217,8 @@ class CarrosselReader:
             p = roof[name]
             p = p[(p < CLIPPED).any(axis=1)]  # glare: not the print's colour
             if len(p) >= 0.5 * len(self._booth_roofs[name]) and len(p) >= 10:
-                measured[i] = np.median(srgb_to_linear(p), axis=0) / np.maximum(white, 1e-4)
+                # (each channel a contiguous row: numpy reduces a short last axis slowly)
+                measured[i] = np.median(srgb_to_linear(np.ascontiguousarray(p.T)), axis=1) / np.maximum(white, 1e-4)
         return self.print_check.problem(measured)
 
     def tile_samples(self, frame: np.ndarray, view: TableView, angle: float, z_mm: float | None = None) -> np.ndarray:
@@ -1355,10 +1360,10 @@ class CarrosselReader:
         counts = np.bincount(code[seen], minlength=ncell * width).reshape(ncell, width)
         decided = self.classifier.decide_many(counts)
         # empty cells: the middle as light as the corners (a 5 mm number, no disc or letter)
-        corner_lum = np.median(lum[:, self._sel_corner], axis=1)
+        corner_lum = _row_median(lum[:, self._sel_corner])
         dark = (lum[:, self._sel_disc] < 0.55 * np.maximum(corner_lum, 1e-4)[:, None]).mean(axis=1)
         # tiles: the letter against the disc's cream
-        cream = np.percentile(lum[:, self._sel_cream], 75, axis=1)
+        cream = _row_upper_quartile(lum[:, self._sel_cream])
         side = 2 * (self.LETTER_HALF + self.LETTER_SHIFT) + 1
         out: dict[str, SlotReading] = {}
         tiles: list[tuple[int, str, float]] = []
@@ -1504,17 +1509,20 @@ class CarrosselReader:
         radii = np.maximum(radii + grow_mm, 0.0)
         top = g.tile_top_z_mm
         h = g.centre_marker_z_mm - g.marker_z_mm
-        out = np.full((len(c), len(pts)), surely)
-        for cz in self.STANDEE_CAMERA_HEIGHTS_MM:
-            cam = view.camera_xy_mm * (cz - h) / max(view.camera_height_mm - h, 1.0)
-            k = (zs - top) / np.maximum(cz - zs, 1.0)  # D
-            d = c - cam  # n x 2
-            sx = (d * right).sum(axis=1)[:, None] * k[None, :]  # n x D
-            sy = (d * up).sum(axis=1)[:, None] * k[None, :]
-            rr = (radii * (cz - top) / np.maximum(cz - zs, 1.0)) ** 2  # D
-            d2 = (pts[None, :, None, 0] - sx[:, None, :]) ** 2 + (pts[None, :, None, 1] - sy[:, None, :]) ** 2
-            hidden = np.any(d2 <= rr[None, None, :], axis=2)
-            out = (out & hidden) if surely else (out | hidden)
+        # both camera heights at once (H x ...), each value as the heights' loop computed it
+        czs = np.asarray(self.STANDEE_CAMERA_HEIGHTS_MM, dtype=np.float64)
+        cam = view.camera_xy_mm[None, :] * (czs - h)[:, None] / max(view.camera_height_mm - h, 1.0)  # H x 2
+        k = (zs - top)[None, :] / np.maximum(czs[:, None] - zs[None, :], 1.0)  # H x D
+        d = c[None, :, :] - cam[:, None, :]  # H x n x 2
+        sx = (d * right[None]).sum(axis=2)[:, :, None] * k[:, None, :]  # H x n x D
+        sy = (d * up[None]).sum(axis=2)[:, :, None] * k[:, None, :]
+        rr = (radii[None, :] * (czs[:, None] - top) / np.maximum(czs[:, None] - zs[None, :], 1.0)) ** 2  # H x D
+        # H x D x n x M, reduced over the discs (not the last axis: numpy reduces a short last
+        # axis slowly), then over the heights
+        dist = np.square(pts[None, None, None, :, 0] - sx.transpose(0, 2, 1)[..., None])
+        dist += np.square(pts[None, None, None, :, 1] - sy.transpose(0, 2, 1)[..., None])
+        hidden = np.logical_or.reduce(dist <= rr[:, :, None, None], axis=1)  # H x n x M
+        out = np.logical_and.reduce(hidden, axis=0) if surely else np.logical_or.reduce(hidden, axis=0)
         return out[0] if one else out
 
     def _standees(self, lum: np.ndarray, index: np.ndarray,
@@ -1566,7 +1574,7 @@ class CarrosselReader:
         n_seen, n_under = seen_all.sum(axis=1), under_all.sum(axis=1)
         cream = np.maximum(_masked_quantile(ring_lum, seen_all, 0.75), 1e-4)
         mid = region[:, centre] / cream[:, None]
-        spread, light, level = mid.std(axis=1), (mid > 0.85).mean(axis=1), np.median(mid, axis=1)
+        spread, light, level = mid.std(axis=1), (mid > 0.85).mean(axis=1), _row_median(mid)
         rim = _masked_quantile(ring_lum, under_all, 0.5) / cream
         out: dict[str, SlotReading] = {}
         for k, (j, colour, conf, best, second) in enumerate(unclear):
@@ -1635,6 +1643,37 @@ class CarrosselReader:
         den = np.sqrt(np.maximum(sxx - sx * sx / (q * q), 1e-9))
         r = num / den[:, None, :]
         return r.max(axis=2), r.argmax(axis=2)
+
+
+#: the weight of the upper of the two order statistics between which a quartile lies, in the
+#: type ``np.percentile`` computes it in for float32 values (float32 on NumPy 2, float64 on 1.x)
+_QUARTILE_DTYPE = np.percentile(np.zeros(2, np.float32), 50).dtype
+
+
+def _row_upper_quartile(values: np.ndarray) -> np.ndarray:
+    """``np.percentile(values, 75, axis=1)`` (linear, NumPy's arithmetic and type) of an
+    ``n x M float32`` array, from one partition (without percentile's general machinery)."""
+    m = values.shape[1]
+    pos = (m - 1) * 0.75
+    lo = int(math.floor(pos))
+    if lo + 1 >= m:
+        return np.percentile(values, 75, axis=1)
+    part = np.partition(values, (lo, lo + 1), axis=1)
+    a, b = part[:, lo], part[:, lo + 1]
+    t = pos - lo
+    if t >= 0.5:  # NumPy's lerp from the upper value then
+        return np.percentile(values, 75, axis=1)
+    return a + (b - a) * np.full(1, t, dtype=_QUARTILE_DTYPE)
+
+
+def _row_median(values: np.ndarray) -> np.ndarray:
+    """``np.median(values, axis=1)`` of an ``n x M`` float array, from one partition."""
+    m = values.shape[1]
+    if m == 0 or m % 2:
+        return np.median(values, axis=1)
+    k = m // 2
+    part = np.partition(values, (k - 1, k), axis=1)
+    return np.mean(part[:, k - 1:k + 1], axis=1)
 
 
 def _relative(table: np.ndarray, px: np.ndarray) -> np.ndarray:
