@@ -854,6 +854,7 @@ class CarrosselReader:
             np.concatenate([place.reshape(side * side, -1), self._letter_boxes], axis=1))
         lut = srgb_to_linear(np.arange(256, dtype=np.uint8))
         self._lum_b, self._lum_g, self._lum_r = (lut * np.float32(k) for k in (0.0722, 0.7152, 0.2126))
+        self._lum_lut = np.stack([self._lum_b, self._lum_g, self._lum_r], axis=1).reshape(1, 256, 3).astype(np.float32)
         self._booth_roofs = {n: _disc_points(c, 9.0, 2.0) for n, (c, _a) in g.booths.items()}
         #: every roof's points in one array (projected at once) and where each roof's end
         self._roof_points = np.concatenate(list(self._booth_roofs.values()))
@@ -1301,7 +1302,10 @@ class CarrosselReader:
             black = (flat[..., 0] == 0) & (flat[..., 1] == 0) & (flat[..., 2] == 0)  # outside the frame
         seen_all = ~black[:, self._sel_corner]
         outside = (seen_all.mean(axis=1) < 0.95) | (black.mean(axis=1) > 0.02)
-        lum_all = self._lum_b[flat[..., 0]] + self._lum_g[flat[..., 1]] + self._lum_r[flat[..., 2]]
+        # each sample's relative luminance: one table look-up per channel (OpenCV's LUT), summed
+        # as b + g + r
+        lum3 = cv2.LUT(flat, self._lum_lut)
+        lum_all = lum3[..., 0] + lum3[..., 1] + lum3[..., 2]
         side = 2 * (self.LETTER_HALF + self.LETTER_SHIFT) + 1
         middles = lum_all[~outside, :self._n_region].reshape(-1, side, side)
         across = float(np.abs(np.diff(middles, axis=1)).sum())
@@ -1426,8 +1430,10 @@ class CarrosselReader:
             lit = seen[idx] & ~clipped[idx]
 
             def corner_chroma(rows: np.ndarray, corner_lab: np.ndarray) -> np.ndarray:
-                return np.hypot(np.nan_to_num(_masked_quantile(corner_lab[..., 1], lit[rows], 0.5)),
-                                np.nan_to_num(_masked_quantile(corner_lab[..., 2], lit[rows], 0.5)))
+                # the medians of a* and of b* (rows of one array: one sort)
+                ab = np.concatenate([corner_lab[..., 1], corner_lab[..., 2]])
+                med = np.nan_to_num(_masked_quantile(ab, np.concatenate([lit[rows], lit[rows]]), 0.5))
+                return np.hypot(med[:len(rows)], med[len(rows):])
 
             every = np.arange(len(idx))
             chroma = corner_chroma(every, lab.reshape(ncell, -1, 3)[idx])
