@@ -468,6 +468,9 @@ class MonsieurReader:
         self.max_ring_pale_behind = float(max_ring_pale_behind)
         self.behind_print = float(behind_print)
         self.ring_edge_mm = 3.0
+        #: a kid's middle may read this share (0-1) of its seat's print (its foot tinted by the
+        #: print's light) when its head is pale and light throughout and no glyph shows
+        self.foot_print = 0.4
         self.frozen = FrozenFrames(frozen_s)
         self._core = _disc(core_mm, step=0.7)
         self._head = _disc(3.5, step=0.7)
@@ -880,6 +883,13 @@ class MonsieurReader:
             # across it, shows its skin there too; a token is never there)
             token = (head_seen and head_bright >= 0.7 and core_pale >= 0.5 and core_print <= 0.05 and core_dark <= 0.3
                      and ring_pale <= self.max_ring_pale and not grey[k])
+            # or: a token whose foot takes its seat's print colour (the print's light thrown back,
+            # what monsieur_006 shows), part of the middle reading print: the head pale and light
+            # throughout, the middle mostly pale and showing no glyph where the glyph covers it
+            # (an empty seat's middle there shows it: glyph_shown below)
+            token = token or (self._covers[k] and head_seen and head_bright >= 0.85 and core_pale >= 0.45
+                              and core_print <= self.foot_print and core_dark < 0.1
+                              and ring_pale <= self.max_ring_pale and not grey[k])
             # or: the print behind it hidden by something pale, the head pale and light, the
             # middle not print (its side in shade may read dark), the clear ring as above
             hides_behind = (behind_seen and behind_any_print <= 0.05 and behind_pale >= 0.8 and head_seen
