@@ -62,20 +62,19 @@ from companion.calibration_checks import between, expect, positive, within_turn
 from companion.calibration_dir import calibration_path
 from companion.vision.colour import (
     CLIPPED,
+    LAB_FAST_ERROR,
     OFFSET,
     UNKNOWN,
     ColourCheck,
     ColourReferences,
     FrozenFrames,
     PrintCheck,
-    LAB_FAST_ERROR,
     RegionClassifier,
     lab_exact,
     lab_fast,
     linear_to_lab,
     load_json,
     srgb_to_linear,
-    white_of,
 )
 from companion.vision.frames import check_bgr_frame
 from companion.vision.registration import (
@@ -1085,7 +1084,7 @@ class CarrosselReader:
             return CarrosselReading(self.registrar.status or "board not visible")
         flat = frame.reshape(-1, 3)
         paper = _sample(flat, frame.shape, reg.to_image(self._paper))
-        white = white_of(paper) if len(paper) >= 0.25 * len(self._paper) else None
+        white = _white_of(paper) if len(paper) >= 0.25 * len(self._paper) else None
         if white is None:
             return CarrosselReading("board not visible: the markers' white paper is out of the frame",
                                     registration=reg)
@@ -1097,7 +1096,7 @@ class CarrosselReader:
         if isinstance(pose, str):
             return CarrosselReading(pose, registration=reg, centre_corners_px=corners)
         angle, view = pose
-        fault = self._colour_fault(flat, frame.shape, view, white, np.median(paper, axis=0))
+        fault = self._colour_fault(flat, frame.shape, view, white, _row_median(np.ascontiguousarray(paper.T)))
         if fault:
             return CarrosselReading(fault, registration=reg, view=view, centre_corners_px=corners)
         facing = {b: f for b, (f, _m) in self.geometry.facing(angle).items()}
@@ -1219,7 +1218,7 @@ class CarrosselReader:
             p = p[(p < CLIPPED).any(axis=1)]  # glare: not the print's colour
             if len(p) >= 0.5 * len(self._booth_roofs[name]) and len(p) >= 10:
                 # (each channel a contiguous row: numpy reduces a short last axis slowly)
-                measured[i] = np.median(srgb_to_linear(np.ascontiguousarray(p.T)), axis=1) / np.maximum(white, 1e-4)
+                measured[i] = _row_median(srgb_to_linear(np.ascontiguousarray(p.T))) / np.maximum(white, 1e-4)
         return self.print_check.problem(measured)
 
     def tile_samples(self, frame: np.ndarray, view: TableView, angle: float, z_mm: float | None = None) -> np.ndarray:
@@ -1661,7 +1660,7 @@ def _row_upper_quartile(values: np.ndarray) -> np.ndarray:
     ``n x M float32`` array, from one partition (without percentile's general machinery)."""
     m = values.shape[1]
     pos = (m - 1) * 0.75
-    lo = int(math.floor(pos))
+    lo = math.floor(pos)
     if lo + 1 >= m:
         return np.percentile(values, 75, axis=1)
     part = np.partition(values, (lo, lo + 1), axis=1)
@@ -1673,13 +1672,25 @@ def _row_upper_quartile(values: np.ndarray) -> np.ndarray:
 
 
 def _row_median(values: np.ndarray) -> np.ndarray:
-    """``np.median(values, axis=1)`` of an ``n x M`` float array, from one partition."""
+    """``np.median(values, axis=1)`` of an ``n x M`` array (float, or integer: then float64),
+    from one partition: the middle value, or the mean of the two middle ones as NumPy takes it."""
     m = values.shape[1]
-    if m == 0 or m % 2:
+    if m == 0:
         return np.median(values, axis=1)
     k = m // 2
+    if m % 2:
+        return np.mean(np.partition(values, k, axis=1)[:, k:k + 1], axis=1)
     part = np.partition(values, (k - 1, k), axis=1)
     return np.mean(part[:, k - 1:k + 1], axis=1)
+
+
+def _white_of(bgr: np.ndarray) -> np.ndarray | None:
+    """:func:`~companion.vision.colour.white_of` (the per-channel median in linear light,
+    ``3 float32``, or None under 10 pixels), each channel's median on a contiguous row."""
+    if len(bgr) < 10:
+        return None
+    return _row_median(srgb_to_linear(np.ascontiguousarray(np.asarray(bgr, dtype=np.uint8).reshape(-1, 3).T))
+                       ).astype(np.float32)
 
 
 def _relative(table: np.ndarray, px: np.ndarray) -> np.ndarray:
