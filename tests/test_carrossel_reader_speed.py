@@ -47,7 +47,7 @@ def test_layout_only_detection_registers_as_the_full_one(reader, i):
 
 def _letter_scores_plain(reader, region):
     """The letter match by sliding windows (what _letter_region_scores computes)."""
-    w, s = reader.LETTER_HALF, reader.LETTER_SHIFT
+    w = reader.LETTER_HALF
     q, m = 2 * w + 1, len(region)
     win = np.lib.stride_tricks.sliding_window_view(region, (q, q), axis=(1, 2)).reshape(m, -1, q * q).astype(np.float64)
     win = win - win.mean(axis=2, keepdims=True)
