@@ -1504,31 +1504,41 @@ class CarrosselReader:
         Returns:
             ``n x M`` bool (``M`` for one tile given as ``2``).
         """
-        g = self.geometry
         one = np.ndim(centres_mm) == 1
+        out = self._standee_masks(view, centres_mm, ups, points, (grow_mm,), (surely,))[0]
+        return out[0] if one else out
+
+    def _standee_masks(self, view: TableView, centres_mm: np.ndarray, ups: np.ndarray, points: np.ndarray | None,
+                       grows_mm: Sequence[float], surely: Sequence[bool]) -> np.ndarray:
+        """:meth:`standee_mask` for several ``grow_mm`` (each with its ``surely``) at once:
+        ``G x n x M`` bool, each as :meth:`standee_mask` computes it."""
+        g = self.geometry
         c = np.asarray(centres_mm, dtype=np.float64).reshape(-1, 2)
         up = np.asarray(ups, dtype=np.float64).reshape(-1, 2)
         right = np.stack([up[:, 1], -up[:, 0]], axis=1)
         pts = self._grid if points is None else np.asarray(points, dtype=np.float64)
-        zs, radii = self._standee_discs
-        radii = np.maximum(radii + grow_mm, 0.0)
+        zs, radii0 = self._standee_discs
+        radii = np.maximum(radii0[None, :] + np.asarray(grows_mm, dtype=np.float64)[:, None], 0.0)  # G x D
         top = g.tile_top_z_mm
         h = g.centre_marker_z_mm - g.marker_z_mm
-        # both camera heights at once (H x ...), each value as the heights' loop computed it
+        # both camera heights at once (H x ...), each value as a loop over the heights computes it
         czs = np.asarray(self.STANDEE_CAMERA_HEIGHTS_MM, dtype=np.float64)
         cam = view.camera_xy_mm[None, :] * (czs - h)[:, None] / max(view.camera_height_mm - h, 1.0)  # H x 2
         k = (zs - top)[None, :] / np.maximum(czs[:, None] - zs[None, :], 1.0)  # H x D
         d = c[None, :, :] - cam[:, None, :]  # H x n x 2
         sx = (d * right[None]).sum(axis=2)[:, :, None] * k[:, None, :]  # H x n x D
         sy = (d * up[None]).sum(axis=2)[:, :, None] * k[:, None, :]
-        rr = (radii[None, :] * (czs[:, None] - top) / np.maximum(czs[:, None] - zs[None, :], 1.0)) ** 2  # H x D
-        # H x D x n x M, reduced over the discs (not the last axis: numpy reduces a short last
-        # axis slowly), then over the heights
+        # G x H x D
+        rr = (radii[:, None, :] * (czs[None, :, None] - top) / np.maximum(czs[:, None] - zs[None, :], 1.0)[None]) ** 2
+        # H x D x n x M squared distances; the discs reduced first (not the last axis: numpy
+        # reduces a short last axis slowly), then the heights
         dist = np.square(pts[None, None, None, :, 0] - sx.transpose(0, 2, 1)[..., None])
         dist += np.square(pts[None, None, None, :, 1] - sy.transpose(0, 2, 1)[..., None])
-        hidden = np.logical_or.reduce(dist <= rr[:, :, None, None], axis=1)  # H x n x M
-        out = np.logical_and.reduce(hidden, axis=0) if surely else np.logical_or.reduce(hidden, axis=0)
-        return out[0] if one else out
+        out = []
+        for rr_g, surely_g in zip(rr, surely):
+            hidden = np.logical_or.reduce(dist <= rr_g[:, :, None, None], axis=1)  # H x n x M
+            out.append(np.logical_and.reduce(hidden, axis=0) if surely_g else np.logical_or.reduce(hidden, axis=0))
+        return np.stack(out)
 
     def _standees(self, lum: np.ndarray, index: np.ndarray,
                   unclear: Sequence[tuple[int, str, float, float, float]]) -> dict[str, SlotReading]:
@@ -1569,8 +1579,11 @@ class CarrosselReader:
         rim = self._pose_cache_for(view, angle).setdefault("rim", {})  # cell -> (seen, under)
         new = [int(c) for c in cells if int(c) not in rim]
         if new:
-            seen_new = ~self.standee_mask(view, centres[new], ups[new], ring_pts, 1.0)
-            under_new = self.standee_mask(view, centres[new], ups[new], ring_pts, -1.0, surely=True)
+            # the rim the standee's region (widened) leaves seen, and where its body (narrowed)
+            # is at every camera height
+            hidden_new, under_new = self._standee_masks(view, centres[new], ups[new], ring_pts, (1.0, -1.0),
+                                                        (False, True))
+            seen_new = ~hidden_new
             rim.update({c: (a, b) for c, a, b in zip(new, seen_new, under_new)})
         seen_all = np.array([rim[int(c)][0] for c in cells])
         under_all = np.array([rim[int(c)][1] for c in cells])
