@@ -100,6 +100,7 @@ from companion.vision.monsieur_geometry import (
     read_roof,
 )
 from companion.vision.monsieur_seat_angle import print_beyond_seat, read_without_roof
+from companion.vision.monsieur_white import unclipped_papers
 from companion.vision.registration import (
     Registrar,
     Registration,
@@ -523,7 +524,7 @@ class MonsieurReader:
         self._covers = g.glyph_covers_middle or (True,) * g.n_seats
         self.die_change_levels = 3.0
         self._die_cache: tuple[_SeatPlan, np.ndarray, np.ndarray, DieReading] | None = None
-        self._paper_plan: tuple[Registration, tuple[int, int], np.ndarray] | None = None
+        self._paper_plan: tuple[Registration, tuple[int, int], np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ geometry answers
     def pointed(self, angle_deg: float) -> tuple[int | str, float]:
@@ -751,7 +752,7 @@ class MonsieurReader:
         """The white reference: the fixed markers' paper margins (linear BGR median, 8-bit median)."""
         cached = self._paper_plan
         if cached is not None and cached[0] is reg and cached[1] == frame.shape[:2]:
-            idx = cached[2]
+            idx, which = cached[2], cached[3]
         else:
             g = self.geometry
             pts = np.concatenate([g.markers[i].mean(axis=0) + self._paper for i in reg.marker_ids])
@@ -759,8 +760,10 @@ class MonsieurReader:
             h, w = frame.shape[:2]
             ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
             idx = px[ok, 1] * w + px[ok, 0]
-            self._paper_plan = (reg, frame.shape[:2], idx)
-        pix = np.take(frame.reshape(-1, 3), idx, axis=0)
+            which = np.repeat(np.arange(len(reg.marker_ids)), len(self._paper))[ok]
+            self._paper_plan = (reg, frame.shape[:2], idx, which)
+        # a marker's clipped paper left out while another's is not (monsieur_white)
+        pix = unclipped_papers(np.take(frame.reshape(-1, 3), idx, axis=0), which)
         return white_of(pix), (np.median(pix, axis=0) if len(pix) else np.zeros(3))
 
     def _seats(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray) -> tuple[str, ...]:
