@@ -92,7 +92,7 @@ from companion.vision.colour import (
     white_of,
 )
 from companion.vision.frames import check_bgr_frame
-from companion.vision.monsieur_die import DieReader, DieReading, white_relative
+from companion.vision.monsieur_die import DieReader, DieReading, clipped_pixels, white_relative
 from companion.vision.monsieur_geometry import (
     MonsieurGeometry,
     RoofReading,
@@ -293,8 +293,17 @@ def _group_median(key: np.ndarray, values: np.ndarray, n_keys: int) -> tuple[np.
     count = np.bincount(key, minlength=n_keys)[:n_keys]
     if len(key) == 0:
         return out, count
-    order = np.lexsort((values, key))
-    v = np.asarray(values, dtype=np.float64)[order]
+    if values.dtype == np.float32 and n_keys < 2 ** 31:
+        # one sort of 64-bit words: the group in the high half, the value's bits in the low half
+        # made to sort as the floats do (the sign bit set on positives, every bit flipped on
+        # negatives): the same order as sorting by group then value
+        bits = np.ascontiguousarray(values).view(np.uint32)
+        word = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000)).astype(np.uint64)
+        word |= np.asarray(key, dtype=np.uint64) << np.uint64(32)
+        low = np.sort(word).astype(np.uint32)  # (the low half: the value's sortable bits)
+        v = np.where(low >> np.uint32(31), low & np.uint32(0x7FFFFFFF), ~low).view(np.float32).astype(np.float64)
+    else:
+        v = np.asarray(values, dtype=np.float64)[np.lexsort((values, key))]
     start = np.concatenate([[0], np.cumsum(count)[:-1]])
     has = count > 0
     lo = start + (count - 1) // 2
@@ -608,7 +617,7 @@ class MonsieurReader:
         angle = float(roof.angle_deg)  # type: ignore[arg-type]
         plan = self._plan_for(cam, angle, frame.shape, reg, stream, frame, white)
         pix = np.take(frame.reshape(-1, 3), plan.idx, axis=0)
-        lab = linear_to_lab(_LUT[pix], white)
+        lab = lab_exact(white_relative(pix, white))  # (linear_to_lab's values, its table looked up)
         pointed, offset = self.pointed(angle)
         ring = plan.seg % _PARTS == 0
         fault = self.colour_check.problem(white, code, lab[ring])
@@ -707,7 +716,6 @@ class MonsieurReader:
         n = g.n_seats
         inner, outer = self._fit_in, self._fit_out
         offs = np.concatenate([inner, outer])
-        sign = np.concatenate([np.ones(len(inner)), -np.ones(len(outer))])
         k = np.arange(n)
         a = np.radians(angle + steps[:, None] + g.seat_first_deg + g.seat_pitch_deg * k[None, :])  # S x n
         centres = np.asarray(g.axis_mm) + g.seat_ring_radius_mm * np.stack([np.cos(a), np.sin(a)], axis=-1)
@@ -717,35 +725,35 @@ class MonsieurReader:
         ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
         idx = np.where(ok, np.clip(px[:, 1], 0, h - 1) * w + np.clip(px[:, 0], 0, w - 1), 0)
         pix = np.take(frame.reshape(-1, 3), idx, axis=0)
-        seat = np.broadcast_to(k[None, :, None], pts.shape[:3]).ravel()
-        unit = self._print_unit[seat]
-        floor = np.maximum(self.print_share * self._print_cl[seat], self.kid_chromaticity)
+        shape = (len(steps), n, len(offs))
+        # each sample's seat print colour, broadcast over the steps and samples (S x n x M)
+        u0, u1 = self._print_unit[None, :, None, 0], self._print_unit[None, :, None, 1]
+        floor = np.maximum(self.print_share * self._print_cl, self.kid_chromaticity)[None, :, None]
 
-        def print_margin(lab: np.ndarray, unit: np.ndarray, floor: np.ndarray) -> np.ndarray:
-            # the three print tests' least margin (a print pixel: every one at least 0)
-            chroma = np.hypot(lab[:, 1], lab[:, 2])
-            along = lab[:, 1] * unit[:, 0] + lab[:, 2] * unit[:, 1]
-            return np.minimum(np.minimum(along - self.cos_hue * chroma, chroma - 12.0), chroma - floor * lab[:, 0])
+        def print_margin(lab: np.ndarray) -> np.ndarray:
+            # the three print tests' least margin (a print pixel: every one at least 0), S x n x M
+            chroma = np.hypot(lab[..., 1], lab[..., 2])
+            along = lab[..., 1] * u0 + lab[..., 2] * u1
+            return np.minimum(np.minimum(along - self.cos_hue * chroma, chroma - 12.0), chroma - floor * lab[..., 0])
 
         # the fast vectorised Lab decides every pixel whose margin exceeds what its error
         # (LAB_FAST_ERROR a component) can move it; the others are decided on the exact Lab
         # (as linear_to_lab converts them): the same answers as the exact Lab's everywhere
         rel = white_relative(pix, white)
-        margin = print_margin(lab_fast(rel), unit, floor)
+        margin = print_margin(lab_fast(rel).reshape(*shape, 3)).reshape(-1)
         is_print = margin >= 0.0
         unsure = np.flatnonzero(np.abs(margin) < 4.0 * LAB_FAST_ERROR)
         if len(unsure):
             lab = lab_exact(rel[unsure])
             chroma = np.hypot(lab[:, 1], lab[:, 2])
-            u = unit[unsure]
+            seat = (unsure // shape[2]) % n
+            u = self._print_unit[seat]
             along = lab[:, 1] * u[:, 0] + lab[:, 2] * u[:, 1]
             is_print[unsure] = ((along >= self.cos_hue * chroma) & (chroma >= 12.0)
-                                & (chroma >= floor[unsure] * lab[:, 0]))
-        clipped = pix.min(axis=1) >= CLIPPED
-        is_print &= ~clipped & ok
-        sgn = np.broadcast_to(sign[None, None, :], pts.shape[:3]).ravel()
-        score = (is_print * sgn).reshape(len(steps), n, -1)
-        share = score[:, :, : len(inner)].mean(axis=2) + score[:, :, len(inner):].mean(axis=2)  # S x n
+                                & (chroma >= floor.reshape(-1)[seat] * lab[:, 0]))
+        is_print &= ~clipped_pixels(pix) & ok
+        score = is_print.reshape(shape)
+        share = score[:, :, : len(inner)].mean(axis=2) - score[:, :, len(inner):].mean(axis=2)  # S x n
         return share.sum(axis=1)
 
     def _white(self, frame: np.ndarray, reg: Registration) -> tuple[np.ndarray | None, np.ndarray]:
@@ -807,7 +815,7 @@ class MonsieurReader:
         seg = np.where(use, plan.seg, P * n)  # the unused samples go to a spare segment
         light = lab[:, 0]
         chroma = np.hypot(lab[:, 1], lab[:, 2])
-        clipped = pix.min(axis=1) >= CLIPPED
+        clipped = clipped_pixels(pix)
         along = lab[:, 1] * plan.unit[:, 0] + lab[:, 2] * plan.unit[:, 1]
         # print and pale exclude each other: a print pixel is at least as chromatic as the
         # palest print allows and more than any token

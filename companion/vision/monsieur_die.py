@@ -70,14 +70,20 @@ __all__ = ["DieReader", "DieReading"]
 def white_relative(pixels: np.ndarray, white: np.ndarray) -> np.ndarray:
     """8-bit BGR pixels (``N x 3 uint8``) as linear light over the white reference (``3``
     linear BGR), clipped to 0-1: ``N x 3 float32``, the same values :func:`linear_to_lab`
-    divides (one look-up table of the 256 levels of each channel per white), for
+    divides (one look-up table of the 256 levels of each channel per white, ``cv2.LUT``), for
     :func:`~companion.vision.colour.lab_fast` and :func:`~companion.vision.colour.lab_exact`."""
     w = np.maximum(np.asarray(white, dtype=np.float32).reshape(3), 1e-4)
-    table = np.minimum(_LUT[None, :] / w[:, None], 1.0)  # 3 x 256 (linear light is never below 0)
-    return np.take(table.reshape(-1), np.asarray(pixels, dtype=np.intp) + _CHANNEL_OFFSET)
+    table = np.minimum(_LUT[:, None] / w[None, :], 1.0).reshape(1, 256, 3)  # (linear light is never below 0)
+    px = np.ascontiguousarray(pixels, dtype=np.uint8).reshape(-1, 1, 3)
+    if len(px) == 0:
+        return np.zeros((0, 3), np.float32)
+    return cv2.LUT(px, table).reshape(-1, 3)
 
 
-_CHANNEL_OFFSET = np.array([0, 256, 512], dtype=np.intp)
+def clipped_pixels(pixels: np.ndarray) -> np.ndarray:
+    """``N`` bool: the pixels (``N x 3 uint8``) whose every channel is at least ``CLIPPED``
+    (pairwise minima: numpy reduces a short axis slowly)."""
+    return np.minimum(np.minimum(pixels[:, 0], pixels[:, 1]), pixels[:, 2]) >= CLIPPED
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,38 +179,43 @@ class DieReader:
         self.far_share = 0.3
         self.far_off_ab = 15.0
         self._hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1]))  # K: each print colour's a*b* hue
+        self._suns = np.array(g.suns_mm, dtype=np.float64).reshape(-1, 2)
+        self._suns_key: tuple[TableCamera, float, np.ndarray] | None = None
 
     def _warp_matrix(self, scale: float, origin: tuple[float, float]) -> np.ndarray:
         """Board mm to warped pixels: ``scale`` px/mm, board ``origin`` (x, y) at the top-left, y down."""
         x0, y1 = origin
         return np.array([[scale, 0.0, -scale * x0], [0.0, -scale, scale * y1], [0.0, 0.0, 1.0]])
 
-    def _hidden_circles(self, cam: TableCamera, z: float) -> list[tuple[float, float, float]]:
-        """Circles (x, y, radius; board mm) of the plane at ``z`` that the carousel's disc with
-        its tokens, the roof, the figure and its arm hide from the camera."""
+    def _hidden_circles(self, cam: TableCamera, z: float) -> np.ndarray:
+        """Circles (``N x 3``: x, y, radius; board mm) of the plane at ``z`` that the carousel's
+        disc with its tokens, the roof, the figure and its arm hide from the camera."""
         g = self.geometry
         c = cam.centre_mm
-        out: list[tuple[float, float, float]] = []
+        centres, radii, heights = [], [], []
 
-        def hide(centre_mm: tuple[float, float], radius: float, heights: np.ndarray) -> None:
-            for zz in heights:
-                s = max((zz - z) / max(c[2] - z, 1e-6), 0.0)
-                # the plane's points whose ray passes height zz within radius of centre
-                q = (np.asarray(centre_mm) - s * c[:2]) / (1.0 - s)
-                out.append((float(q[0]), float(q[1]), radius / (1.0 - s)))
+        def hide(centre_mm: np.ndarray, radius: float, zz: np.ndarray) -> None:
+            centres.append(np.broadcast_to(np.asarray(centre_mm, dtype=np.float64), (len(zz), 2)))
+            radii.append(np.full(len(zz), radius))
+            heights.append(np.asarray(zz, dtype=np.float64))
 
         top = g.disc_top_z_mm + g.kid_height_mm
-        hide(g.axis_mm, g.disc_radius_mm + 2.0, np.linspace(z, max(top, z), 4))
-        hide(g.axis_mm, g.roof_radius_mm + 1.0, np.linspace(g.roof_bottom_z_mm, g.roof_top_z_mm, 3))
-        hide(g.figure_mm, g.figure_radius_mm + 2.0, np.linspace(z, g.figure_top_z_mm, 6))
+        hide(np.asarray(g.axis_mm, dtype=np.float64), g.disc_radius_mm + 2.0, np.linspace(z, max(top, z), 4))
+        hide(np.asarray(g.axis_mm, dtype=np.float64), g.roof_radius_mm + 1.0, np.linspace(g.roof_bottom_z_mm, g.roof_top_z_mm, 3))
+        hide(np.asarray(g.figure_mm, dtype=np.float64), g.figure_radius_mm + 2.0, np.linspace(z, g.figure_top_z_mm, 6))
         if g.arm_mm is not None:  # the arm and finger, 6 mm thick with the hand
             a, b = np.asarray(g.arm_mm[0]), np.asarray(g.arm_mm[1])
-            for u in np.linspace(0.0, 1.0, 8):
-                q = a + u * (b - a)
-                hide((float(q[0]), float(q[1])), 6.0, np.array([max(float(q[2]) - 4.0, z), float(q[2]) + 4.0]))
-        return out
+            q = a[None, :] + np.linspace(0.0, 1.0, 8)[:, None] * (b - a)[None, :]
+            centres.append(np.repeat(q[:, :2], 2, axis=0))
+            radii.append(np.full(16, 6.0))
+            heights.append(np.stack([np.maximum(q[:, 2] - 4.0, z), q[:, 2] + 4.0], axis=1).reshape(-1))
+        cen, rad, zz = np.concatenate(centres), np.concatenate(radii), np.concatenate(heights)
+        # the plane's points whose ray passes height zz within radius of centre
+        s = np.maximum((zz - z) / max(c[2] - z, 1e-6), 0.0)
+        q = (cen - s[:, None] * c[None, :2]) / (1.0 - s)[:, None]
+        return np.column_stack([q, rad / (1.0 - s)])
 
-    def _mask(self, circles: list[tuple[float, float, float]], scale: float, origin: tuple[float, float],
+    def _mask(self, circles: np.ndarray, scale: float, origin: tuple[float, float],
               size: tuple[int, int]) -> np.ndarray:
         """Warped pixels where the die's top can be seen (255), the ``circles`` masked out (0)."""
         w, h = size
@@ -220,7 +231,7 @@ class DieReader:
         return mask
 
     def _labels(self, frame: np.ndarray, cam: TableCamera, white: np.ndarray, scale: float,
-                origin: tuple[float, float], size: tuple[int, int], circles: list[tuple[float, float, float]],
+                origin: tuple[float, float], size: tuple[int, int], circles: np.ndarray,
                 floors: np.ndarray | None = None, with_ab: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """The warped plane's pixel labels (``h x w int64``: die colour index, -1 none), their
         a*, b* (``h x w x 2 float32``, NaN where masked out) and the per-colour chroma floors (``K``; given, or measured here: a colour that covers much more
@@ -252,19 +263,32 @@ class DieReader:
             rel = white_relative(flat[cand], white)
             fast = lab_fast(rel)
             chroma = np.hypot(fast[:, 1], fast[:, 2])
-            along = fast[:, 1:] @ self._unit.T
             m = 3.0 * LAB_FAST_ERROR
-            maybe = np.flatnonzero(((along >= self.cos_hue * chroma[:, None] - m).any(axis=1))
-                                   & (chroma >= self.min_chroma - m))
+            maybe = np.flatnonzero(chroma >= self.min_chroma - m)
+            along = self._unit @ fast[maybe, 1:].T  # K x N
+            thr = self.cos_hue * chroma[maybe] - m
+            hue = along[0] >= thr
+            for row in along[1:]:
+                hue |= row >= thr
+            maybe = maybe[hue]
             cand = cand[maybe]
             lab = lab_exact(rel[maybe])
         elif len(cand):
-            lab = linear_to_lab(_LUT[flat[cand]], white)
+            lab = lab_exact(white_relative(flat[cand], white))  # (linear_to_lab's values)
         if len(cand):
             chroma = np.hypot(lab[:, 1], lab[:, 2])
             along = lab[:, 1:] @ self._unit.T  # N x K: chroma along each print colour's hue
-            ok = (along >= self.cos_hue * chroma[:, None]) & (chroma[:, None] >= self.min_chroma)
-            label = np.where(ok.any(axis=1), np.argmax(np.where(ok, along, -np.inf), axis=1), -1)
+            # the print colour of the pixel's hue (within the tolerance) with the most chroma
+            # along it, -1 for none: the first of equals, as argmax takes it
+            thr = self.cos_hue * chroma
+            label = np.full(len(cand), -1, np.int64)
+            best = np.full(len(cand), -np.inf, np.float32)
+            strong = chroma >= self.min_chroma
+            for k in range(len(self.colours)):
+                a = along[:, k]
+                better = (a >= thr) & strong & (a > best)
+                label[better] = k
+                best = np.where(better, a, best)
             if measure:
                 area = (z * scale) ** 2
                 for k in range(len(self.colours)):
@@ -285,14 +309,23 @@ class DieReader:
         """Is a candidate (its centre on the plane at ``z``, board mm) where a printed sun is
         seen? A print at z = 0 shows on that plane shifted towards the camera's foot by
         ``z / camera height`` of its distance to it."""
-        g = self.geometry
-        c = cam.centre_mm
-        s = z / max(float(c[2]), 1e-6)
-        for x, y in g.suns_mm:
-            seen = np.array([x, y]) + s * (c[:2] - np.array([x, y]))
-            if float(np.linalg.norm(centre_mm - seen)) <= g.sun_radius_mm:
+        for seen in self._suns_seen(cam, z):
+            if float(np.linalg.norm(centre_mm - seen)) <= self.geometry.sun_radius_mm:
                 return True
         return False
+
+    def _suns_seen(self, cam: TableCamera, z: float) -> np.ndarray:
+        """Where the printed suns are seen on the plane at ``z`` (``K x 2`` board mm; kept for
+        the last camera and height)."""
+        key = self._suns_key
+        if key is not None and key[0] is cam and key[1] == z:
+            return key[2]
+        c = cam.centre_mm
+        s = z / max(float(c[2]), 1e-6)
+        suns = self._suns
+        seen = suns + s * (c[None, :2] - suns)
+        self._suns_key = (cam, z, seen)
+        return seen
 
     def _beyond_far_edge(self, ab: np.ndarray, k: int, px: float, py: float, rw: float, rh: float, rect_deg: float,
                          toward: np.ndarray, scale: float, top_ab: np.ndarray, all_sides: bool,
@@ -380,9 +413,12 @@ class DieReader:
         f = z / max(float(c[2]), 1e-6)
         xs = origin[0] + np.arange(w) / scale
         ys = origin[1] - np.arange(h) / scale
+        r = g.sun_radius_mm
         for x, y in g.suns_mm:
             sx, sy = x + f * (c[0] - x), y + f * (c[1] - y)
-            out |= ((xs[None, :] - sx) ** 2 + (ys[:, None] - sy) ** 2) <= g.sun_radius_mm ** 2
+            if sx + r < xs[0] - 1.0 or sx - r > xs[-1] + 1.0 or sy + r < ys[-1] - 1.0 or sy - r > ys[0] + 1.0:
+                continue  # (its disc does not reach the window)
+            out |= ((xs[None, :] - sx) ** 2 + (ys[:, None] - sy) ** 2) <= r ** 2
         return out
 
     def _unclear(self, blob: np.ndarray, ab: np.ndarray, k: int, centre_mm: np.ndarray, cam: TableCamera,
