@@ -420,7 +420,10 @@ class MonsieurReader:
             monsieur_045; a token, L* 70-97 printed, reads 38 or more in its shade).
         max_ring_pale: a kid's clear ring (which no token reaches and no token can hide from
             the camera) has at most this share (0-1) of light pale pixels: more is a hand or a
-            finger over the seat.
+            finger over the seat (a finger reaching the seat's middle crosses the ring at least
+            once: a child's finger, 10 mm or more across, covers 12 % or more of the ring's
+            82 mm; a token's blurred edge, 0.5 mm from the ring at its 2.5 mm offset, reaches a
+            few per cent of it).
         frozen_s: in a stream read with times (``read(..., t=...)``), identical frames for
             more than this many seconds read ``"camera frozen: ..."``.
         die: the die reader (default: one on this geometry).
@@ -444,7 +447,7 @@ class MonsieurReader:
                  zone_margin_deg: float = 6.0, registrar: Registrar | None = None,
                  core_mm: float = 3.5, kid_lightness: float = 35.0, kid_chromaticity: float = 0.6,
                  min_visible: float = 0.6, min_own_ring: float = 0.75, print_share: float = 0.45,
-                 hue_tolerance_deg: float = 35.0, dark_lightness: float = 36.0, max_ring_pale: float = 0.05, frozen_s: float = 3.0,
+                 hue_tolerance_deg: float = 35.0, dark_lightness: float = 36.0, max_ring_pale: float = 0.1, frozen_s: float = 3.0,
                  min_behind: int = 8, behind_print: float = 0.6, max_ring_pale_behind: float = 0.15,
                  token_margin: float = 1.4, glare_share: float = 0.7,
                  die: DieReader | None = None):
