@@ -782,6 +782,8 @@ class CarrosselReader:
         offs = np.arange(-4.0, 4.0 + 1e-9, self.EDGE_STEP_MM)
         self._edge_offsets = offs
         self._edge_profiles: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        #: the profiles of a set of markers (ids) concatenated, kept per set
+        self._edge_sets: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
         for mid, m in g.markers.items():
             centre_m = m.mean(axis=0)
             pts_m, dirs_m = [], []
@@ -1174,30 +1176,44 @@ class CarrosselReader:
         Returns:
             The width (mm), or None when fewer than 4 profiles of each direction are in the frame.
         """
-        have = [self._edge_profiles[m] for m in reg.marker_ids if m in self._edge_profiles]
-        if not have:
+        ids = tuple(m for m in reg.marker_ids if m in self._edge_profiles)
+        if not ids:
             return None
         k = len(self._edge_offsets)
-        pts = np.concatenate([p for p, _d in have])
-        dirs = np.concatenate([d for _p, d in have])
+        have = self._edge_sets.get(ids)
+        if have is None:
+            have = self._edge_sets[ids] = (np.concatenate([self._edge_profiles[m][0] for m in ids]),
+                                           np.concatenate([self._edge_profiles[m][1] for m in ids]))
+        pts, dirs = have
         px = reg.to_image(pts).astype(np.float32)
         h, w = frame.shape[:2]
-        inside = ((px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] <= w - 1) & (px[:, 1] <= h - 1)).reshape(-1, k).all(axis=1)
+        # (each coordinate a contiguous row: numpy reduces a short last axis slowly)
+        pu, pv = np.ascontiguousarray(px.T)
+        inside = ((pu >= 0) & (pv >= 0) & (pu <= w - 1) & (pv <= h - 1)).reshape(-1, k).all(axis=1)
         if not inside.any():
             return None
-        x0, y0 = np.floor(px[np.repeat(inside, k)].min(axis=0)).astype(int)
-        x1, y1 = np.ceil(px[np.repeat(inside, k)].max(axis=0)).astype(int) + 2
+        use = np.repeat(inside, k)
+        x0, y0 = math.floor(pu[use].min()), math.floor(pv[use].min())
+        x1, y1 = math.ceil(pu[use].max()) + 2, math.ceil(pv[use].max()) + 2
         crop = frame[max(y0, 0):min(y1, h), max(x0, 0):min(x1, w)]
         grey = crop if crop.ndim == 2 else cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
         q = px - np.array([max(x0, 0), max(y0, 0)], np.float32)
         prof = cv2.remap(grey, q[:, 0].reshape(-1, 1), q[:, 1].reshape(-1, 1), cv2.INTER_LINEAR,
                          borderMode=cv2.BORDER_REPLICATE).astype(np.float32).reshape(-1, k)
-        offs = self._edge_offsets
-        contrast = prof[:, offs >= 2.0].mean(axis=1) - prof[:, offs <= -2.0].mean(axis=1)
-        rise = np.diff(prof, axis=1).max(axis=1)
+        # the means of the paper's and the black's samples, summed column by column (as
+        # numpy's mean adds a short row: left to right), over their count
+        cols = np.ascontiguousarray(prof.T)
+        light, dark = np.flatnonzero(self._edge_offsets >= 2.0), np.flatnonzero(self._edge_offsets <= -2.0)
+        contrast = (sum(cols[light[1:]], cols[light[0]].copy()) / np.float32(len(light))
+                    - sum(cols[dark[1:]], cols[dark[0]].copy()) / np.float32(len(dark)))
+        rise = np.maximum.reduce(cols[1:] - cols[:-1], axis=0)
         good = inside & (contrast > 20.0) & (rise > 0)
         width = contrast / np.maximum(rise, 1e-6) * self.EDGE_STEP_MM
-        meds = [float(np.median(width[good & (dirs == d)])) for d in (0, 1) if (good & (dirs == d)).sum() >= 4]
+        meds = []
+        for d in (0, 1):
+            sel = width[good & (dirs == d)]
+            if len(sel) >= 4:
+                meds.append(float(_row_median(sel.reshape(1, -1))[0]))
         return max(meds) if meds else None
 
     def _colour_fault(self, flat: np.ndarray, shape: tuple[int, ...], view: TableView, white: np.ndarray,
