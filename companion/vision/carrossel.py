@@ -1307,11 +1307,15 @@ class CarrosselReader:
             if view.registration.lens is not None:
                 px = distort(px.reshape(-1, 2), *view.registration.lens).astype(np.float32)
             px = pose["px"] = px.reshape(ncell, -1, 2)
-        flat = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                         borderValue=(0, 0, 0))
+        # the sample points as one two-channel map (OpenCV's CV_32FC2: the same samples as a
+        # map per coordinate, without splitting it)
+        flat = cv2.remap(frame, px, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
         h, w = frame.shape[:2]
-        u, v = px[..., 0], px[..., 1]
-        if u.min() >= 0 and v.min() >= 0 and u.max() <= w - 1 and v.max() <= h - 1:  # all of them in the frame
+        bounds = pose.get("bounds")
+        if bounds is None:
+            u, v = np.ascontiguousarray(px.reshape(-1, 2).T)  # contiguous rows: fast reductions
+            bounds = pose["bounds"] = (u.min(), v.min(), u.max(), v.max())
+        if bounds[0] >= 0 and bounds[1] >= 0 and bounds[2] <= w - 1 and bounds[3] <= h - 1:  # all in the frame
             black = np.zeros(flat.shape[:2], bool)
         else:
             black = (flat[..., 0] == 0) & (flat[..., 1] == 0) & (flat[..., 2] == 0)  # outside the frame
