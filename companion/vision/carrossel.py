@@ -774,6 +774,8 @@ class CarrosselReader:
         self._region_points = grid[region]
         self._corner_points = grid[sel[self._sel_corner]]
         body_r, z0, z1, head_r, head_z = g.standee
+        #: the standee's regions' table-only terms, per set of widenings (_standee_masks)
+        self._standee_terms: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._standee_discs = (
             np.concatenate([np.linspace(z0, z1, 8), [head_z - head_r / 2, head_z, head_z + head_r / 2]]),
             np.concatenate([np.linspace(body_r, body_r - 0.5, 8), [head_r * 0.87, head_r, head_r * 0.87]]))
@@ -1535,25 +1537,33 @@ class CarrosselReader:
         g = self.geometry
         c = np.asarray(centres_mm, dtype=np.float64).reshape(-1, 2)
         up = np.asarray(ups, dtype=np.float64).reshape(-1, 2)
-        right = np.stack([up[:, 1], -up[:, 0]], axis=1)
         pts = self._grid if points is None else np.asarray(points, dtype=np.float64)
-        zs, radii0 = self._standee_discs
-        radii = np.maximum(radii0[None, :] + np.asarray(grows_mm, dtype=np.float64)[:, None], 0.0)  # G x D
-        top = g.tile_top_z_mm
+        px, py = np.ascontiguousarray(pts.T)  # each coordinate a contiguous row
         h = g.centre_marker_z_mm - g.marker_z_mm
-        # both camera heights at once (H x ...), each value as a loop over the heights computes it
         czs = np.asarray(self.STANDEE_CAMERA_HEIGHTS_MM, dtype=np.float64)
+        key = (tuple(float(v) for v in grows_mm), g.standee, g.tile_top_z_mm)
+        terms = self._standee_terms.get(key)
+        if terms is None:
+            # what depends on the table alone: each disc's shift per mm of lean (H x D) and
+            # its squared radius on the tile's plane (G x H x D), as a loop over the heights
+            # computes them
+            zs, radii0 = self._standee_discs
+            top = g.tile_top_z_mm
+            radii = np.maximum(radii0[None, :] + np.asarray(grows_mm, dtype=np.float64)[:, None], 0.0)  # G x D
+            k = (zs - top)[None, :] / np.maximum(czs[:, None] - zs[None, :], 1.0)
+            rr = (radii[:, None, :] * (czs[None, :, None] - top) / np.maximum(czs[:, None] - zs[None, :], 1.0)[None]) ** 2
+            terms = self._standee_terms[key] = (k, rr)
+        k, rr = terms
+        # both camera heights at once (H x ...), each value as a loop over the heights computes it
         cam = view.camera_xy_mm[None, :] * (czs - h)[:, None] / max(view.camera_height_mm - h, 1.0)  # H x 2
-        k = (zs - top)[None, :] / np.maximum(czs[:, None] - zs[None, :], 1.0)  # H x D
-        d = c[None, :, :] - cam[:, None, :]  # H x n x 2
-        sx = (d * right[None]).sum(axis=2)[:, :, None] * k[:, None, :]  # H x n x D
-        sy = (d * up[None]).sum(axis=2)[:, :, None] * k[:, None, :]
-        # G x H x D
-        rr = (radii[:, None, :] * (czs[None, :, None] - top) / np.maximum(czs[:, None] - zs[None, :], 1.0)[None]) ** 2
+        dx, dy = c[None, :, 0] - cam[:, None, 0], c[None, :, 1] - cam[:, None, 1]  # H x n
+        # the lean along each tile's right (up[1], -up[0]) and up: two-term dot products
+        sx = (dx * up[None, :, 1] + dy * -up[None, :, 0])[:, None, :] * k[:, :, None]  # H x D x n
+        sy = (dx * up[None, :, 0] + dy * up[None, :, 1])[:, None, :] * k[:, :, None]
         # H x D x n x M squared distances; the discs reduced first (not the last axis: numpy
         # reduces a short last axis slowly), then the heights
-        dist = np.square(pts[None, None, None, :, 0] - sx.transpose(0, 2, 1)[..., None])
-        dist += np.square(pts[None, None, None, :, 1] - sy.transpose(0, 2, 1)[..., None])
+        dist = np.square(px - sx[..., None])
+        dist += np.square(py - sy[..., None])
         out = []
         for rr_g, surely_g in zip(rr, surely):
             hidden = np.logical_or.reduce(dist <= rr_g[:, :, None, None], axis=1)  # H x n x M
