@@ -6,12 +6,19 @@ cells checked, the still table's cells kept; each frame the photo with fresh sen
 reader costs when other jobs share the cores), medians, and as a ratio to one cv2.cvtColor
 BGR -> Lab of a 640 x 480 frame timed in the same run. One thread. The load average is printed.
 
-    .venv/bin/python bench/carrossel_photos.py [--data DIR] [--repeat N]
+    .venv/bin/python bench/carrossel_photos.py [--data DIR] [--repeat N] [--parts]
+
+``--repeat`` rounds, each timing the reference op first and then every photograph once in each
+way (the load may change between rounds: each round's ratio is printed too); ``--parts`` adds the
+thread CPU time of each part of a full read (registration, centre marker, colour check, slots
+and theirs), medians per frame.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import functools
 import json
 import os
 import statistics
@@ -19,12 +26,46 @@ import sys
 import time
 from pathlib import Path
 
+# one thread: numpy's BLAS too (the service sets this in companion/__init__.py; here numpy is
+# imported first): a BLAS worker thread's time would not be counted by time.thread_time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import machine, reference_op_s  # noqa: E402
+from companion.vision import colour, registration
 from companion.vision.carrossel import CarrosselReader  # noqa: E402
+
+#: the parts of a read timed with ``--parts`` (thread CPU time of each call, summed per frame)
+PARTS = (("registration", registration.Registrar, "register"),
+         ("  marker detection", registration.MarkerFinder, "find"),
+         ("    windows", registration.MarkerFinder, "_search"),
+         ("  homography fit", registration.Registrar, "_register_found"),
+         ("centre marker", CarrosselReader, "centre_marker_match"),
+         ("colour check", CarrosselReader, "_colour_fault"),
+         ("slots", CarrosselReader, "_read_slots"),
+         ("  cells", CarrosselReader, "_read_cells"),
+         ("    letters", CarrosselReader, "_letter_region_scores"),
+         ("    standees", CarrosselReader, "_standees"),
+         ("      edge width", CarrosselReader, "edge_width_mm"),
+         ("    pixel classes", colour.RegionClassifier, "pixel_classes_near"))
+
+
+def time_parts(acc: dict[str, float]) -> None:
+    """Wrap each of :data:`PARTS` so that its calls add their thread CPU time (s) to ``acc``."""
+    for label, owner, name in PARTS:
+        f = getattr(owner, name)
+
+        def timed(*a, _f=f, _label=label, **k):
+            t0 = time.thread_time()
+            try:
+                return _f(*a, **k)
+            finally:
+                acc[_label] += time.thread_time() - t0
+
+        setattr(owner, name, functools.wraps(f)(timed))
 
 
 def reference_op_cpu_s(repeat: int = 300) -> float:
@@ -46,7 +87,8 @@ def main(argv=None) -> int:
     """Run the benchmark; prints one JSON object; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "carrossel-table"))
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5, help="timing rounds, each with the reference op timed first")
+    ap.add_argument("--parts", action="store_true", help="also the thread CPU time of each part of a full read")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
     data = Path(args.data)
@@ -55,35 +97,14 @@ def main(argv=None) -> int:
     n = {k: 0 for k in ("facing", "facing_right", "facing_wrong", "slots", "slots_right", "slots_wrong",
                         "tiles", "tiles_right", "empty", "empty_right", "angle_read", "images")}
     n.update({"standee_tiles": 0, "standee_tiles_right": 0, "plain_tiles": 0, "plain_tiles_right": 0, "partial": 0})
-    angle_err, t_full, t_kept, t_stream = [], [], [], []
-    c_full, c_kept, c_stream = [], [], []
+    angle_err = []
     load0 = os.getloadavg()
+    frames = []
     for im in truth["images"]:
         frame = cv2.imread(str(data / "images" / im["image"]))
+        frames.append(frame)
         n["images"] += 1
-        for _ in range(args.repeat):
-            t0, c0 = time.perf_counter(), time.thread_time()
-            rd = reader.read(frame)
-            t_full.append(time.perf_counter() - t0)
-            c_full.append(time.thread_time() - c0)
-        if rd.registration is not None:
-            for _ in range(args.repeat):
-                t0, c0 = time.perf_counter(), time.thread_time()
-                reader.read(frame, registration=rd.registration)
-                t_kept.append(time.perf_counter() - t0)
-                c_kept.append(time.thread_time() - c0)
-            # a still table seen by a camera: the photo with fresh sensor noise (sigma 3 levels)
-            # in every frame, made before the timing; the stream's first frame registers
-            rng = np.random.default_rng(n["images"])
-            noisy = [np.clip(frame + rng.normal(0.0, 3.0, frame.shape), 0, 255).astype(np.uint8)
-                     for _ in range(args.repeat + 1)]
-            streamer = CarrosselReader(reader.geometry, reader.letters)
-            streamer.read(noisy[0], stream=True)
-            for k in range(args.repeat):
-                t0, c0 = time.perf_counter(), time.thread_time()
-                streamer.read(noisy[k + 1], stream=True)
-                t_stream.append(time.perf_counter() - t0)
-                c_stream.append(time.thread_time() - c0)
+        rd = reader.read(frame)
         if rd.board_angle_deg is not None:
             n["angle_read"] += 1
             angle_err.append(abs((rd.board_angle_deg - im["board_angle_deg"] + 180) % 360 - 180))
@@ -112,13 +133,56 @@ def main(argv=None) -> int:
                 sub = "standee_tiles" if t["standee"] is not None else "plain_tiles"
                 n[sub] += 1
                 n[sub + "_right"] += got == want
-    ref = reference_op_s()
-    c0 = time.thread_time()
-    ref_cpu = reference_op_cpu_s()
-    full, kept, stream = statistics.median(t_full), statistics.median(t_kept), statistics.median(t_stream)
-    cfull, ckept, cstream = statistics.median(c_full), statistics.median(c_kept), statistics.median(c_stream)
-    del c0
-    print(json.dumps({
+    # timing: rounds of (the reference op, then each photograph read in the three ways), so that
+    # a change of the machine's load between rounds shows in both
+    registered = [reader.read(f).registration for f in frames]
+    streams = []
+    for k, (frame, reg) in enumerate(zip(frames, registered)):
+        if reg is None:
+            continue
+        # a still table seen by a camera: the photo with fresh sensor noise (sigma 3 levels)
+        # in every frame, made before the timing; the stream's first frame registers
+        rng = np.random.default_rng(k + 1)
+        noisy = [np.clip(frame + rng.normal(0.0, 3.0, frame.shape), 0, 255).astype(np.uint8)
+                 for _ in range(args.repeat + 1)]
+        streamer = CarrosselReader(reader.geometry, reader.letters)
+        streamer.read(noisy[0], stream=True)
+        streams.append((streamer, noisy[1:]))
+    parts: dict[str, float] = collections.defaultdict(float)
+    per_part: dict[str, list[float]] = collections.defaultdict(list)
+    if args.parts:
+        time_parts(parts)
+    wall = {"with_registration": [], "registration_kept": [], "stream": []}
+    cpu = {k: [] for k in wall}
+    ref_wall, ref_cpu, round_ratio = [], [], []
+    for r in range(args.repeat):
+        ref_wall.append(reference_op_s(100))
+        ref_cpu.append(reference_op_cpu_s(100))
+        this_round = []
+        for frame, reg in zip(frames, registered):
+            parts.clear()
+            t0, c0 = time.perf_counter(), time.thread_time()
+            reader.read(frame)
+            wall["with_registration"].append(time.perf_counter() - t0)
+            cpu["with_registration"].append(time.thread_time() - c0)
+            this_round.append(cpu["with_registration"][-1])
+            for label, _o, _n in PARTS:
+                per_part[label].append(parts.get(label, 0.0))
+            if reg is not None:
+                t0, c0 = time.perf_counter(), time.thread_time()
+                reader.read(frame, registration=reg)
+                wall["registration_kept"].append(time.perf_counter() - t0)
+                cpu["registration_kept"].append(time.thread_time() - c0)
+        for streamer, noisy in streams:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            streamer.read(noisy[r], stream=True)
+            wall["stream"].append(time.perf_counter() - t0)
+            cpu["stream"].append(time.thread_time() - c0)
+        round_ratio.append(statistics.median(this_round) / ref_cpu[-1])
+    ref, rcpu = statistics.median(ref_wall), statistics.median(ref_cpu)
+    med_w = {k: statistics.median(v) for k, v in wall.items()}
+    med_c = {k: statistics.median(v) for k, v in cpu.items()}
+    out = {
         **n, "facing_right_rate": round(n["facing_right"] / n["facing"], 3),
         "slots_right_rate": round(n["slots_right"] / n["slots"], 3),
         "tiles_right_rate": round(n["tiles_right"] / n["tiles"], 3),
@@ -126,16 +190,17 @@ def main(argv=None) -> int:
         "angle_err_deg_median": round(float(np.median(angle_err)), 2), "angle_err_deg_max": round(max(angle_err), 2),
         "plain_tiles_right_rate": round(n["plain_tiles_right"] / max(n["plain_tiles"], 1), 3),
         "standee_tiles_right_rate": round(n["standee_tiles_right"] / max(n["standee_tiles"], 1), 3),
-        "wall_ms": {"with_registration": round(full * 1e3, 2), "registration_kept": round(kept * 1e3, 2),
-                    "stream": round(stream * 1e3, 2), "reference_op": round(ref * 1e3, 3)},
-        "wall_ratio": {"with_registration": round(full / ref, 1), "registration_kept": round(kept / ref, 1),
-                       "stream": round(stream / ref, 1)},
-        "cpu_ms": {"with_registration": round(cfull * 1e3, 2), "registration_kept": round(ckept * 1e3, 2),
-                   "stream": round(cstream * 1e3, 2), "reference_op": round(ref_cpu * 1e3, 3)},
-        "cpu_ratio": {"with_registration": round(cfull / ref_cpu, 1), "registration_kept": round(ckept / ref_cpu, 1),
-                      "stream": round(cstream / ref_cpu, 1)},
+        "wall_ms": {**{k: round(v * 1e3, 2) for k, v in med_w.items()}, "reference_op": round(ref * 1e3, 3)},
+        "wall_ratio": {k: round(v / ref, 1) for k, v in med_w.items()},
+        "cpu_ms": {**{k: round(v * 1e3, 2) for k, v in med_c.items()}, "reference_op": round(rcpu * 1e3, 3)},
+        "cpu_ratio": {k: round(v / rcpu, 1) for k, v in med_c.items()},
+        "cpu_ratio_with_registration_per_round": [round(v, 1) for v in round_ratio],
+        "reference_op_cpu_ms_per_round": [round(v * 1e3, 3) for v in ref_cpu],
         "load_average_before_after": [round(load0[0], 1), round(os.getloadavg()[0], 1)],
-        "machine": machine()}, indent=1))
+        "machine": machine()}
+    if args.parts:
+        out["parts_cpu_ms_median"] = {label.strip(): round(statistics.median(v) * 1e3, 2) for label, v in per_part.items()}
+    print(json.dumps(out, indent=1))
     return 0
 
 
