@@ -484,6 +484,10 @@ class MonsieurReader:
         #: a kid's middle may read this share (0-1) of its seat's print (its foot tinted by the
         #: print's light) when its head is pale and light throughout and no glyph shows
         self.foot_print = 0.4
+        #: clear-ring samples a seat needs to be read (its print share, 75 %, and its local light
+        #: are measured there: 12 samples 1 mm apart, each 8 % of the share; a token's own
+        #: possible place hides half the ring or more from a tilted camera)
+        self.min_ring = 12
         self.frozen = FrozenFrames(frozen_s)
         self._core = _disc(core_mm, step=0.7)
         self._head = _disc(3.5, step=0.7)
@@ -856,7 +860,7 @@ class MonsieurReader:
         why = []
         for k in range(n):
             r, c, hd, bk = P * k, P * k + 1, P * k + 2, P * k + 3
-            if count[r] < 20 or count[c] < self.min_visible * plan.planned[1, k] or count[c] < 5:
+            if count[r] < self.min_ring or count[c] < self.min_visible * plan.planned[1, k] or count[c] < 5:
                 out.append(UNKNOWN)
                 why.append("hidden (out of the frame, behind the roof, the figure or a token)")
                 continue
