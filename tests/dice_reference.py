@@ -7,7 +7,10 @@ Not used by the product. :class:`ReferenceDiceReader` is the old :class:`DiceRea
 search, face classifier with its eight views in one forward each call, pip fitter over every
 subset, decision), unchanged but for this note and the accuracy changes of issue 16 made in
 both on purpose (the flat-face pip fit of ``_cocked``; ``_dice_in_bands``: the dice inside a
-region too large to be dice, with a tray geometry); it imports only the tray's geometry and
+region too large to be dice, with a tray geometry; a die whose face's grid alone saw a one is
+kept, not dropped as no die; with a tray geometry, the floor's median over FLOOR_MEDIAN_DICE
+dice, the wall's band (WALL_BAND) not counted by ``_partial``, and a one whose die's foreground
+reaches beyond a flat die's box ``unknown``, ``_one_beyond``); it imports only the tray's geometry and
 face fit (companion/readers/dice_tray.py) from the package.
 
 The old module's notes follow.
@@ -131,6 +134,10 @@ GEOMETRY_MARGIN_HI = 1.15
 WALL_CLEAR = 1.0
 #: With a tray geometry, a region of touching dice is at most this many die sides long.
 CLUSTER_MAX_SIDES = 2.6
+#: (issue 16, as in companion/readers/dice.py)
+FLOOR_MEDIAN_DICE = 3.0
+WALL_BAND = 0.5
+ONE_BODY_AREA = 0.03
 #: The pips' grid: each pip place this share of the die's edge from the face's centre along
 #: each axis (4.3 mm on a 16 mm die: the dice-tray photographs' README; standard dice 0.25-0.3).
 PIP_GRID_SHARE = 4.3 / 16
@@ -561,6 +568,7 @@ class DiceReader:
             # The die's size comes from the tray's calibration: from the smallest top face to
             # the largest whole die anywhere on the floor, with a margin for the calibration's error.
             glo, ghi = geometry.die_px_range()
+            self._die_side_px = float(np.sqrt(glo * ghi))
             die_px = (max(4.0, GEOMETRY_MARGIN_LO * glo), GEOMETRY_MARGIN_HI * ghi)
             if tray is None:
                 tray = geometry.roi()
@@ -585,6 +593,7 @@ class DiceReader:
         self.lightness_weight = lightness_weight
         self.model = FaceModel() if model == "default" else model
         self._floor = None
+        self._wall_band = None
         if geometry is not None and self.tray is not None:
             self._floor = geometry.floor_mask(self.tray)
 
@@ -690,7 +699,7 @@ class DiceReader:
         h, w = roi.shape[:2]
         lab = cv2.cvtColor(roi, cv2.COLOR_BGR2LAB)
         small = cv2.resize(lab, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
-        floor = cv2.resize(cv2.medianBlur(small, 31), (w, h), interpolation=cv2.INTER_LINEAR)
+        floor = cv2.resize(cv2.medianBlur(small, self._floor_aperture()), (w, h), interpolation=cv2.INTER_LINEAR)
         diff = lab.astype(np.float32) - floor.astype(np.float32)
         diff[..., 0] *= self.lightness_weight
         dist = np.linalg.norm(diff, axis=2)
@@ -890,7 +899,49 @@ class DiceReader:
 
         # the finder's other dice (not the one this box is over) are set aside
         others = [b for b, _ in regions if overlap(b) < 0.2]
-        return _partial(raw_at, box, others)
+        return _partial(raw_at, box, others, self._band())
+
+    def _one_beyond(self, raw_at, found: Sequence[np.ndarray], others: Sequence[Sequence[float]],
+                    band: np.ndarray | None) -> str:
+        """With a tray geometry, for a die read as a one: ``""``, or why its value cannot be
+        told. A one shows no flatness in its pips (:meth:`flatness`), and a die cocked against
+        the wall or another die may show a one as its upper face; such a die shows more of its
+        body than a flat die does. So the foreground joined to the one's face
+        (:func:`_partial`, the other dice's boxes and the wall's band set aside) must lie in
+        the box of a flat die whose top face is centred on the pip (at any yaw:
+        :meth:`~companion.readers.dice_tray.TrayGeometry.flat_die_box_px`, already the union
+        over every yaw: no margin), but for :data:`ONE_BODY_AREA` of that box (the calibration's
+        error of a pixel or so along a side, a soft edge)."""
+        pts = [np.asarray(p, float) for p in found if len(p)]
+        if not pts:
+            return ""
+        c = np.mean([p.mean(0) for p in pts], axis=0)
+        if _partial(raw_at, self.geometry.flat_die_box_px(c), others, band, 0.0, ONE_BODY_AREA):
+            return "a one whose die shows more than a flat die's body (cocked, or touching another)"
+        return ""
+
+    def _band(self) -> np.ndarray | None:
+        """With a tray geometry, the band :data:`WALL_BAND` dice wide along the tray's wall over
+        the region of interest (:meth:`~companion.readers.dice_tray.TrayGeometry.wall_band_mask`,
+        made once), else None."""
+        if self.geometry is None or self.tray is None:
+            return None
+        if self._wall_band is None:
+            self._wall_band = self.geometry.wall_band_mask(self.tray, WALL_BAND * self.geometry.die_mm)
+        return self._wall_band
+
+    def _floor_aperture(self) -> int:
+        """The median filter's aperture (px, odd, on the quarter-size copy) that gives the
+        floor's local colour: 31 (124 px in the frame); with a tray geometry,
+        :data:`FLOOR_MEDIAN_DICE` dice at the tray (the geometric mean of the smallest top face
+        and the largest die there), at most 31 and at least 5. Over that many dice a die or two
+        touching are far under half the window and stay foreground, while the shading along the
+        tray's wall (a band wider than half the window along it) is taken as the floor's own
+        colour there, so that a die near the wall is not joined to it."""
+        if self.geometry is None:
+            return 31
+        k = int(round(FLOOR_MEDIAN_DICE * self._die_side_px / 4))
+        return max(5, min(31, k | 1))
 
     def _dice_in_bands(self, opened: np.ndarray, labels: np.ndarray, comps: list, kinds: list) -> list:
         """With a tray geometry: the dice inside regions too large to be dice, ``(x, y, w, h)``
@@ -1163,14 +1214,19 @@ class DiceReader:
         )
         for i, (box, p) in enumerate(zip(singles, probs)):
             pips, pip_reason, seen, found = self.pip_evidence(frame, box)
-            if p is not None and int(np.argmax(p)) == 0 and pips is None:
+            if p is not None and int(np.argmax(p)) == 0 and pips is None and not (found and not seen):
                 continue  # neither reader sees a die here: a shadow, a hand, the tray's wall
-            partial = _partial(raw_at, box, singles[:i] + singles[i + 1:]) or self.too_small(box)
+            partial = _partial(raw_at, box, singles[:i] + singles[i + 1:], self._band()) or self.too_small(box)
             if partial:
                 readings.append(DieReading(box, UNKNOWN, partial))
                 continue
             if self.geometry is not None:
-                readings.append(self._judge(box, p, pips, pip_reason, seen, found, frame))
+                got = self._judge(box, p, pips, pip_reason, seen, found, frame)
+                if got.value == 1:
+                    beyond = self._one_beyond(raw_at, found, singles[:i] + singles[i + 1:], self._band())
+                    if beyond:
+                        got = DieReading(box, UNKNOWN, beyond)
+                readings.append(got)
                 continue
             value, reason = decide(p, pips, pip_reason, seen)
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
@@ -1187,7 +1243,8 @@ PARTIAL_MARGIN = 0.15
 PARTIAL_AREA = 0.1
 
 
-def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]]) -> str:
+def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]],
+             band: np.ndarray | None = None, margin: float = PARTIAL_MARGIN, area: float = PARTIAL_AREA) -> str:
     """``""`` when ``box`` holds a whole die, else why not.
 
     The foreground (the raw mask of :meth:`DiceReader._regions`) connected to the box's central
@@ -1220,11 +1277,14 @@ def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]]) ->
     if not len(ids):
         return ""
     comp = np.isin(labels, ids)
-    t = PARTIAL_MARGIN * side
+    t = margin * side
     yy, xx = np.mgrid[wy0:wy1, wx0:wx1]
     inside = (xx >= bx0 - t) & (xx <= bx1 + t) & (yy >= by0 - t) & (yy <= by1 + t)
-    beyond = int((comp & ~inside).sum())
-    if beyond > PARTIAL_AREA * (bx1 - bx0) * (by1 - by0):
+    outside = comp & ~inside
+    if band is not None and band.shape == raw.shape:
+        outside &= band[wy0:wy1, wx0:wx1] == 0
+    beyond = int(outside.sum())
+    if beyond > area * (bx1 - bx0) * (by1 - by0):
         return "the box covers only part of a die (the die reaches beyond it)"
     return ""
 

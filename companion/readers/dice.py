@@ -125,6 +125,15 @@ GEOMETRY_MARGIN_HI = 1.15
 #: the tray's wall than this many dice, and in which the classifier finds no die, is the wall's shading (the
 #: inner corners of a tray), not dice; two dice touching against the wall may then be missed.
 WALL_CLEAR = 1.0
+#: With a tray geometry, the floor's local colour is the median over a square this many dice
+#: wide (:meth:`DiceReader._floor_aperture`); without one, over 124 px.
+FLOOR_MEDIAN_DICE = 3.0
+#: With a tray geometry, the foreground this many dice from the tray's wall (its shading, its
+#: foot) is not counted as a die reaching beyond its box (:func:`_partial`).
+WALL_BAND = 0.5
+#: With a tray geometry, a die read as a one may show at most this share of its flat die's box
+#: in foreground beyond that box (:meth:`DiceReader._one_beyond`).
+ONE_BODY_AREA = 0.03
 #: With a tray geometry, a region of touching dice is at most this many die sides long.
 CLUSTER_MAX_SIDES = 2.6
 #: The pips' grid: each pip place this share of the die's edge from the face's centre along
@@ -840,6 +849,7 @@ class DiceReader:
             # The die's size comes from the tray's calibration: from the smallest top face to
             # the largest whole die anywhere on the floor, with a margin for the calibration's error.
             glo, ghi = geometry.die_px_range()
+            self._die_side_px = float(np.sqrt(glo * ghi))
             die_px = (max(4.0, GEOMETRY_MARGIN_LO * glo), GEOMETRY_MARGIN_HI * ghi)
             if tray is None:
                 tray = geometry.roi()
@@ -864,6 +874,7 @@ class DiceReader:
         self.lightness_weight = lightness_weight
         self.model = FaceModel() if model == "default" else model
         self._floor = None
+        self._wall_band = None
         if geometry is not None and self.tray is not None:
             self._floor = geometry.floor_mask(self.tray)
 
@@ -878,7 +889,8 @@ class DiceReader:
         views: a value is taken from fewer views only when the views not taken cannot change
         it (:func:`_decide_votes`)."""
         evidence = [self.pip_evidence(frame, box) for box in singles]
-        partial = [_partial(raw_at, box, singles[:i] + singles[i + 1:]) or self.too_small(box)
+        band = self._band()
+        partial = [_partial(raw_at, box, singles[:i] + singles[i + 1:], band) or self.too_small(box)
                    for i, box in enumerate(singles)]
         box_votes = face_votes = None
         face_at: dict[int, int] = {}
@@ -905,8 +917,9 @@ class DiceReader:
         def one(i: int, sure_only: bool):
             """The reading of die ``i``; None: left out; ``_UNDECIDED``: needs all views."""
             box = singles[i]
-            pips, pip_reason, seen, _ = evidence[i]
-            if box_votes is not None and pips is None:
+            pips, pip_reason, seen, found = evidence[i]
+            # (pips found and no crop's value: the face's grid saw a face; the die is kept)
+            if box_votes is not None and pips is None and not (found and not seen):
                 not_a_die = _not_a_die(box_votes, i, sure_only)
                 if not_a_die is _UNDECIDED:
                     return _UNDECIDED
@@ -915,8 +928,13 @@ class DiceReader:
             if partial[i]:
                 return DieReading(box, UNKNOWN, partial[i])
             if self.geometry is not None:
-                return self._judge(box, evidence[i], face_votes if i in face_at else box_votes,
-                                   face_at.get(i, i), sure_only)
+                got = self._judge(box, evidence[i], face_votes if i in face_at else box_votes,
+                                  face_at.get(i, i), sure_only)
+                if got is not _UNDECIDED and got.value == 1:
+                    beyond = self._one_beyond(raw_at, evidence[i][3], singles[:i] + singles[i + 1:], band)
+                    if beyond:
+                        return DieReading(box, UNKNOWN, beyond)
+                return got
             got = _decide_votes(box_votes, i, pips, pip_reason, seen, sure_only)
             if got is _UNDECIDED:
                 return _UNDECIDED
@@ -1055,7 +1073,7 @@ class DiceReader:
         h, w = roi.shape[:2]
         lab = cv2.cvtColor(roi, cv2.COLOR_BGR2LAB)
         small = cv2.resize(lab, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
-        floor = cv2.resize(cv2.medianBlur(small, 31), (w, h), interpolation=cv2.INTER_LINEAR)
+        floor = cv2.resize(cv2.medianBlur(small, self._floor_aperture()), (w, h), interpolation=cv2.INTER_LINEAR)
         raw = self._foreground(lab, floor)
         if self._floor is not None and self._floor.shape == raw.shape:
             raw &= self._floor  # only where a die on the tray's floor can show
@@ -1119,6 +1137,48 @@ class DiceReader:
                     grown.append(((bx0, by0, bx1, by1), single))
             out = grown
         return out, (raw, x0, y0), typical
+
+    def _one_beyond(self, raw_at, found: Sequence[np.ndarray], others: Sequence[Sequence[float]],
+                    band: np.ndarray | None) -> str:
+        """With a tray geometry, for a die read as a one: ``""``, or why its value cannot be
+        told. A one shows no flatness in its pips (:meth:`flatness`), and a die cocked against
+        the wall or another die may show a one as its upper face; such a die shows more of its
+        body than a flat die does. So the foreground joined to the one's face
+        (:func:`_partial`, the other dice's boxes and the wall's band set aside) must lie in
+        the box of a flat die whose top face is centred on the pip (at any yaw:
+        :meth:`~companion.readers.dice_tray.TrayGeometry.flat_die_box_px`, already the union
+        over every yaw: no margin), but for :data:`ONE_BODY_AREA` of that box (the calibration's
+        error of a pixel or so along a side, a soft edge)."""
+        pts = [np.asarray(p, float) for p in found if len(p)]
+        if not pts:
+            return ""
+        c = np.mean([p.mean(0) for p in pts], axis=0)
+        if _partial(raw_at, self.geometry.flat_die_box_px(c), others, band, 0.0, ONE_BODY_AREA):
+            return "a one whose die shows more than a flat die's body (cocked, or touching another)"
+        return ""
+
+    def _band(self) -> np.ndarray | None:
+        """With a tray geometry, the band :data:`WALL_BAND` dice wide along the tray's wall over
+        the region of interest (:meth:`~companion.readers.dice_tray.TrayGeometry.wall_band_mask`,
+        made once), else None."""
+        if self.geometry is None or self.tray is None:
+            return None
+        if self._wall_band is None:
+            self._wall_band = self.geometry.wall_band_mask(self.tray, WALL_BAND * self.geometry.die_mm)
+        return self._wall_band
+
+    def _floor_aperture(self) -> int:
+        """The median filter's aperture (px, odd, on the quarter-size copy) that gives the
+        floor's local colour: 31 (124 px in the frame); with a tray geometry,
+        :data:`FLOOR_MEDIAN_DICE` dice at the tray (the geometric mean of the smallest top face
+        and the largest die there), at most 31 and at least 5. Over that many dice a die or two
+        touching are far under half the window and stay foreground, while the shading along the
+        tray's wall (a band wider than half the window along it) is taken as the floor's own
+        colour there, so that a die near the wall is not joined to it."""
+        if self.geometry is None:
+            return 31
+        k = int(round(FLOOR_MEDIAN_DICE * self._die_side_px / 4))
+        return max(5, min(31, k | 1))
 
     def _dice_in_bands(self, opened: np.ndarray, labels: np.ndarray, comps: list, kinds: list) -> list:
         """With a tray geometry: the dice inside regions too large to be dice, ``(x, y, w, h)``
@@ -1309,7 +1369,7 @@ class DiceReader:
 
         # the finder's other dice (not the one this box is over) are set aside
         others = [b for b, _ in regions if overlap(b) < 0.2]
-        return _partial(raw_at, box, others)
+        return _partial(raw_at, box, others, self._band())
 
     def _shape(self, w: int, h: int, area: int) -> str:
         """``"die"``, ``"cluster"`` (several touching dice) or ``"other"`` for a region."""
@@ -1585,13 +1645,18 @@ PARTIAL_MARGIN = 0.15
 PARTIAL_AREA = 0.1
 
 
-def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]]) -> str:
+def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]],
+             band: np.ndarray | None = None, margin: float = PARTIAL_MARGIN, area: float = PARTIAL_AREA) -> str:
     """``""`` when ``box`` holds a whole die, else why not.
 
     The foreground (the raw mask of :meth:`DiceReader._regions`) connected to the box's central
     half, outside the other dice's boxes, must not reach beyond the box grown by
     :data:`PARTIAL_MARGIN` of its side by more than :data:`PARTIAL_AREA` of its area: else the
     box is over part of a die (a shifted or partial box), whose face it cannot show whole.
+    ``band`` (a 0/1 mask the raw mask's size, or None): with a tray geometry, the band along
+    the tray's wall (:meth:`~companion.readers.dice_tray.TrayGeometry.wall_band_mask`), whose
+    foreground (the wall's shading and foot, which a die against the wall touches) does not
+    count as the die reaching beyond its box.
     """
     import cv2
 
@@ -1618,11 +1683,14 @@ def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]]) ->
     if not len(ids):
         return ""
     comp = np.isin(labels, ids)
-    t = PARTIAL_MARGIN * side
+    t = margin * side
     yy, xx = np.mgrid[wy0:wy1, wx0:wx1]
     inside = (xx >= bx0 - t) & (xx <= bx1 + t) & (yy >= by0 - t) & (yy <= by1 + t)
-    beyond = int((comp & ~inside).sum())
-    if beyond > PARTIAL_AREA * (bx1 - bx0) * (by1 - by0):
+    outside = comp & ~inside
+    if band is not None and band.shape == raw.shape:
+        outside &= band[wy0:wy1, wx0:wx1] == 0
+    beyond = int(outside.sum())
+    if beyond > area * (bx1 - bx0) * (by1 - by0):
         return "the box covers only part of a die (the die reaches beyond it)"
     return ""
 

@@ -16,7 +16,7 @@ tray's size at the distances of a dice tray). World frame as the dice-tray photo
 README: origin on the floor, x and y on it, z up towards the camera, millimetres.
 
 Public surface: :class:`TrayGeometry` (``from_corners``, ``from_camera``, ``project``,
-``die_side_px``, ``face_side_px``, ``die_px_range``, ``roi``, ``floor_mask``, ``for_size``,
+``die_side_px``, ``flat_die_box_px``, ``face_side_px``, ``die_px_range``, ``roi``, ``floor_mask``, ``wall_band_mask``, ``for_size``,
 ``too_small``, ``to_toml``, ``from_toml``), :func:`speck_faces` (dice seen only by their pips,
 for the reader's finder), :func:`fit_face` (a flat die's pips read on the plane of its top face,
 perspective removed, against the six layouts on the standard grid) and :func:`with_face_fit`
@@ -232,6 +232,14 @@ class TrayGeometry:
         uv = self.project(self._cube(xy, math.radians(yaw_deg)).reshape(-1, 3))
         return float(max(np.ptp(uv[:, 0]), np.ptp(uv[:, 1])))
 
+    def flat_die_box_px(self, centre_px: Sequence[float]) -> tuple[float, float, float, float]:
+        """``(x0, y0, x1, y1)`` px: the box holding a flat die whose top face is centred at
+        ``centre_px`` at any yaw (its whole body, side faces included; the union over yaws 0-90
+        degrees in 15 degree steps)."""
+        xy = self.to_plane(np.asarray(centre_px, float)[None], self.die_mm)
+        uv = np.vstack([self.project(self._cube(xy, math.radians(a)).reshape(-1, 3)) for a in range(0, 90, 15)])
+        return float(uv[:, 0].min()), float(uv[:, 1].min()), float(uv[:, 0].max()), float(uv[:, 1].max())
+
     def face_side_px(self, centre_px: Sequence[float]) -> float:
         """The top face's side (px, the square root of its projected area) of a flat die whose
         top face is centred at ``centre_px``."""
@@ -335,6 +343,34 @@ class TrayGeometry:
         cv2.fillConvexPoly(mask, hull, 1)
         grow = int(round(self.die_px_range()[1] / 3)) | 1
         return cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
+
+    def wall_band_mask(self, roi: Sequence[int], width_mm: float) -> np.ndarray:
+        """``h x w uint8`` 0/1 over ``roi`` ``(x0, y0, x1, y1)`` px: where the frame shows no
+        floor at least ``width_mm`` inside the tray's wall (the floor's outline inset by that
+        much on the floor plane, z = 0, projected; everything outside it is 1): the band along
+        the wall where the wall's shading and its foot lie.
+
+        Raises:
+            ValueError: ``width_mm`` is negative.
+        """
+        import cv2
+
+        if not width_mm >= 0:
+            raise ValueError(f"width_mm: expected >= 0 mm, got {width_mm!r}")
+        x0, y0, x1, y1 = (int(v) for v in roi)
+        scale = 2.0  # px a mm of the floor's raster
+        lo = self.floor_mm.min(0) - 1.0
+        size = np.ceil((self.floor_mm.max(0) + 1.0 - lo) * scale).astype(int) + 1
+        floor = np.zeros((size[1], size[0]), np.uint8)
+        cv2.fillPoly(floor, [np.round((self.floor_mm - lo) * scale).astype(np.int32)], 1)
+        inner = (cv2.distanceTransform(floor, cv2.DIST_L2, 5) > width_mm * scale).astype(np.uint8)
+        out = np.ones((y1 - y0, x1 - x0), np.uint8)
+        contours, _ = cv2.findContours(inner, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        for c in contours:
+            mm = c.reshape(-1, 2) / scale + lo
+            px = self.project(np.column_stack([mm, np.zeros(len(mm))])) - [x0, y0]
+            cv2.fillPoly(out, [np.round(px).astype(np.int32)], 0)
+        return out
 
     def for_size(self, image_size: Sequence[int]) -> "TrayGeometry":
         """The same camera giving frames of another size with the same aspect (the sensor mode
