@@ -256,16 +256,17 @@ class _SeatPlan:
         # height times any tilt)
         # the wood around a seat: on the disc's top, off every seat's print
         wp = pts[wood_s]
-        near = np.hypot(wp[:, 0] - g.axis_mm[0], wp[:, 1] - g.axis_mm[1]) <= g.disc_radius_mm - 1.5
-        for step in (-1, 1):
-            other = centres[(seat[wood_s] + step) % n]
-            near &= np.hypot(wp[:, 0] - other[:, 0], wp[:, 1] - other[:, 1]) >= g.seat_diameter_mm / 2.0 + 1.5
+        near = _within(wp[:, 0] - g.axis_mm[0], wp[:, 1] - g.axis_mm[1], g.disc_radius_mm - 1.5)
+        for nb in reader._layout_neighbours:
+            other = centres[nb[wood_s]]
+            near &= ~_within(wp[:, 0] - other[:, 0], wp[:, 1] - other[:, 1], g.seat_diameter_mm / 2.0 + 1.5, strict=True)
         ok[wood_s] &= near
+        every = slice(0, len(seat))
+        rays._segments(every, z, top)  # (the rays' parts up to a token's top: for every sample)
         for sl in (ring_s, wood_s):
             ok[sl] &= ~rays.passes(sl, z, top, centres[seat[sl]], reach)
-        every = slice(0, len(seat))
-        for step in (-1, 1):
-            ok &= ~rays.passes(every, z, top, centres[(seat + step) % n], reach)
+        for nb in reader._layout_neighbours:
+            ok &= ~rays.passes(every, z, top, centres[nb], reach)
         # the roof (skirt and cone inside its cylinder) and the figure hide what lies behind them
         ok &= ~rays.passes(every, g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm), g.roof_radius_mm + 1.0)
         ok &= ~rays.passes(every, z, g.figure_top_z_mm, np.asarray(g.figure_mm), g.figure_radius_mm + 1.0)
@@ -310,6 +311,20 @@ def _group_median(key: np.ndarray, values: np.ndarray, n_keys: int) -> tuple[np.
     hi = start + count // 2
     out[has] = 0.5 * (v[lo[has]] + v[hi[has]])
     return out, count
+
+
+def _within(dx: np.ndarray, dy: np.ndarray, radius: float, strict: bool = False) -> np.ndarray:
+    """``np.hypot(dx, dy) <= radius`` (``< radius`` with ``strict``) for ``N`` float64 offsets,
+    told from the squared length where it is clear (more than a millionth of the radius away)
+    and from ``np.hypot`` itself near the radius: the same answers, a fraction of the time."""
+    d2 = dx * dx + dy * dy
+    r2 = radius * radius
+    out = d2 < r2
+    near = np.flatnonzero(np.abs(d2 - r2) <= 1e-6 * r2)
+    if len(near):
+        d = np.hypot(dx[near], dy[near])
+        out[near] = d < radius if strict else d <= radius
+    return out
 
 
 def _ray_passes(camera_mm: np.ndarray, pts: np.ndarray, z: np.ndarray, z_lo: float, z_hi: float,
@@ -360,28 +375,44 @@ class _Rays:
         self.span = np.maximum(float(self.camera[2]) - self.heights, 1e-6)
         self.which = np.zeros(len(pts), dtype=np.intp)
         self.which[upper] = 1
+        self._kept: dict[tuple[float, float, int, int], tuple[np.ndarray, ...]] = {}
 
-    def passes(self, sl: slice, z_lo: float, z_hi: float, centres: np.ndarray, radius: float) -> np.ndarray:
-        """Do the rays of the points ``sl`` pass within ``radius`` mm of a vertical axis
-        through ``centres`` (``2``: one for all, or one per point of ``sl``: ``M x 2``) between
-        heights ``z_lo`` and ``z_hi``? ``M`` bool.
-
-        The ray's part between the two heights is a segment in plan view; its nearest point to
-        the centre decides (exact for a vertical cylinder)."""
+    def _segments(self, sl: slice, z_lo: float, z_hi: float) -> tuple[np.ndarray, ...]:
+        """The rays' parts between heights ``z_lo`` and ``z_hi`` in plan view, for the points
+        ``sl``: start (x, y), run (x, y), its squared length (at least 1e-12) and whether it is
+        not empty; kept for the next test of the same heights (a slice of a kept range is
+        its part of it)."""
+        for (lo_z, hi_z, start, stop), got in self._kept.items():
+            if lo_z == z_lo and hi_z == z_hi and start <= sl.start and sl.stop <= stop:
+                cut = slice(sl.start - start, sl.stop - start)
+                return tuple(v[cut] for v in got)
         zz = self.heights
         lo2 = np.clip((np.maximum(z_lo, zz) - zz) / self.span, 0.0, 1.0)
         w2 = np.clip((z_hi - zz) / self.span, 0.0, 1.0) - lo2
         which = self.which[sl]
         lo, w = lo2[which], w2[which]
         tx, ty = self.tx[sl], self.ty[sl]
+        bx, by = w * tx, w * ty
+        got = (self.x[sl] + lo * tx, self.y[sl] + lo * ty, bx, by, np.maximum(bx * bx + by * by, 1e-12), w > 0)
+        self._kept[(z_lo, z_hi, sl.start, sl.stop)] = got
+        return got
+
+    def passes(self, sl: slice, z_lo: float, z_hi: float, centres: np.ndarray, radius: float) -> np.ndarray:
+        """Do the rays of the points ``sl`` (a slice with its start and stop) pass within
+        ``radius`` mm of a vertical axis through ``centres`` (``2``: one for all, or one per
+        point of ``sl``: ``M x 2``) between heights ``z_lo`` and ``z_hi``? ``M`` bool.
+
+        The ray's part between the two heights is a segment in plan view; its nearest point to
+        the centre decides (exact for a vertical cylinder): :func:`_ray_passes`'s answer, its
+        arithmetic the same."""
+        x0, y0, bx, by, den, some = self._segments(sl, z_lo, z_hi)
         cen = np.asarray(centres, dtype=np.float64)
         cx, cy = (cen[0], cen[1]) if cen.ndim == 1 else (cen[:, 0], cen[:, 1])
-        rx = cx - (self.x[sl] + lo * tx)
-        ry = cy - (self.y[sl] + lo * ty)
-        bx, by = w * tx, w * ty
-        t = np.clip((rx * bx + ry * by) / np.maximum(bx * bx + by * by, 1e-12), 0.0, 1.0)
+        rx = cx - x0
+        ry = cy - y0
+        t = np.clip((rx * bx + ry * by) / den, 0.0, 1.0)
         dx, dy = rx - t * bx, ry - t * by
-        return (dx * dx + dy * dy <= radius * radius) & (w > 0)
+        return (dx * dx + dy * dy <= radius * radius) & some
 
 
 class MonsieurReader:
@@ -508,6 +539,8 @@ class MonsieurReader:
         self._layout = (np.concatenate([np.repeat(np.arange(n), len(o)) for o in offsets]),
                         np.concatenate([np.full(n * len(o), j) for j, o in enumerate(offsets)]),
                         np.concatenate([np.tile(o, (n, 1)) for o in offsets]))
+        #: each sample's neighbouring seats (the one before, the one after)
+        self._layout_neighbours = tuple((self._layout[0] + step) % n for step in (-1, 1))
         ends = np.cumsum([0] + [n * len(o) for o in offsets])
         #: each part's samples in the layout (ring, middle, head, behind, wood), contiguous
         self._part_slices = tuple(slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:]))

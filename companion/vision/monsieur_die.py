@@ -181,6 +181,7 @@ class DieReader:
         self._hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1]))  # K: each print colour's a*b* hue
         self._suns = np.array(g.suns_mm, dtype=np.float64).reshape(-1, 2)
         self._suns_key: tuple[TableCamera, float, np.ndarray] | None = None
+        self._to_plane_key: tuple[TableCamera, float, np.ndarray] | None = None
 
     def _warp_matrix(self, scale: float, origin: tuple[float, float]) -> np.ndarray:
         """Board mm to warped pixels: ``scale`` px/mm, board ``origin`` (x, y) at the top-left, y down."""
@@ -240,7 +241,10 @@ class DieReader:
         kept (None; the labels and floors are the same)."""
         z = self.geometry.die_size_mm
         w, h = size
-        m = self._warp_matrix(scale, origin) @ np.linalg.inv(cam.plane_homography(z))
+        key = self._to_plane_key
+        if key is None or key[0] is not cam or key[1] != z:  # (one inverse per frame and height)
+            key = self._to_plane_key = (cam, z, np.linalg.inv(cam.plane_homography(z)))
+        m = self._warp_matrix(scale, origin) @ key[2]
         src = frame if cam.registration.lens is None else cv2.undistort(frame, *cam.registration.lens)
         warped = cv2.warpPerspective(src, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0))
         mask = self._mask(circles, scale, origin, size)

@@ -372,7 +372,9 @@ class TableCamera:
     def to_image(self, xy_mm: np.ndarray, z_mm: float) -> np.ndarray:
         """Points of the plane at ``z_mm`` (``N x 2`` mm) to image pixels (``N x 2 float64``;
         with the lens distortion applied when the registration has a lens)."""
-        und = project(self.plane_homography(z_mm), xy_mm)
+        pts = np.asarray(xy_mm, dtype=np.float64).reshape(-1, 2)
+        h = self.plane_homography(z_mm)
+        und = _dehomogenise(pts @ h[:, :2].T + h[:, 2])  # (registration.project's arithmetic)
         lens = self.registration.lens
         return und if lens is None else distort(und, *lens)
 
@@ -385,7 +387,7 @@ class TableCamera:
         xy[:upper.start] += low[:, 2]
         xy[upper] += high[:, 2]
         xy[upper.stop:] += low[:, 2]
-        und = xy[:, :2] / xy[:, 2:3]
+        und = _dehomogenise(xy)
         lens = self.registration.lens
         return und if lens is None else distort(und, *lens)
 
@@ -404,6 +406,17 @@ class TableCamera:
         p = np.asarray(xy_mm, dtype=np.float64).reshape(-1, 2)
         s = (at_z_mm - z_mm) / max(c[2] - z_mm, 1e-6)
         return p + s * (c[:2] - p)
+
+
+def _dehomogenise(xy: np.ndarray) -> np.ndarray:
+    """``N x 3`` homogeneous points to ``N x 2`` (each of the first two columns divided by the
+    third: the values of ``xy[:, :2] / xy[:, 2:3]``, a column at a time, which numpy does
+    several times faster than the broadcast)."""
+    out = np.empty((len(xy), 2))
+    w = np.ascontiguousarray(xy[:, 2])
+    np.divide(xy[:, 0], w, out=out[:, 0])
+    np.divide(xy[:, 1], w, out=out[:, 1])
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
