@@ -25,6 +25,17 @@ def _run(tmp_path: Path, *extra: str) -> int:
                  "--quiet-moves", *extra])
 
 
+def _appliance(tmp_path: Path) -> tuple[str, list[str], str]:
+    """The systemd unit's command (`run --next-game wait`, no --game) on this journal, in a
+    process of its own: ``(config, argv, working folder)``."""
+    import sys
+
+    config = _config(tmp_path)
+    command = [sys.executable, "-m", "companion", "--config", config, "run", "--next-game", "wait", "--speed",
+               "100", "--quiet-moves", "--journal", str(tmp_path / "j.db")]
+    return config, command, str(Path(__file__).resolve().parents[1])
+
+
 def _finished_carrousel_then_unfinished_monsieur(tmp_path: Path, capsys) -> None:
     """What the appliance leaves when killed: a Carrousel game played to its end (session 1),
     then a Monsieur Carrousel game asked for on the entry socket, half played (session 2)."""
@@ -102,15 +113,10 @@ def test_new_without_game_starts_the_configured_game_and_names_the_one_left(tmp_
 def test_the_appliance_killed_during_a_game_asked_for_on_the_socket_resumes_that_game(tmp_path):
     """The tester's steps: `run --next-game wait` plays Carrousel and waits; `enter --new-game
     monsieur-carrousel`; kill -9; the same command again resumes Monsieur Carrousel."""
-    import os
     import signal
     import subprocess
-    import sys
 
-    config = _config(tmp_path)
-    command = [sys.executable, "-m", "companion", "--config", config, "run", "--next-game", "wait", "--speed",
-               "100", "--quiet-moves", "--journal", str(tmp_path / "j.db")]
-    root = os.path.dirname(os.path.dirname(__file__))
+    config, command, root = _appliance(tmp_path)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root)
     try:
         for line in proc.stdout:  # wait for progress, not for time
@@ -137,17 +143,12 @@ def test_the_appliance_killed_during_a_game_asked_for_on_the_socket_resumes_that
 def test_the_appliance_restarted_after_a_finished_game_waits_for_the_next_one(tmp_path, capsys):
     """A power blip between games: the restarted `run --next-game wait` waits again (the line
     says how a game starts) and starts no game by itself; `enter --new-game` then starts one."""
-    import os
     import subprocess
-    import sys
 
     _finished_carrousel_then_unfinished_monsieur(tmp_path, capsys)
     with Journal(tmp_path / "j.db", checkpoint_s=None) as j:
         j.finish_session(2, {"phase": "over"})  # both games over: the appliance was between games
-    config = _config(tmp_path)
-    command = [sys.executable, "-m", "companion", "--config", config, "run", "--next-game", "wait", "--speed",
-               "100", "--quiet-moves", "--journal", str(tmp_path / "j.db")]
-    root = os.path.dirname(os.path.dirname(__file__))
+    config, command, root = _appliance(tmp_path)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root)
     try:
         first = proc.stdout.readline()
