@@ -25,6 +25,10 @@ import sys
 import time
 from pathlib import Path
 
+# one thread: numpy's BLAS too (the service sets this in companion/__init__.py; here numpy is
+# imported first)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import cv2
 import numpy as np
 
