@@ -278,3 +278,45 @@ def test_the_region_rule_on_many_rows_is_the_rule_on_each(readers):
         assert len({r.reason.split(":")[0].split(" (")[0] for r in got}) >= 6
         again = classifier.decide_many(counts[-50:])  # the last rows are kept (at most DECIDE_KEPT)
         assert all(a is b for a, b in zip(again, got[-50:]))
+
+
+def test_the_table_classes_are_the_pixel_rules_classes(readers):
+    """pixel_classes_table (the unsure pixels' classes from one look-up of the rule's nine
+    tests) gives pixel_classes' classes: on random Lab, on values close to the references, on
+    points within a grid cell's reach of its centre (where the unsure pixels are) and on a few
+    pixels or one, for both classifiers and one with other thresholds."""
+    new, _ = readers
+    rng = np.random.default_rng(19)
+    for classifier in (new.space_classifier, new.card_classifier,
+                       RegionClassifier(new.space_classifier.references, near=30.0, ratio=0.8, tint_a=6.5)):
+        refs = classifier.references.lab
+        lab = np.concatenate([rng.uniform([0, -100, -100], [100, 100, 100], (60000, 3)),
+                              refs[rng.integers(0, len(refs), 60000)] + rng.normal(0, 12, (60000, 3))])
+        near_cells = np.rint(lab) + rng.uniform(-0.6, 0.6, lab.shape)
+        for x in (lab, near_cells, lab[:7], lab[:1]):
+            x = x.astype(np.float32)
+            got, want = classifier.pixel_classes_table(x), classifier.pixel_classes(x)
+            assert got.dtype == want.dtype and np.array_equal(got, want), int((got != want).sum())
+
+
+def test_the_card_white_grid_is_sure_only_where_the_test_is(readers):
+    """A cell of the cards' white test's grid that is not unsure has the test's answer at every
+    exact Lab its pixels can have (within 0.5 + LAB_FAST_ERROR of its centre in each component)."""
+    from companion.vision.carrousel import _fill_white_cells, _white_distance
+    from companion.vision.colour import _GRID_SHIFT, _GRID_UNSURE, LAB_FAST_ERROR, grid_cells, new_grid
+
+    rng = np.random.default_rng(23)
+    centre = np.rint(np.concatenate([rng.uniform([0, -90, -110], [100, 100, 90], (20000, 3)),
+                                     [100, 0, 0] + rng.normal(0, 12, (40000, 3))])).astype(np.float32)
+    grid = new_grid()
+    cells = np.unique(grid_cells(centre))
+    _fill_white_cells(grid, cells)
+    values = grid[grid_cells(centre)]
+    assert set(np.unique(values).tolist()) == {_GRID_SHIFT, _GRID_SHIFT + 1, _GRID_UNSURE}
+    sure = values != _GRID_UNSURE
+    assert 0.9 * len(centre) > sure.sum() > 0.5 * len(centre)
+    reach = 0.5 + LAB_FAST_ERROR
+    for _ in range(4):
+        moved = centre + rng.choice([-reach, reach], centre.shape).astype(np.float32) * rng.uniform(0.6, 1.0, centre.shape).astype(np.float32)
+        beyond = _white_distance(moved) > 15.0
+        assert np.array_equal(beyond[sure], values[sure] == _GRID_SHIFT + 1)

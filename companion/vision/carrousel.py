@@ -31,7 +31,9 @@ import numpy as np
 from companion.calibration_checks import between, expect, positive
 from companion.calibration_dir import SHIPPED_DIR, calibration_path
 from companion.vision.colour import (
+    _GRID_LO,
     _GRID_NEW,
+    _GRID_SHAPE,
     _GRID_SHIFT,
     _GRID_SIZE,
     _GRID_UNSURE,
@@ -46,6 +48,7 @@ from companion.vision.colour import (
     FrozenFrames,
     RegionClassifier,
     RegionReading,
+    _in_blocks,
     grid_cells,
     lab_exact,
     lab_fast,
@@ -409,8 +412,11 @@ class CarrouselReader:
             o, rd = slot.outward, slot.reading_direction
             pts = [slot.centre_mm + o * a + rd * b for a in np.arange(-24, -13, 1.5) for b in np.arange(-36, 37, 2.0)]
             self._card_white[slot.seat] = np.array(pts)
-        #: the pixel-class grids of the space and the card classifier, in one array
-        self._grids = new_grid(2)
+        #: the pixel-class grids of the space and the card classifier, and the grid of the
+        #: cards' white test (:func:`_fill_white_cells`), in one array
+        self._grids = new_grid(3)
+        #: (LIGHT_RANGE, its bounds as a float32 scalar compares them: see _SCALAR_FLOAT)
+        self._light_range: tuple[Any, tuple[float, ...]] = (None, ())
         self._plan: _Plan | None = None
         self._points: tuple[np.ndarray, dict[str, list[tuple[int, int]]]] | None = None
         #: the plans' layouts of a board wholly inside the frame, by ``board_sum`` (:class:`_Layout`)
@@ -501,7 +507,8 @@ class CarrouselReader:
         """The steady read: every sampled pixel gathered at once, the white references from
         one histogram, linear light against each pixel's white from one table, one Lab
         conversion, one grid cell per classified pixel, every region's votes from one
-        ``np.bincount``, the region rules on all rows (:meth:`RegionClassifier.decide_many`)."""
+        ``np.bincount``, the region rules on all rows (:meth:`RegionClassifier.decide_many`).
+        """
         reg = plan.reg
         # one gather of every sampled pixel (OpenCV's nearest-pixel remap through integer
         # coordinates: each pixel as it is, fewer instructions than numpy's take)
@@ -511,6 +518,7 @@ class CarrouselReader:
             return CarrouselReading("board not visible: the board's reference patch is out of the frame",
                                     registration=reg)
         whites, codes = medians
+        table = whites.copy()
         board_white = whites[0]
         # luminances (the Python float arithmetic of _luminance, a dozen rows)
         lum = [max(0.0722 * b + 0.7152 * g + 0.2126 * r, 1e-6) for b, g, r in whites.tolist()]
@@ -520,14 +528,15 @@ class CarrouselReader:
         # scalar compares: see _SCALAR_FLOAT)
         gains = np.array([v / board_y for v in lum[1:1 + n]], dtype=np.float32)
         gain_l = gains.tolist()
-        lo, hi = (float(_SCALAR_FLOAT(v)) for v in self.LIGHT_RANGE)
+        if self._light_range[0] != self.LIGHT_RANGE:
+            self._light_range = (self.LIGHT_RANGE, tuple(float(_SCALAR_FLOAT(v)) for v in self.LIGHT_RANGE))
+        lo, hi = self._light_range[1]
         bad_light = [not lo <= v <= hi for v in gain_l]
         # the white of each row: 0 the board, 1..n the spaces (board x local gain), n+1.. the
         # cards (the board's where the card is out of the frame)
-        table = whites.copy()
         if plan.any_ring_missing:
             gains[plan.ring_missing] = 1.0
-        table[1:1 + n] = board_white * gains[:, None]
+        np.multiply(board_white, gains[:, None], out=table[1:1 + n])
         if plan.any_card_missing:
             table[1 + n:][plan.card_missing] = board_white
         np.maximum(table, 1e-4, out=table)
@@ -546,10 +555,6 @@ class CarrouselReader:
         check = lab[e3:e4]
         chroma = np.hypot(check[:, 1], check[:, 2])
         self._settle(check, rel[e3:e4], chroma, self.colour_check.chroma_bound(), _chroma)
-        # the cards' white: Delta E from the white, squared (any rounding: settled below)
-        deviation = lab[:e1] - _WHITE_LAB
-        distance2 = cv2.transform(np.square(deviation, out=deviation).reshape(-1, 1, 3), _SUM3).reshape(-1)
-        uneven = self._settle(lab[:e1], rel[:e1], distance2, 15.0 ** 2, _white_distance, 15.0)
 
         def check_lab() -> np.ndarray:  # every pixel of the colour check (rarely needed)
             lin = np.take(_LUT, np.take(frame.reshape(-1, 3), plan.check_index, axis=0))
@@ -558,44 +563,58 @@ class CarrouselReader:
         fault = self.colour_check.problem(board_white, codes, check_lab, check, len(plan.check_index), chroma)
         if fault:
             return CarrouselReading(fault, registration=reg, white_level=board_y)
-        counts = self._votes(plan, lab[e1:e3], rel, lab_px[e1:e3])
+        counts = self._votes(plan, lab[:e3], rel, lab_px[e1:e3])
         spaces = self._spaces(plan, counts[:n * plan.space_width].reshape(n, -1),
                               px[plan.outline_start:plan.outline_end], gain_l, bad_light)
-        cards = self._cards(plan, uneven, counts[n * plan.space_width:].reshape(3 * plan.n_cards, -1),
+        m = plan.n_cards
+        cards = self._cards(plan, counts[plan.n_votes + 1:plan.n_votes + 2 * m:2].tolist(),
+                            counts[n * plan.space_width:plan.n_votes].reshape(3 * m, -1),
                             [v / board_y for v in lum[1 + n:]])
         return CarrouselReading("ok", spaces, cards, reg, board_y)
 
     def _votes(self, plan: _Plan, lab: np.ndarray, rel: np.ndarray, px: np.ndarray) -> np.ndarray:
-        """Every region's vote counts from its pixels' classes: ``lab`` (approximate) and
-        ``px`` (``N x 3 uint8``) of the spaces' discs then the cards' discs. Each class is
-        looked up on the classifier's grid; a pixel in an unsure cell is classified from its
-        exact Lab (:func:`lab_exact` of its ``rel`` row, at ``plan.lab_bounds[0]`` + its
-        index); a clipped pixel counts as background. Returns the flat ``bincount``: the
-        spaces' rows (``space_width`` each), then the card discs' rows."""
+        """Every region's vote counts from its pixels' classes, and the cards' white pixels
+        beyond Delta E 15 of the white: ``lab`` (approximate: the cards' white pixels, the
+        spaces' discs, the cards' discs; ``rel`` their rows of white-relative light) and
+        ``px`` (``N x 3 uint8``, the discs' pixels). Each class (each white pixel's test,
+        :func:`_fill_white_cells`) is looked up on its grid; a pixel in an unsure cell is
+        classified (tested) from its exact Lab (:func:`lab_exact` of its ``rel`` row); a clipped
+        disc pixel counts as background. Returns the flat ``bincount``: the spaces' rows
+        (``space_width`` each), the card discs' rows (``n_votes`` in all), then per card its
+        white pixels within and beyond Delta E 15."""
+        e1, e2 = plan.lab_bounds[0], plan.lab_bounds[0] + plan.n_disc_px
         cells = grid_cells(lab, inside=True)  # lab_fast of white-relative light in 0-1
-        k = plan.n_disc_px
-        cells[k:] += _GRID_SIZE  # the card classifier's grid follows the space classifier's
+        cells += plan.grid_offset  # each part's grid: the space classifier's, the card's, the white test's
         grids = self._grids
         values = np.take(grids, cells)
-        if values.min() == _GRID_NEW:  # cells met for the first time: each classifier fills its own
+        if values.min() == _GRID_NEW:  # cells met for the first time: each grid is filled its own way
             new = (values == _GRID_NEW).nonzero()[0]
-            j = int(np.searchsorted(new, k))
-            if j:
-                values[new[:j]] = self.space_classifier.grid_values(cells[new[:j]], grids[:_GRID_SIZE])
-            if j < len(new):
-                values[new[j:]] = self.card_classifier.grid_values(cells[new[j:]] - _GRID_SIZE, grids[_GRID_SIZE:])
+            i1, i2 = (int(v) for v in np.searchsorted(new, (e1, e2)))
+            if i1:
+                white = grids[2 * _GRID_SIZE:]
+                mine = cells[new[:i1]] - 2 * _GRID_SIZE
+                _fill_white_cells(white, _in_blocks(mine, white))
+                values[new[:i1]] = np.take(white, mine)
+            if i2 > i1:
+                values[new[i1:i2]] = self.space_classifier.grid_values(cells[new[i1:i2]], grids[:_GRID_SIZE])
+            if i2 < len(new):
+                values[new[i2:]] = self.card_classifier.grid_values(cells[new[i2:]] - _GRID_SIZE,
+                                                                    grids[_GRID_SIZE:2 * _GRID_SIZE])
         unsure = (values == _GRID_UNSURE).nonzero()[0]
         if len(unsure):
-            exact = lab_exact(rel[plan.lab_bounds[0] + unsure])
-            j = int(np.searchsorted(unsure, k))
-            if j:
-                values[unsure[:j]] = self.space_classifier.pixel_classes(exact[:j]) + _GRID_SHIFT
-            if j < len(unsure):
-                values[unsure[j:]] = self.card_classifier.pixel_classes(exact[j:]) + _GRID_SHIFT
+            exact = lab_exact(rel[unsure])
+            i1, i2 = (int(v) for v in np.searchsorted(unsure, (e1, e2)))
+            if i1:  # the card white test, as the card rule computes it
+                values[unsure[:i1]] = (_white_distance(exact[:i1]) > 15.0) + _GRID_SHIFT
+            if i2 > i1:
+                values[unsure[i1:i2]] = self.space_classifier.pixel_classes_table(exact[i1:i2]) + _GRID_SHIFT
+            if i2 < len(unsure):
+                values[unsure[i2:]] = self.card_classifier.pixel_classes_table(exact[i2:]) + _GRID_SHIFT
         # clipped highlights: background (every channel at or above CLIPPED)
-        clipped = cv2.inRange(px.reshape(-1, 1, 3), _CLIPPED_LOW, _CLIPPED_HIGH).reshape(-1).nonzero()[0]
-        values[clipped] = _GRID_SHIFT + BACKGROUND_CLASS
-        return np.bincount(plan.vote_base + values, minlength=plan.n_votes)
+        clipped = cv2.inRange(px.reshape(-1, 1, 3), _CLIPPED_LOW, _CLIPPED_HIGH)
+        if cv2.countNonZero(clipped):
+            values[e1 + clipped.reshape(-1).nonzero()[0]] = _GRID_SHIFT + BACKGROUND_CLASS
+        return np.bincount(plan.lab_vote_base + values, minlength=plan.n_votes + 2 * plan.n_cards)
 
     @staticmethod
     def _settle(lab: np.ndarray, rel: np.ndarray, measured: np.ndarray, bound: float, measure: Any,
@@ -677,15 +696,14 @@ class CarrouselReader:
         :meth:`_outline_seen`)."""
         return float(self._outline_seen(frame.reshape(-1, 3), _Plan(self, reg, frame.shape))[k])
 
-    def _cards(self, plan: _Plan, dev: np.ndarray, counts: np.ndarray,
+    def _cards(self, plan: _Plan, beyond: list[int], counts: np.ndarray,
                ratio: list[float]) -> dict[str, CardReading]:
         g = self.geometry
         if not g.cards:
             return {}
         # the card's white must be even: every patch pixel within Delta E 15 of the card's
-        # white (``dev``: the pixels beyond it)
-        m = len(g.cards)
-        uneven = (np.bincount(plan.card_white_seg, weights=dev, minlength=m) / plan.card_white_size).tolist()
+        # white (``beyond``: each card's pixels beyond it)
+        uneven = [v / size for v, size in zip(beyond, plan.card_white_sizes)]
         discs_all = self.card_classifier.decide_many(counts)
         blank = (RegionReading(UNKNOWN, 0.0),) * 3
         ratio_l = ratio
@@ -812,6 +830,14 @@ class _Layout:
                                          n * self.space_width + card_disc_seg * card_width]).astype(np.intp)
         self.vote_base += OFFSET - _GRID_SHIFT
         self.n_votes = n * self.space_width + len(cd) * card_width
+        # the same over the Lab part's first pixels (the cards' white, then the discs): each card's
+        # white pixels counted within and beyond Delta E 15 after the votes (two columns a card),
+        # and each pixel's grid (the white test's third, the space classifier's, the card's)
+        cw_base = self.n_votes + 2 * self.card_white_seg - _GRID_SHIFT
+        self.lab_vote_base = np.concatenate([cw_base, self.vote_base]).astype(np.intp)
+        self.grid_offset = np.concatenate([np.full(len(cw_idx), 2 * _GRID_SIZE), np.zeros(len(disc_idx)),
+                                           np.full(len(card_disc_idx), _GRID_SIZE)]).astype(np.intp)
+        self.card_white_sizes = self.card_white_size.tolist()
         self.outline_order = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
         self.outline_end = self.outline_start + self.outline_order.size
         self.order = np.concatenate(hist_segs + lab_parts[1:] + [self.outline_order.ravel()]).astype(np.intp)
@@ -883,6 +909,7 @@ class _Plan:
             xy[:k, 1] = self.index // w
             xy[k:] = xy[0]
         self.gather_map = xy.reshape(layout.rows, 64, 2)
+
     def medians(self, px: np.ndarray) -> tuple[np.ndarray, list[float]] | None:
         """Per-segment medians of the histogram part's ``n_hist x 3 uint8`` pixels.
 
@@ -917,9 +944,28 @@ _LUMA = np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)  # linear B, G, R t
 
 _CLIPPED_LOW, _CLIPPED_HIGH = (CLIPPED,) * 3, (255,) * 3  # cv2.inRange's bounds of a clipped pixel
 
-
 _WHITE_LAB = np.array([100.0, 0.0, 0.0], dtype=np.float32)
 _SUM3 = np.ones((1, 3), dtype=np.float32)  # cv2.transform's sum of the three channels
+
+
+def _fill_white_cells(grid: np.ndarray, cells: np.ndarray) -> None:
+    """Fill ``cells`` (flat indices) of the cards' white test's grid (``_GRID_SIZE int8``, the
+    layout of :func:`~companion.vision.colour.grid_cells`): ``_GRID_SHIFT + 1`` where every Lab
+    a pixel of the cell can have (its fast Lab rounds to the cell's centre: within 0.5 of it,
+    and within LAB_FAST_ERROR of the exact Lab) lies beyond Delta E 15 of the white (100, 0, 0),
+    ``_GRID_SHIFT`` where every one lies within it, ``_GRID_UNSURE`` otherwise (and on the
+    grid's edge): the exact Lab then decides (:func:`_white_distance`). The distance moves by
+    at most the error's length, sqrt(3) x (0.5 + LAB_FAST_ERROR), plus 0.05 for float32's
+    rounding."""
+    rest, b = np.divmod(cells, _GRID_SHAPE[2])
+    l, a = np.divmod(rest, _GRID_SHAPE[1])
+    centre = np.stack([l, a, b], axis=1).astype(np.float64) + _GRID_LO
+    distance = np.sqrt((centre[:, 0] - 100.0) ** 2 + centre[:, 1] ** 2 + centre[:, 2] ** 2)
+    margin = (0.5 + LAB_FAST_ERROR) * 1.7321 + 0.05
+    edge = ((l == 0) | (l == _GRID_SHAPE[0] - 1) | (a == 0) | (a == _GRID_SHAPE[1] - 1)
+            | (b == 0) | (b == _GRID_SHAPE[2] - 1))
+    unsure = edge | (np.abs(distance - 15.0) <= margin)
+    grid[cells] = np.where(unsure, _GRID_UNSURE, _GRID_SHIFT + (distance > 15.0)).astype(np.int8)
 
 
 def _chroma(lab: np.ndarray) -> np.ndarray:

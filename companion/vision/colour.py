@@ -460,6 +460,78 @@ class RegionClassifier:
         unsure = ~sure
         return cls, unsure
 
+    def pixel_classes_table(self, lab: np.ndarray) -> np.ndarray:
+        """:meth:`pixel_classes` of ``N x 3`` Lab, the same classes with fewer array
+        operations (for the few pixels a grid leaves unsure, where each operation's fixed cost
+        is most of the time): the same distances (the same products, the same rounding), their
+        nearest and second nearest, then the nine tests of the pixel rule (L* at
+        ``background_min_l`` and ``tint_min_l``, chroma at ``background_chroma`` and
+        ``achromatic_chroma``, |a*| and |b*| at the tint bounds, the nearest distance at
+        ``near``, at ``near_achromatic`` and at ``ratio`` times the second's) as one comparison
+        of a ``9 x N`` array, a 9-bit code per pixel and one look-up of the class in a table of
+        every code and nearest reference (:meth:`_class_table`).
+
+        Args:
+            lab: ``N x 3`` L*a*b* (float32, as :meth:`pixel_classes` takes it).
+
+        Returns:
+            ``N int16`` classes, equal to :meth:`pixel_classes`'.
+        """
+        lab = np.asarray(lab, dtype=np.float32).reshape(-1, 3)
+        w2t, w2rt, r2, _ = self._distance_terms()
+        if len(r2) < 2 or not len(lab):
+            return self.pixel_classes(lab)
+        bounds, table, weights = self._class_table()
+        # the distances exactly as pixel_classes computes them, on the K x N transpose
+        d = (lab * lab) @ w2t - 2.0 * (lab @ w2rt) + r2
+        dt = np.ascontiguousarray(d.T)
+        np.maximum(dt, 0.0, out=dt)
+        best = dt.argmin(axis=0)
+        x = np.empty((9, len(lab)), dtype=np.float32)
+        d1 = dt.min(axis=0, out=x[6])
+        x[7] = d1
+        k = np.arange(len(dt))[:, None]
+        d2 = np.where(k == best, np.float32(np.inf), dt).min(axis=0)
+        light, a, b = np.ascontiguousarray(lab.T)
+        x[0] = light
+        x[1] = light
+        np.hypot(a, b, out=x[2])
+        x[3] = x[2]
+        np.abs(a, out=x[4])
+        np.abs(b, out=x[5])
+        # d1 < ratio^2 x d2 (the float32 product of pixel_classes) as d1 - that < 0: a float
+        # difference is below 0 exactly when the first is below the second
+        np.subtract(d1, self.ratio ** 2 * d2, out=x[8])
+        code = weights @ (x < bounds)  # each test's bit, times the table's row width
+        code += best
+        return np.take(table, code)
+
+    def _class_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`pixel_classes_table`'s constants (computed once): the ``9 x 1 float32``
+        bounds of its tests (each test is ``value < bound``; every bound as pixel_classes
+        compares it, a Python float against float32 values), the ``512 K int16`` class of
+        each 9-bit code and nearest reference, and each bit's weight (``2^i K``)."""
+        terms = self.__dict__.get("_table")
+        if terms is None:
+            achromatic = self._distance_terms()[3]
+            n_refs = len(achromatic)
+            bounds = np.array([[self.background_min_l], [self.tint_min_l], [self.background_chroma],
+                               [self.achromatic_chroma], [self.tint_a], [self.tint_b], [self.near ** 2],
+                               [self.near_achromatic ** 2], [0.0]], dtype=np.float32)
+            code = np.arange(512)
+            dark, tint_dark, chroma_low, achromatic_low, a_low, b_low, near, near_achromatic, ratio = (
+                (code >> i) & 1 == 1 for i in range(9))
+            lit = ~dark
+            background = (chroma_low & lit) | (a_low & b_low & ~tint_dark)
+            table = np.empty((512, n_refs), dtype=np.int16)
+            for k in range(n_refs):
+                colour = near & ratio & (~achromatic[k] | (near_achromatic & achromatic_low))
+                table[:, k] = np.where(colour, k, np.where(background, -1, np.where(lit, -2, -3)))
+            weights = (n_refs << np.arange(9)).astype(np.intp)
+            terms = (bounds, table.reshape(-1), weights)
+            object.__setattr__(self, "_table", terms)
+        return terms
+
     def pixel_classes_near(self, lab: np.ndarray, exact: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """:meth:`pixel_classes` of pixels whose Lab is known to within :data:`LAB_FAST_ERROR`
         (from :func:`lab_fast`), the same classes as :meth:`pixel_classes` of the exact values.
