@@ -114,6 +114,9 @@ class MonsieurConditions:
         hands: what hands hover over: ``"seat:K"`` (board seat slot K at the current angle),
             ``"roof"`` or ``"die"``.
         exposure_s: the exposure time (seconds; motion smears over it).
+        fill_kelvin: the colour temperature of the light that still reaches a cast shadow (a
+            second lamp, daylight from a window: the photographs' mixed warm and cool light
+            leaves shadows of the other light's colour), or None for the lamp's own.
     """
 
     height_mm: float = 560.0
@@ -134,6 +137,7 @@ class MonsieurConditions:
     hands: tuple[str, ...] = ()
     exposure_s: float = 1 / 60
     gradient_deg: float = 30.0
+    fill_kelvin: float | None = None
 
 
 def random_monsieur_conditions(rng: np.random.Generator, kind: str = "normal") -> MonsieurConditions:
@@ -167,6 +171,9 @@ def random_monsieur_conditions(rng: np.random.Generator, kind: str = "normal") -
                  hands=random_hands(rng) if rng.random() < 0.25 else ())
         if rng.random() < 0.2:
             c.update(glare=glare[0], glare_xy_mm=glare[1])
+        # a second light at the other end of the range fills the shadows (no draw: the frames
+        # of every kind stay those of the same seed)
+        c.update(fill_kelvin=9200.0 - c["kelvin"])
     elif kind == "dim":
         c.update(light=rng.uniform(0.3, 0.5), noise_sigma=rng.uniform(2, 5))
     elif kind == "bright":
@@ -186,6 +193,15 @@ def random_monsieur_conditions(rng: np.random.Generator, kind: str = "normal") -
     elif kind == "glare":
         c.update(glare=glare[0], glare_xy_mm=glare[1])
     return MonsieurConditions(**c)
+
+
+def _shadow_tint(cond: MonsieurConditions) -> np.ndarray | None:
+    """The fill light's colour over the lamp's (``3`` linear BGR, luminance 1), or None when
+    the shadows are lit by the lamp's own colour."""
+    if cond.fill_kelvin is None or cond.fill_kelvin == cond.kelvin:
+        return None
+    r = kelvin_to_bgr(cond.fill_kelvin) / kelvin_to_bgr(cond.kelvin)
+    return (r / (0.114 * r[0] + 0.587 * r[1] + 0.299 * r[2])).astype(np.float32)
 
 
 def random_hands(rng: np.random.Generator) -> tuple[str, ...]:
@@ -524,8 +540,8 @@ class MonsieurRenderer:
             acc = np.zeros((h, w, 3), np.float32)
             for a in angles:
                 img = base.copy()
-                self._shadows(img, rot, t, scene, a, lamp)
-                self._carousel(img, rot, t, cam_c, scene, a, lamp)
+                self._shadows(img, rot, t, scene, a, lamp, _shadow_tint(cond))
+                self._carousel(img, rot, t, cam_c, scene, a, lamp, _shadow_tint(cond))
                 acc += img
             img = acc / len(angles)
             hand_mask = np.zeros((h, w), np.uint8)
@@ -602,9 +618,12 @@ class MonsieurRenderer:
         roi *= 1 - alpha
         roi += alpha * lin
 
-    def _shadows(self, img: np.ndarray, rot, t, scene: MonsieurScene, angle: float, lamp: np.ndarray) -> None:
+    def _shadows(self, img: np.ndarray, rot, t, scene: MonsieurScene, angle: float, lamp: np.ndarray,
+                 tint: np.ndarray | None = None) -> None:
         """Soft cast shadows on the board and the disc: the roof, the tokens, the figure, the die
-        (their outlines carried along the lamp's direction onto the surface below them)."""
+        (their outlines carried along the lamp's direction onto the surface below them). A
+        shadow keeps 0.45 of the light, of the fill light's colour: ``tint`` (``3`` linear BGR,
+        luminance 1, the fill's colour over the lamp's; None: neutral)."""
         g = self.geometry
         h, w = img.shape[:2]
         mask = np.zeros((h, w), np.float32)
@@ -627,10 +646,49 @@ class MonsieurRenderer:
         cast(g.figure_mm, g.figure_radius_mm, g.figure_top_z_mm, 0.0)
         if scene.die is not None:
             cast(scene.die_xy_mm, g.die_size_mm * 0.6, g.die_size_mm, 0.0)
-        soft = cv2.GaussianBlur(mask, (0, 0), 3.0)
-        img *= (1 - 0.55 * np.clip(soft, 0, 1))[..., None]
+        soft = np.clip(cv2.GaussianBlur(mask, (0, 0), 3.0), 0, 1)[..., None]
+        if tint is None:
+            img *= 1 - 0.55 * soft
+        else:
+            img *= 1 - soft + soft * (0.45 * np.asarray(tint, np.float32))
 
-    def _carousel(self, img: np.ndarray, rot, t, cam_c, scene: MonsieurScene, angle: float, lamp: np.ndarray) -> None:
+    def _disc_shadows(self, img: np.ndarray, rot, t, scene: MonsieurScene, angle: float, lamp: np.ndarray,
+                      disc_to_plane: np.ndarray, tint: np.ndarray | None) -> None:
+        """Soft shadows cast on the disc's top (z = 10) by the roof, the tokens and the figure,
+        as :meth:`_shadows` casts them on the board (the path-traced photographs show the roof's
+        and the tokens' shadows across the seats): only where the disc's top is drawn."""
+        g = self.geometry
+        h, w = img.shape[:2]
+        top = g.disc_top_z_mm
+        d = -lamp[:2] / lamp[2]
+        mask = np.zeros((h, w), np.float32)
+
+        def cast(c: Sequence[float], r: float, z_top: float, z_bottom: float) -> None:
+            if z_top <= top:
+                return
+            th = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+            ring = np.column_stack([c[0] + r * np.cos(th), c[1] + r * np.sin(th)])
+            pts = [ring + d * (z_top - top), ring + d * (max(z_bottom, top) - top)]
+            flat = np.column_stack([np.vstack(pts), np.full(48, top)])
+            hull = cv2.convexHull(self.project(rot, t, flat).astype(np.float32)).astype(np.int32)
+            cv2.fillConvexPoly(mask, hull, 1.0, cv2.LINE_AA)
+
+        cast(g.axis_mm, g.roof_radius_mm, g.roof_top_z_mm, g.roof_bottom_z_mm)
+        cast(g.axis_mm, 6.0, g.roof_bottom_z_mm, top)  # the pole
+        for k, kid in enumerate(scene.kids):
+            if kid is not None:
+                cast(g.seat_centre(k, angle), g.kid_base_radius_mm * 0.9, top + g.kid_height_mm, top)
+        cast(g.figure_mm, g.figure_radius_mm, g.figure_top_z_mm, 0.0)
+        disc = cv2.warpPerspective(self._disc_mask, self.plane(rot, t, top) @ disc_to_plane, (w, h),
+                                   flags=cv2.INTER_LINEAR).astype(np.float32) / 255.0
+        soft = (np.clip(cv2.GaussianBlur(mask, (0, 0), 2.0), 0, 1) * disc)[..., None]
+        if tint is None:
+            img *= 1 - 0.55 * soft
+        else:
+            img *= 1 - soft + soft * (0.45 * np.asarray(tint, np.float32))
+
+    def _carousel(self, img: np.ndarray, rot, t, cam_c, scene: MonsieurScene, angle: float, lamp: np.ndarray,
+                  tint: np.ndarray | None = None) -> None:
         g = self.geometry
         ax = g.axis_mm
         top = g.disc_top_z_mm
@@ -644,6 +702,7 @@ class MonsieurRenderer:
         Rz = np.array([[math.cos(a), -math.sin(a), ax[0]], [math.sin(a), math.cos(a), ax[1]], [0, 0, 1]])
         self._warp_onto(img, self._disc, self._disc_mask, self.plane(rot, t, top) @ Rz @ Ad,
                         self._shade(np.array([0, 0, 1.0]), lamp))
+        self._disc_shadows(img, rot, t, scene, angle, lamp, Rz @ Ad, tint)
         # the solids, far from the camera first
         items: list[tuple[float, Callable[[], None]]] = []
 
