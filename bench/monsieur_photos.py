@@ -7,14 +7,16 @@ Reads every photograph of shared/data/monsieur-table (or --data) with
   marker is visible and the finger is outside the configured margin, ambiguous, unknown;
 * seats: wrong (kid/empty other than the truth), right among the seats not covered by a hand;
 * die: wrong, right among the images where its top is visible;
-* time per frame (median, p95, one thread) with full detection (registration every frame), and
-  with the registration kept (``stream=True``: each photograph read once, then ``--repeat``
-  times as the next frames of a still table: the fixed markers' cells checked, the roof marker
-  found near its last place, the seats' plan and the die's reading kept), each as a ratio to
-  one cv2.cvtColor BGR->Lab of a 640 x 480 frame timed in the same run, and the machine's load
-  average (other work on the cores slows every figure; the ratio less so), and the median over
-  the images of each image's fastest read (the least disturbed by that other work), and the
-  reading thread's own CPU time per read (``time.thread_time``) against the reference op's.
+* time per frame at 640 x 480, one thread (numpy's BLAS too), in ``--repeat`` rounds: each
+  round times the reference op (one cv2.cvtColor BGR->Lab of a 640 x 480 frame, bench._common)
+  first, then reads every photograph once with full detection (registration every frame) and
+  once as the next frame of a still table (``stream=True``: each photograph's own reader, made
+  to read it once before the rounds: the fixed markers' cells checked, the roof marker found
+  near its last place, the seats' plan and the die's reading kept). The photographs follow
+  each other, so nothing of one read is left for the next read of the same photograph. The
+  figures are the reading thread's own CPU time (``time.thread_time``: others' work on the
+  shared cores excluded) and the wall time, medians over all reads, each as a ratio to the
+  reference op timed the same way, with each round's ratio and the machine's load average.
 
 The reader's bounds come from the table's geometry and print colours; two photographs
 (monsieur_030 and monsieur_045) were looked at to set the print chroma the camera keeps
@@ -33,11 +35,15 @@ import sys
 import time
 from pathlib import Path
 
-import cv2
+# one thread: numpy's BLAS too (the service sets this in companion/__init__.py; here numpy is
+# imported first): a BLAS worker thread's time would not be counted by time.thread_time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import cv2  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._common import machine, percentile, reference_op_s
-from companion.vision.monsieur import KID, MonsieurReader
+from bench._common import machine, percentile, reference_op_s  # noqa: E402
+from companion.vision.monsieur import KID, MonsieurReader  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
 
@@ -52,46 +58,25 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its figures; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--repeat", type=int, default=5, help="reads of each image for the timing")
+    ap.add_argument("--repeat", type=int, default=5,
+                    help="timing rounds, each with the reference op timed first, then every photograph read once each way")
     ap.add_argument("--parts", action="store_true",
-                    help="also the CPU time of each part of a full read (marker detection, seats' plan, die)")
+                    help="also the CPU time of each part of a full read (marker detection, seats' angle and plan, die, ...)")
     args = ap.parse_args(argv)
+    cv2.setNumThreads(1)
     if args.parts:
         _parts(args.data)
-    cv2.setNumThreads(1)
     truth = json.loads((args.data / "truth.json").read_text())["images"]
     reader = MonsieurReader()
-    ref = reference_op_s()
     p = {"wrong": 0, "right": 0, "eligible": 0, "ambiguous": 0, "unknown": 0}
     s = {"wrong": 0, "right": 0, "eligible": 0, "kid_right": 0, "kids": 0, "seen": 0, "seen_right": 0}
     die = {"wrong": 0, "right": 0, "eligible": 0}
-    times: list[float] = []
-    stream_times: list[float] = []
-    best: list[float] = []  # per image, the least disturbed of its reads (the cores are shared)
-    stream_best: list[float] = []
-    cpu: list[float] = []  # the reading thread's own CPU time per read (others' work excluded)
-    stream_cpu: list[float] = []
+    frames = [cv2.imread(str(args.data / "images" / t["image"])) for t in truth]
     load = [os.getloadavg()[0]]
-    for t in truth:
-        frame = cv2.imread(str(args.data / "images" / t["image"]))
-        mine = []
-        for _ in range(args.repeat):
-            t0, c0 = time.perf_counter(), time.thread_time()
-            r = reader.read(frame)
-            mine.append(time.perf_counter() - t0)
-            cpu.append(time.thread_time() - c0)
-        times += mine
-        best.append(min(mine))
-        streamer = MonsieurReader()
-        streamer.read(frame, stream=True)
-        mine = []
-        for _ in range(args.repeat):
-            t0, c0 = time.perf_counter(), time.thread_time()
-            streamer.read(frame, stream=True)
-            mine.append(time.perf_counter() - t0)
-            stream_cpu.append(time.thread_time() - c0)
-        stream_times += mine
-        stream_best.append(min(mine))
+    timing = _timing(frames, args.repeat)
+    load.append(os.getloadavg()[0])
+    for t, frame in zip(truth, frames):
+        r = reader.read(frame)
         ps = r.pointed_seat
         if isinstance(ps, int) and ps != t["pointed_seat"]:
             p["wrong"] += 1
@@ -119,9 +104,6 @@ def main(argv: list[str] | None = None) -> int:
         if t["die"]["top_face_visibility"]["visible_fraction"] > 0.9:
             die["eligible"] += 1
             die["right"] += r.die == t["die"]["top_colour"]
-    load.append(os.getloadavg()[0])
-    med = statistics.median(times)
-    smed = statistics.median(stream_times)
     print(f"machine: {machine()}")
     print(f"images: {len(truth)} ({args.data})")
     print(f"pointed seat: wrong {p['wrong']}, right {p['right']}/{p['eligible']} "
@@ -132,19 +114,51 @@ def main(argv: list[str] | None = None) -> int:
           f"of those at least half visible (not behind the roof, figure or tokens): {s['seen_right']}/{s['seen']} "
           f"({100 * s['seen_right'] / max(s['seen'], 1):.0f}%)")
     print(f"die: wrong {die['wrong']}, right {die['right']}/{die['eligible']} (top visible)")
-    print(f"load average (1 min) at start and end: {load[0]:.1f}, {load[1]:.1f} on {os.cpu_count()} cores")
-    print(f"time per frame (full detection, one thread): median {med * 1e3:.1f} ms, "
-          f"p95 {percentile(times, 95) * 1e3:.1f} ms; reference op {ref * 1e3:.2f} ms; ratio {med / ref:.1f}x")
-    print(f"time per frame (registration kept, stream): median {smed * 1e3:.1f} ms, "
-          f"p95 {percentile(stream_times, 95) * 1e3:.1f} ms; ratio {smed / ref:.1f}x")
-    b, sb = statistics.median(best), statistics.median(stream_best)
-    print(f"least disturbed read of each image, median over images: full {b * 1e3:.1f} ms ({b / ref:.1f}x), "
-          f"stream {sb * 1e3:.1f} ms ({sb / ref:.1f}x)")
-    ref_cpu = _reference_cpu_s()
-    c, sc = statistics.median(cpu), statistics.median(stream_cpu)
-    print(f"CPU time of the reading thread (time.thread_time), median: full {c * 1e3:.1f} ms, stream "
-          f"{sc * 1e3:.1f} ms; reference op {ref_cpu * 1e3:.2f} ms CPU; ratios {c / ref_cpu:.1f}x, {sc / ref_cpu:.1f}x")
+    print(f"load average (1 min) at start and end of the timing: {load[0]:.1f}, {load[1]:.1f} on {os.cpu_count()} cores")
+    for i, (ref_c, full_c, stream_c) in enumerate(timing["rounds"]):
+        print(f"  round {i + 1}: reference op {ref_c * 1e3:.2f} ms CPU; full {full_c * 1e3:.1f} ms ({full_c / ref_c:.1f}x), "
+              f"stream {stream_c * 1e3:.2f} ms ({stream_c / ref_c:.1f}x) CPU, medians over the photographs")
+    ref_c, ref_w = timing["ref_cpu"], timing["ref_wall"]
+    for name, key in (("full detection (registration every frame)", "full"), ("registration kept (stream)", "stream")):
+        c, w = timing[key + "_cpu"], timing[key + "_wall"]
+        print(f"time per frame, {name}, one thread: CPU median {statistics.median(c) * 1e3:.2f} ms "
+              f"(p95 {percentile(c, 95) * 1e3:.1f}), {statistics.median(c) / ref_c:.2f}x the reference op's "
+              f"{ref_c * 1e3:.2f} ms CPU; wall median {statistics.median(w) * 1e3:.1f} ms, {statistics.median(w) / ref_w:.1f}x its "
+              f"{ref_w * 1e3:.2f} ms wall")
     return 0
+
+
+def _timing(frames: list, rounds: int) -> dict:
+    """Time the reads in ``rounds`` rounds (see the module notes): per round the reference op
+    (thread CPU and wall, medians of 100), then every frame read once with full detection, then
+    once more by its own stream reader. Returns the reads' CPU and wall seconds (``full_cpu``,
+    ``full_wall``, ``stream_cpu``, ``stream_wall``: lists over all rounds), the reference op's
+    medians over the rounds (``ref_cpu``, ``ref_wall``) and per round (reference op, full and
+    stream CPU medians) as ``rounds``."""
+    reader = MonsieurReader()
+    streamers = []
+    for f in frames:
+        reader.read(f)  # (the first reads: imports, caches)
+        st = MonsieurReader()
+        st.read(f, stream=True)
+        streamers.append(st)
+    out: dict = {"full_cpu": [], "full_wall": [], "stream_cpu": [], "stream_wall": [], "rounds": []}
+    ref_cpu, ref_wall = [], []
+    for _ in range(max(rounds, 1)):
+        ref_cpu.append(reference_op_s(100, clock=time.thread_time))
+        ref_wall.append(reference_op_s(100))
+        got: dict[str, list[float]] = {"full": [], "stream": []}
+        for key, readers, stream in (("full", [reader] * len(frames), False), ("stream", streamers, True)):
+            for r, f in zip(readers, frames):
+                t0, c0 = time.perf_counter(), time.thread_time()
+                r.read(f, stream=stream)
+                c1, t1 = time.thread_time(), time.perf_counter()
+                got[key].append(c1 - c0)
+                out[key + "_cpu"].append(c1 - c0)
+                out[key + "_wall"].append(t1 - t0)
+        out["rounds"].append((ref_cpu[-1], statistics.median(got["full"]), statistics.median(got["stream"])))
+    out["ref_cpu"], out["ref_wall"] = statistics.median(ref_cpu), statistics.median(ref_wall)
+    return out
 
 
 def _parts(data: Path, rounds: int = 3) -> None:
@@ -167,9 +181,11 @@ def _parts(data: Path, rounds: int = 3) -> None:
                 acc.setdefault(key, []).append(time.thread_time() - t0)
         setattr(obj, name, g)
 
-    saved = [(m, "detect_markers"), (m, "_SeatPlan"), (m.MonsieurReader, "_seats"), (md.DieReader, "read")]
+    saved = [(m, "detect_markers"), (m.Registrar, "register"), (m, "read_roof"), (m.MonsieurReader, "_white"),
+             (m.MonsieurReader, "_refine_angle"), (m, "_SeatPlan"), (m.MonsieurReader, "_seats"), (md.DieReader, "read")]
     originals = [getattr(o, n) for o, n in saved]
-    for (o, n), key in zip(saved, ("marker detection", "seats' plan", "seats' reading", "die")):
+    for (o, n), key in zip(saved, ("marker detection", "homography fit", "roof marker", "paper white",
+                                   "seats' angle fit", "seats' plan", "seats' reading", "die")):
         timed(o, n, key)
     try:
         truth = json.loads((data / "truth.json").read_text())["images"]
