@@ -182,6 +182,7 @@ class DieReader:
         self._suns = np.array(g.suns_mm, dtype=np.float64).reshape(-1, 2)
         self._suns_key: tuple[TableCamera, float, np.ndarray] | None = None
         self._to_plane_key: tuple[TableCamera, float, np.ndarray] | None = None
+        self._circles_at: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def _warp_matrix(self, scale: float, origin: tuple[float, float]) -> np.ndarray:
         """Board mm to warped pixels: ``scale`` px/mm, board ``origin`` (x, y) at the top-left, y down."""
@@ -191,8 +192,21 @@ class DieReader:
     def _hidden_circles(self, cam: TableCamera, z: float) -> np.ndarray:
         """Circles (``N x 3``: x, y, radius; board mm) of the plane at ``z`` that the carousel's
         disc with its tokens, the roof, the figure and its arm hide from the camera."""
-        g = self.geometry
+        kept = self._circles_at.get(z)
+        if kept is None:
+            kept = self._circles_at[z] = self._circles_of(z)
+        cen, rad, zz = kept
         c = cam.centre_mm
+        # the plane's points whose ray passes height zz within radius of centre
+        s = np.maximum((zz - z) / max(c[2] - z, 1e-6), 0.0)
+        q = (cen - s[:, None] * c[None, :2]) / (1.0 - s)[:, None]
+        return np.column_stack([q, rad / (1.0 - s)])
+
+    def _circles_of(self, z: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The hiding parts of :meth:`_hidden_circles` for the plane at ``z``: their axes'
+        points (``N x 2`` mm), radii (``N``) and heights (``N``), which the camera does not
+        change."""
+        g = self.geometry
         centres, radii, heights = [], [], []
 
         def hide(centre_mm: np.ndarray, radius: float, zz: np.ndarray) -> None:
@@ -210,11 +224,7 @@ class DieReader:
             centres.append(np.repeat(q[:, :2], 2, axis=0))
             radii.append(np.full(16, 6.0))
             heights.append(np.stack([np.maximum(q[:, 2] - 4.0, z), q[:, 2] + 4.0], axis=1).reshape(-1))
-        cen, rad, zz = np.concatenate(centres), np.concatenate(radii), np.concatenate(heights)
-        # the plane's points whose ray passes height zz within radius of centre
-        s = np.maximum((zz - z) / max(c[2] - z, 1e-6), 0.0)
-        q = (cen - s[:, None] * c[None, :2]) / (1.0 - s)[:, None]
-        return np.column_stack([q, rad / (1.0 - s)])
+        return np.concatenate(centres), np.concatenate(radii), np.concatenate(heights)
 
     def _mask(self, circles: np.ndarray, scale: float, origin: tuple[float, float],
               size: tuple[int, int]) -> np.ndarray:
@@ -612,7 +622,6 @@ class DieReader:
                     if inside.size == 0 or float(np.mean(inside == k)) < self.min_vote:
                         continue
                     centre = np.array([origin[0] + px / s, origin[1] - py / s])
-                    why = self._unclear(comp == j, ab, k, centre, cam, z)
                     # a die on its edge shows two faces up, each about as large as a top: another
                     # colour's blob beside it half as large or more means no top is flat
                     foot = cam.centre_mm[:2] - np.array([origin[0] + px / s, origin[1] - py / s])
@@ -636,6 +645,8 @@ class DieReader:
                         continue
                     if self._on_a_sun(centre, cam, z):
                         continue
+                    # (whether its colour can be told: only for a top that is still one)
+                    why = self._unclear(comp == j, ab, k, centre, cam, z)
                     if why:
                         unclear.append(why)
                     elif all(np.linalg.norm(centre - c) > z / 2.0 or kk != k for kk, c in tops):
