@@ -10,7 +10,8 @@ both on purpose (the flat-face pip fit of ``_cocked``; ``_dice_in_bands``: the d
 region too large to be dice, with a tray geometry; a die whose face's grid alone saw a one is
 kept, not dropped as no die; with a tray geometry, the floor's median over FLOOR_MEDIAN_DICE
 dice, the wall's band (WALL_BAND) not counted by ``_partial``, and a one whose die's foreground
-reaches beyond a flat die's box ``unknown``, ``_one_beyond``); it imports only the tray's geometry and
+reaches beyond a flat die's box ``unknown``, ``_one_beyond``; a value's pips more than
+FLAT_SURE off a flat face ``unknown``); it imports only the tray's geometry and
 face fit (companion/readers/dice_tray.py) from the package.
 
 The old module's notes follow.
@@ -138,6 +139,7 @@ CLUSTER_MAX_SIDES = 2.6
 FLOOR_MEDIAN_DICE = 3.0
 WALL_BAND = 0.5
 ONE_BODY_AREA = 0.03
+FLAT_SURE = 0.08
 #: The pips' grid: each pip place this share of the die's edge from the face's centre along
 #: each axis (4.3 mm on a 16 mm die: the dice-tray photographs' README; standard dice 0.25-0.3).
 PIP_GRID_SHARE = 4.3 / 16
@@ -618,6 +620,8 @@ class DiceReader:
             face = (c[0] - side / 2, c[1] - side / 2, c[0] + side / 2, c[1] + side / 2)
             probs = self.model.probabilities(die_patch(frame, face)[None])[0]
         value, reason = decide(probs, pips, pip_reason, seen)
+        if value is not None and off is not None and off > FLAT_SURE:
+            return DieReading(box, UNKNOWN, f"its pips lie {100 * off:.0f}% off a flat face: it may not lie flat")
         flat = "" if off is not None else " (a one: flatness not seen)"
         return DieReading(box, UNKNOWN if value is None else value, reason + (flat if value is None else ""))
 

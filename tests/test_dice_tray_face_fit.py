@@ -202,3 +202,25 @@ def test_a_cocked_die_showing_a_one_is_not_a_one():
     on = [r for r in readings if labels[int((r.box[1] + r.box[3]) / 2), int((r.box[0] + r.box[2]) / 2)] == 10 + k]
     assert on and all(r.value in (UNKNOWN, "cocked") for r in on), on
     assert any("more than a flat die's body" in r.reason for r in on)
+
+
+@pytest.mark.parametrize("shrink,expect", [(1.0, 5), (0.97, 5), (0.91, UNKNOWN)])
+def test_a_face_whose_pips_lie_short_of_a_flat_face_gives_no_value(shrink, expect):
+    """A five tilted about 25 degrees (leaning on another die) shows its pips 9 % short along
+    the tilt: within the cocked test's tolerance and the flat grid's fit, but beyond FLAT_SURE:
+    unknown, never the value. A flat five (or 3 % off, the pips' scatter) is read."""
+    from companion.readers.dice import FLAT_SURE, FLAT_TOLERANCE
+
+    g = _geometry()
+    u = 4.3
+    mm = np.array([[-u, -u], [-u, u], [u, -u], [u, u], [0, 0]]) * [shrink, 1.0] + [30.0, -20.0]
+    px = g.project(np.column_stack([mm, np.full(5, g.die_mm)]))
+    reader = DiceReader(geometry=g, model=None)
+    off = reader.flatness([px])
+    assert (off > FLAT_SURE) == (expect == UNKNOWN) and off < FLAT_TOLERANCE
+    c = px.mean(0)
+    box = (c[0] - 15, c[1] - 15, c[0] + 15, c[1] + 15)
+    got = reader._judge(box, (5, "", (5, 5), [px, px]), None, 0)
+    assert got.value == expect, got
+    if expect == UNKNOWN:
+        assert "may not lie flat" in got.reason

@@ -142,6 +142,12 @@ PIP_GRID_SHARE = 4.3 / 16
 #: With a tray geometry, pips further than this share from a flat face's layout (:meth:`DiceReader.flatness`)
 #: are a die that does not lie flat: ``cocked``.
 FLAT_TOLERANCE = 0.12
+#: With a tray geometry, a value needs its pips within this share of a flat face's layout: a
+#: die 20-30 degrees off flat (leaning on another die) shows its face's pips 6-10 % short along
+#: the tilt and may still fit a flat face's grid within the pip readers' error; flat faces read
+#: lie within 0.07 of it (the dice-tray photographs: the pips' scatter, 0.3 mm). Between this
+#: and :data:`FLAT_TOLERANCE` the die is ``unknown``, not ``cocked``.
+FLAT_SURE = 0.08
 #: An empty pip place of the fitted face must show less than this share of the pips' evidence.
 EMPTY_PLACE_RATIO = 0.4
 
@@ -992,6 +998,8 @@ class DiceReader:
         if got is _UNDECIDED:
             return _UNDECIDED
         value, reason = got
+        if value is not None and off is not None and off > FLAT_SURE:
+            return DieReading(box, UNKNOWN, f"its pips lie {100 * off:.0f}% off a flat face: it may not lie flat")
         flat = "" if off is not None else " (a one: flatness not seen)"
         return DieReading(box, UNKNOWN if value is None else value, reason + (flat if value is None else ""))
 
