@@ -299,24 +299,27 @@ def test_the_table_classes_are_the_pixel_rules_classes(readers):
             assert got.dtype == want.dtype and np.array_equal(got, want), int((got != want).sum())
 
 
-def test_the_card_white_grid_is_sure_only_where_the_test_is(readers):
-    """A cell of the cards' white test's grid that is not unsure has the test's answer at every
-    exact Lab its pixels can have (within 0.5 + LAB_FAST_ERROR of its centre in each component)."""
-    from companion.vision.carrousel import _fill_white_cells, _white_distance
+def test_the_test_grids_are_sure_only_where_the_test_is(readers):
+    """A cell of the cards' white test's grid (Delta E from the white above 15) or of the colour
+    check's (chroma above its bound) that is not unsure has the test's answer at every exact Lab
+    its pixels can have (within 0.5 + LAB_FAST_ERROR of its centre in each component)."""
+    from companion.vision.carrousel import _chroma, _fill_test_cells, _white_distance
     from companion.vision.colour import _GRID_SHIFT, _GRID_UNSURE, LAB_FAST_ERROR, grid_cells, new_grid
 
+    new, _ = readers
     rng = np.random.default_rng(23)
-    centre = np.rint(np.concatenate([rng.uniform([0, -90, -110], [100, 100, 90], (20000, 3)),
-                                     [100, 0, 0] + rng.normal(0, 12, (40000, 3))])).astype(np.float32)
-    grid = new_grid()
-    cells = np.unique(grid_cells(centre))
-    _fill_white_cells(grid, cells)
-    values = grid[grid_cells(centre)]
-    assert set(np.unique(values).tolist()) == {_GRID_SHIFT, _GRID_SHIFT + 1, _GRID_UNSURE}
-    sure = values != _GRID_UNSURE
-    assert 0.9 * len(centre) > sure.sum() > 0.5 * len(centre)
-    reach = 0.5 + LAB_FAST_ERROR
-    for _ in range(4):
-        moved = centre + rng.choice([-reach, reach], centre.shape).astype(np.float32) * rng.uniform(0.6, 1.0, centre.shape).astype(np.float32)
-        beyond = _white_distance(moved) > 15.0
-        assert np.array_equal(beyond[sure], values[sure] == _GRID_SHIFT + 1)
+    bound = new.colour_check.chroma_bound()
+    for measure, value, centre in ((_white_distance, 15.0, [100, 0, 0]), (_chroma, bound, [60, 0, 0])):
+        lab = np.rint(np.concatenate([rng.uniform([0, -90, -110], [100, 100, 90], (20000, 3)),
+                                      centre + rng.normal(0, 12, (40000, 3))])).astype(np.float32)
+        grid = new_grid()
+        _fill_test_cells(grid, np.unique(grid_cells(lab)), measure, value)
+        values = grid[grid_cells(lab)]
+        assert set(np.unique(values).tolist()) == {_GRID_SHIFT, _GRID_SHIFT + 1, _GRID_UNSURE}
+        sure = values != _GRID_UNSURE
+        assert sure.sum() > 0.5 * len(lab)
+        reach = 0.5 + LAB_FAST_ERROR
+        for _ in range(4):
+            moved = lab + rng.choice([-reach, reach], lab.shape).astype(np.float32) * rng.uniform(0.6, 1.0, lab.shape).astype(np.float32)
+            above = measure(moved) > value
+            assert np.array_equal(above[sure], values[sure] == _GRID_SHIFT + 1)

@@ -412,9 +412,11 @@ class CarrouselReader:
             o, rd = slot.outward, slot.reading_direction
             pts = [slot.centre_mm + o * a + rd * b for a in np.arange(-24, -13, 1.5) for b in np.arange(-36, 37, 2.0)]
             self._card_white[slot.seat] = np.array(pts)
-        #: the pixel-class grids of the space and the card classifier, and the grid of the
-        #: cards' white test (:func:`_fill_white_cells`), in one array
-        self._grids = new_grid(3)
+        #: the pixel-class grids of the space and the card classifier, the grids of the cards'
+        #: white test and of the colour check's chroma test (:func:`_fill_test_cells`), in one
+        #: array; the check's holds the answers for the bound ``_check_bound``
+        self._grids = new_grid(4)
+        self._check_bound: float | None = None
         #: (LIGHT_RANGE, its bounds as a float32 scalar compares them: see _SCALAR_FLOAT)
         self._light_range: tuple[Any, tuple[float, ...]] = (None, ())
         self._plan: _Plan | None = None
@@ -551,100 +553,78 @@ class CarrouselReader:
         # pixel's Lab is then settled exactly: a pixel near a threshold is converted again
         # exactly (OpenCV's scalar path, as linear_to_lab converts it)
         lab = lab_fast(rel)
-        e1, _, e3, e4 = plan.lab_bounds
-        check = lab[e3:e4]
-        chroma = np.hypot(check[:, 1], check[:, 2])
-        self._settle(check, rel[e3:e4], chroma, self.colour_check.chroma_bound(), _chroma)
+        e1, _, e3, _ = plan.lab_bounds
+        # every test on the Lab part's pixels from their grids, counted in one bincount: the
+        # cards' white test, the classes, the colour check's chroma
+        counts = self._votes(plan, lab, rel, lab_px[e1:e3])
+        nv, m = plan.n_votes, plan.n_cards
 
         def check_lab() -> np.ndarray:  # every pixel of the colour check (rarely needed)
             lin = np.take(_LUT, np.take(frame.reshape(-1, 3), plan.check_index, axis=0))
             return linear_to_lab(lin, board_white)
 
-        fault = self.colour_check.problem(board_white, codes, check_lab, check, len(plan.check_index), chroma)
+        fault = self.colour_check.problem_counted(board_white, codes, check_lab, int(counts[nv + 2 * m + 1]),
+                                                  len(plan.check_index))
         if fault:
             return CarrouselReading(fault, registration=reg, white_level=board_y)
-        counts = self._votes(plan, lab[:e3], rel, lab_px[e1:e3])
         spaces = self._spaces(plan, counts[:n * plan.space_width].reshape(n, -1),
                               px[plan.outline_start:plan.outline_end], gain_l, bad_light)
-        m = plan.n_cards
-        cards = self._cards(plan, counts[plan.n_votes + 1:plan.n_votes + 2 * m:2].tolist(),
-                            counts[n * plan.space_width:plan.n_votes].reshape(3 * m, -1),
+        cards = self._cards(plan, counts[nv + 1:nv + 2 * m:2].tolist(), counts[n * plan.space_width:nv].reshape(3 * m, -1),
                             [v / board_y for v in lum[1 + n:]])
         return CarrouselReading("ok", spaces, cards, reg, board_y)
 
     def _votes(self, plan: _Plan, lab: np.ndarray, rel: np.ndarray, px: np.ndarray) -> np.ndarray:
-        """Every region's vote counts from its pixels' classes, and the cards' white pixels
-        beyond Delta E 15 of the white: ``lab`` (approximate: the cards' white pixels, the
-        spaces' discs, the cards' discs; ``rel`` their rows of white-relative light) and
-        ``px`` (``N x 3 uint8``, the discs' pixels). Each class (each white pixel's test,
-        :func:`_fill_white_cells`) is looked up on its grid; a pixel in an unsure cell is
-        classified (tested) from its exact Lab (:func:`lab_exact` of its ``rel`` row); a clipped
-        disc pixel counts as background. Returns the flat ``bincount``: the spaces' rows
-        (``space_width`` each), the card discs' rows (``n_votes`` in all), then per card its
-        white pixels within and beyond Delta E 15."""
-        e1, e2 = plan.lab_bounds[0], plan.lab_bounds[0] + plan.n_disc_px
+        """Every region's vote counts from its pixels' classes, the cards' white pixels beyond
+        Delta E 15 of the white, the colour check's pixels above its chroma bound: ``lab``
+        (approximate: the whole Lab part, ``rel`` its white-relative light) and ``px``
+        (``N x 3 uint8``, the discs' pixels). Each class (each white pixel's and each check
+        pixel's test, :func:`_fill_test_cells`) is looked up on its grid; a pixel in an unsure
+        cell is classified (tested) from its exact Lab (:func:`lab_exact` of its ``rel`` row); a
+        clipped disc pixel counts as background. Returns the flat ``bincount``: the spaces'
+        rows (``space_width`` each), the card discs' rows (``n_votes`` in all), per card its
+        white pixels within and beyond Delta E 15, the check's pixels at or below and above
+        the bound."""
+        e1, e2, e3, _ = plan.lab_bounds
+        e2 = e1 + plan.n_disc_px
+        bound = self.colour_check.chroma_bound()
+        if bound != self._check_bound:  # the check's grid holds one bound's answers
+            self._grids[3 * _GRID_SIZE:] = _GRID_NEW
+            self._check_bound = bound
         cells = grid_cells(lab, inside=True)  # lab_fast of white-relative light in 0-1
         cells += plan.grid_offset  # each part's grid: the space classifier's, the card's, the white test's
         grids = self._grids
         values = np.take(grids, cells)
         if values.min() == _GRID_NEW:  # cells met for the first time: each grid is filled its own way
             new = (values == _GRID_NEW).nonzero()[0]
-            i1, i2 = (int(v) for v in np.searchsorted(new, (e1, e2)))
-            if i1:
-                white = grids[2 * _GRID_SIZE:]
-                mine = cells[new[:i1]] - 2 * _GRID_SIZE
-                _fill_white_cells(white, _in_blocks(mine, white))
-                values[new[:i1]] = np.take(white, mine)
+            i1, i2, i3 = (int(v) for v in np.searchsorted(new, (e1, e2, e3)))
+            for (a, b), test in (((0, i1), (2, _white_distance, 15.0)), ((i3, len(new)), (3, _chroma, bound))):
+                if b > a:
+                    g = test[0] * _GRID_SIZE
+                    grid, mine = grids[g:g + _GRID_SIZE], cells[new[a:b]] - g
+                    _fill_test_cells(grid, _in_blocks(mine, grid), *test[1:])
+                    values[new[a:b]] = np.take(grid, mine)
             if i2 > i1:
                 values[new[i1:i2]] = self.space_classifier.grid_values(cells[new[i1:i2]], grids[:_GRID_SIZE])
-            if i2 < len(new):
-                values[new[i2:]] = self.card_classifier.grid_values(cells[new[i2:]] - _GRID_SIZE,
-                                                                    grids[_GRID_SIZE:2 * _GRID_SIZE])
+            if i3 > i2:
+                values[new[i2:i3]] = self.card_classifier.grid_values(cells[new[i2:i3]] - _GRID_SIZE,
+                                                                      grids[_GRID_SIZE:2 * _GRID_SIZE])
         unsure = (values == _GRID_UNSURE).nonzero()[0]
         if len(unsure):
             exact = lab_exact(rel[unsure])
-            i1, i2 = (int(v) for v in np.searchsorted(unsure, (e1, e2)))
+            i1, i2, i3 = (int(v) for v in np.searchsorted(unsure, (e1, e2, e3)))
             if i1:  # the card white test, as the card rule computes it
                 values[unsure[:i1]] = (_white_distance(exact[:i1]) > 15.0) + _GRID_SHIFT
             if i2 > i1:
                 values[unsure[i1:i2]] = self.space_classifier.pixel_classes_table(exact[i1:i2]) + _GRID_SHIFT
-            if i2 < len(unsure):
-                values[unsure[i2:]] = self.card_classifier.pixel_classes_table(exact[i2:]) + _GRID_SHIFT
+            if i3 > i2:
+                values[unsure[i2:i3]] = self.card_classifier.pixel_classes_table(exact[i2:i3]) + _GRID_SHIFT
+            if i3 < len(unsure):  # the colour check's chroma, as ColourCheck counts it
+                values[unsure[i3:]] = (_chroma(exact[i3:]) > bound) + _GRID_SHIFT
         # clipped highlights: background (every channel at or above CLIPPED)
         clipped = cv2.inRange(px.reshape(-1, 1, 3), _CLIPPED_LOW, _CLIPPED_HIGH)
         if cv2.countNonZero(clipped):
             values[e1 + clipped.reshape(-1).nonzero()[0]] = _GRID_SHIFT + BACKGROUND_CLASS
-        return np.bincount(plan.lab_vote_base + values, minlength=plan.n_votes + 2 * plan.n_cards)
-
-    @staticmethod
-    def _settle(lab: np.ndarray, rel: np.ndarray, measured: np.ndarray, bound: float, measure: Any,
-                exact_bound: float | None = None) -> np.ndarray:
-        """Make a test on each pixel's Lab exact: ``measure(lab) > exact_bound``.
-
-        ``measured`` is the measure of the fast Lab (``lab``, within LAB_FAST_ERROR of the
-        exact one), or its square when ``exact_bound`` is given (``bound`` is then
-        ``exact_bound`` squared); the measure is a distance in L*a*b*, so the fast Lab moves it
-        by at most sqrt(3) x LAB_FAST_ERROR. The pixels whose measure lies that near the
-        bound get their exact Lab (:func:`lab_exact` of their ``rel`` rows, in place in
-        ``lab``, and in ``measured`` the exact measure or its square) and the test from it.
-
-        Returns:
-            ``N bool``: the test, exactly as on the exact Lab.
-        """
-        margin = LAB_FAST_ERROR * 1.7321 + 0.01
-        if exact_bound is None:
-            exact_bound = bound
-            lo, hi = bound - margin, bound + margin
-        else:
-            lo, hi = max(exact_bound - margin, 0.0) ** 2, (exact_bound + margin) ** 2
-        near = ((measured > lo) & (measured < hi)).nonzero()[0]
-        above = measured > bound
-        if len(near):
-            lab[near] = lab_exact(rel[near])
-            m = measure(lab[near])
-            above[near] = m > exact_bound
-            measured[near] = m if exact_bound == bound else m * m
-        return above
+        return np.bincount(plan.lab_vote_base + values, minlength=plan.n_votes + 2 * plan.n_cards + 2)
 
     def _spaces(self, plan: _Plan, counts: np.ndarray, outline_px: np.ndarray, gains: list[float],
                 bad_light: list[bool]) -> tuple[RegionReading, ...]:
@@ -830,13 +810,16 @@ class _Layout:
                                          n * self.space_width + card_disc_seg * card_width]).astype(np.intp)
         self.vote_base += OFFSET - _GRID_SHIFT
         self.n_votes = n * self.space_width + len(cd) * card_width
-        # the same over the Lab part's first pixels (the cards' white, then the discs): each card's
-        # white pixels counted within and beyond Delta E 15 after the votes (two columns a card),
-        # and each pixel's grid (the white test's third, the space classifier's, the card's)
+        # the same over the Lab part (the cards' white, the discs, the check's pixels): each
+        # card's white pixels counted within and beyond Delta E 15 after the votes (two columns a
+        # card), then the check's pixels at or below and above its chroma bound; and each
+        # pixel's grid (the white test's third, the space classifier's, the card's, the check's)
         cw_base = self.n_votes + 2 * self.card_white_seg - _GRID_SHIFT
-        self.lab_vote_base = np.concatenate([cw_base, self.vote_base]).astype(np.intp)
+        check_base = np.full(len(check_idx), self.n_votes + 2 * m - _GRID_SHIFT)
+        self.lab_vote_base = np.concatenate([cw_base, self.vote_base, check_base]).astype(np.intp)
         self.grid_offset = np.concatenate([np.full(len(cw_idx), 2 * _GRID_SIZE), np.zeros(len(disc_idx)),
-                                           np.full(len(card_disc_idx), _GRID_SIZE)]).astype(np.intp)
+                                           np.full(len(card_disc_idx), _GRID_SIZE),
+                                           np.full(len(check_idx), 3 * _GRID_SIZE)]).astype(np.intp)
         self.card_white_sizes = self.card_white_size.tolist()
         self.outline_order = np.stack(part("outline", clip=True)).reshape(n, 5, -1)
         self.outline_end = self.outline_start + self.outline_order.size
@@ -944,28 +927,26 @@ _LUMA = np.array([0.0722, 0.7152, 0.2126], dtype=np.float32)  # linear B, G, R t
 
 _CLIPPED_LOW, _CLIPPED_HIGH = (CLIPPED,) * 3, (255,) * 3  # cv2.inRange's bounds of a clipped pixel
 
-_WHITE_LAB = np.array([100.0, 0.0, 0.0], dtype=np.float32)
-_SUM3 = np.ones((1, 3), dtype=np.float32)  # cv2.transform's sum of the three channels
 
 
-def _fill_white_cells(grid: np.ndarray, cells: np.ndarray) -> None:
-    """Fill ``cells`` (flat indices) of the cards' white test's grid (``_GRID_SIZE int8``, the
-    layout of :func:`~companion.vision.colour.grid_cells`): ``_GRID_SHIFT + 1`` where every Lab
-    a pixel of the cell can have (its fast Lab rounds to the cell's centre: within 0.5 of it,
-    and within LAB_FAST_ERROR of the exact Lab) lies beyond Delta E 15 of the white (100, 0, 0),
-    ``_GRID_SHIFT`` where every one lies within it, ``_GRID_UNSURE`` otherwise (and on the
-    grid's edge): the exact Lab then decides (:func:`_white_distance`). The distance moves by
-    at most the error's length, sqrt(3) x (0.5 + LAB_FAST_ERROR), plus 0.05 for float32's
-    rounding."""
+def _fill_test_cells(grid: np.ndarray, cells: np.ndarray, measure: Any, bound: float) -> None:
+    """Fill ``cells`` (flat indices) of a test's grid (``_GRID_SIZE int8``, the layout of
+    :func:`~companion.vision.colour.grid_cells`) for the test ``measure(lab) > bound``, where
+    ``measure`` is a Euclidean length of Lab or of part of it (:func:`_white_distance`,
+    :func:`_chroma`): ``_GRID_SHIFT + 1`` where every Lab a pixel of the cell can have (its
+    fast Lab rounds to the cell's centre: within 0.5 of it, and within LAB_FAST_ERROR of the
+    exact Lab) passes the test, ``_GRID_SHIFT`` where none does, ``_GRID_UNSURE`` otherwise
+    (and on the grid's edge): the exact Lab then decides. Such a length moves by at most the
+    error's, sqrt(3) x (0.5 + LAB_FAST_ERROR), plus 0.05 for float32's rounding."""
     rest, b = np.divmod(cells, _GRID_SHAPE[2])
     l, a = np.divmod(rest, _GRID_SHAPE[1])
     centre = np.stack([l, a, b], axis=1).astype(np.float64) + _GRID_LO
-    distance = np.sqrt((centre[:, 0] - 100.0) ** 2 + centre[:, 1] ** 2 + centre[:, 2] ** 2)
+    value = measure(centre)
     margin = (0.5 + LAB_FAST_ERROR) * 1.7321 + 0.05
     edge = ((l == 0) | (l == _GRID_SHAPE[0] - 1) | (a == 0) | (a == _GRID_SHAPE[1] - 1)
             | (b == 0) | (b == _GRID_SHAPE[2] - 1))
-    unsure = edge | (np.abs(distance - 15.0) <= margin)
-    grid[cells] = np.where(unsure, _GRID_UNSURE, _GRID_SHIFT + (distance > 15.0)).astype(np.int8)
+    unsure = edge | (np.abs(value - bound) <= margin)
+    grid[cells] = np.where(unsure, _GRID_UNSURE, _GRID_SHIFT + (value > bound)).astype(np.int8)
 
 
 def _chroma(lab: np.ndarray) -> np.ndarray:

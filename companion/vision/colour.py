@@ -906,6 +906,39 @@ class ColourCheck:
             ``"colour lost: ..."`` naming the fault (too dark, clipped, a cast, no colour), or
             ``""`` when the frame is fit.
         """
+        fault = self._light_fault(white, white_code)
+        if fault or self.least_chroma <= 0:
+            return fault
+        need = self.chroma_share * self.least_chroma
+        if sample_lab is not None and sample_of and self._surely_enough(sample_lab, sample_of, need, sample_chroma):
+            return ""
+        return self._colour_fault(region_lab)
+
+    def problem_counted(self, white: np.ndarray, white_code: np.ndarray,
+                        region_lab: np.ndarray | Callable[[], np.ndarray], above: int, sample_of: int) -> str:
+        """:meth:`problem` with the quick test's count given instead of the sample's Lab: the
+        same answer as ``problem(white, white_code, region_lab, sample_lab, sample_of)`` when
+        ``above`` of the ``sample_lab`` pixels have a chroma (``np.hypot(a*, b*)``) above
+        :meth:`chroma_bound`.
+
+        Args:
+            white, white_code, region_lab: as :meth:`problem`.
+            above: how many of the sample's pixels have a chroma above :meth:`chroma_bound`.
+            sample_of: ``N``, the number of pixels ``region_lab`` has.
+
+        Returns:
+            ``"colour lost: ..."`` or ``""``, as :meth:`problem`.
+        """
+        fault = self._light_fault(white, white_code)
+        if fault or self.least_chroma <= 0:
+            return fault
+        below = int(np.floor((sample_of - 1) * self.percentile / 100.0))
+        if sample_of and above >= sample_of - below + 1:
+            return ""
+        return self._colour_fault(region_lab)
+
+    def _light_fault(self, white: np.ndarray, white_code: np.ndarray) -> str:
+        """:meth:`problem`'s tests of the white alone (clipped, too dark, a cast), or ``""``."""
         code = [float(v) for v in white_code]
         if min(code) >= CLIPPED:
             return f"{COLOUR_LOST}: over-exposed, the board's white is clipped ({min(code):.0f} of 255)"
@@ -916,11 +949,11 @@ class ColourCheck:
         cast = self.cast_distance(white)
         if cast > self.cast_log:
             return f"{COLOUR_LOST}: the light's colour is beyond the calibrated range (cast {cast:.2f} > {self.cast_log})"
-        if self.least_chroma <= 0:
-            return ""
+        return ""
+
+    def _colour_fault(self, region_lab: np.ndarray | Callable[[], np.ndarray]) -> str:
+        """:meth:`problem`'s test of the regions' chroma on every pixel, or ``""``."""
         need = self.chroma_share * self.least_chroma
-        if sample_lab is not None and sample_of and self._surely_enough(sample_lab, sample_of, need, sample_chroma):
-            return ""
         if callable(region_lab):
             region_lab = region_lab()
         if len(region_lab):
