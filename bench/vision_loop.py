@@ -17,7 +17,8 @@ capture and reader on their threads. Over ``--window-s`` after 2 s of warm-up it
   frame" is checked, not assumed) and the frame arrays the capture had decoded into;
 * the peak resident memory of the process (``VmHWM``) at the end of the window, before
   anything else runs in the process (imports, calibration, the loop; not ``ru_maxrss``, which
-  a child started by this process inherits from it).
+  a child started by this process inherits from it; the bench's own ``statistics`` module,
+  0.3-0.5 MB, is imported after it). ``bench/loop_memory.py`` says where it goes, step by step.
 
 Then, in the same process, the reference operation (one ``cv2.cvtColor`` BGR to Lab of a
 640 x 480 frame, CPU time of the thread) and the decoding of one frame alone. Rounds are
@@ -50,8 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CHILD = r"""
-import companion  # first, as the companion command imports it (one BLAS thread, the malloc arenas)
-import json, os, resource, statistics, sys, time
+import companion  # first, as the companion command imports it (one BLAS thread, the malloc arenas, no huge pages)
+import json, os, resource, sys, time  # the bench's statistics module after the peak is read (not the loop's)
 import cv2, numpy as np
 from companion.clock import MonotonicClock
 from companion.sources.carrousel_camera import CarrouselCameraSource
@@ -89,6 +90,7 @@ peak_mb, rss_mb, n_threads = status("VmHWM"), status("VmRSS"), len(t1)
 capture_id, reader_id = src._capture_thread.native_id, src._thread.native_id
 arrays = src.frame_arrays
 src.stop()
+import statistics
 per = {tid: cpu - t0.get(tid, 0.0) for tid, cpu in t1.items()}
 frame = np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8)
 ts = []
@@ -107,6 +109,7 @@ print(json.dumps({"cpu": cpu / (w1 - w0), "cpu_s": cpu, "captured": c1 - c0, "re
                   "threads": n_threads, "arrays": arrays, "peak_mb": peak_mb, "rss_mb": rss_mb,
                   "ref_s": statistics.median(ts), "decode_s": decode_s, "observations": len(emitted),
                   "status": src.status, "arenas_limited": companion.malloc_arenas_limited,
+                  "huge_pages_off": companion.huge_pages_disabled,
                   "opencv": cv2.__version__, "numpy": np.__version__}))
 """
 
@@ -176,7 +179,8 @@ def main() -> int:
         every = statistics.median(r["cpu"] * r["captured"] / max(r["read"], 1) for r in rs)
         peak_max = max(r["peak_mb"] for r in rs)
         print(f"median of {len(rs)}, OpenCV {rs[0]['opencv']}, numpy {rs[0]['numpy']} ({python}), malloc arenas "
-              f"{'limited' if rs[0]['arenas_limited'] else 'not limited'}: {row(med)}")
+              f"{'limited' if rs[0]['arenas_limited'] else 'not limited'}, huge pages "
+              f"{'off' if rs[0]['huge_pages_off'] else 'as the system has them'}: {row(med)}")
         print(f"  CPU every frame {every * 100:.1f} % ({'met' if every < 0.15 else 'NOT met'}: < 15 %); peak memory "
               f"{med['peak_mb']:.1f} MB, at most {peak_max:.1f} ({'met' if peak_max < 80 else 'NOT met'}: < 80 MB); "
               f"observations {rs[-1]['observations']}, status {rs[-1]['status']!r}")
