@@ -60,7 +60,7 @@ def test_the_camera_from_the_board_plane_alone(reader, renderer, tilt, azimuth):
     for z in (10.0, 40.0):
         want = renderer.project(rot, t, np.column_stack([pts, np.full(3, z)]))
         assert np.max(np.linalg.norm(got.camera.to_image(pts, z) - want, axis=1)) < 2.5
-    assert np.linalg.norm(got.camera.centre_mm - centre) < 0.08 * np.linalg.norm(centre)
+    assert np.linalg.norm(got.camera.centre_mm - centre) < 0.1 * np.linalg.norm(centre)
 
 
 def test_a_hand_over_the_roof_still_lets_the_seats_be_read(reader, renderer):
