@@ -72,9 +72,12 @@ def restore_paused(referee: Referee, journal: Journal, session: int) -> tuple[An
 
 
 def _replay(referee: Referee, journal: Journal, session: int) -> tuple[Any, float, int, bool, tuple[Call, ...]]:
-    """:func:`restore_paused`, and what the game last asked the table for: the newest call
-    whose type is in the referee's ``prompts`` (the turn, the seat to fill, the board to turn),
-    to be said again on resume (a tuple of at most one call)."""
+    """:func:`restore_paused`, and what the game last asked the table for, to be said again on
+    resume: the last call whose type is in the referee's ``prompts`` (the turn, the seat to
+    fill, the board to turn) among the calls of the newest step that made any call; nothing
+    when that step made calls but no prompt (the game has gone on since its last question: a
+    Carnival turn half played), so a stale question is never said again (a tuple of at most
+    one call)."""
     from companion.pause import Pause, is_pause_or_resume
 
     prompts = getattr(referee, "prompts", frozenset())
@@ -93,9 +96,9 @@ def _replay(referee: Referee, journal: Journal, session: int) -> tuple[Any, floa
             continue
         state, calls = referee.apply(state, obs)
         n += 1
-        asking = [c for c in calls if c.TYPE in prompts]
-        if asking:
-            asked = (asking[-1],)
+        if calls:
+            asking = [c for c in calls if c.TYPE in prompts]
+            asked = (asking[-1],) if asking else ()
     return state, last_t, n, paused, asked
 
 
@@ -115,8 +118,9 @@ class Opened:
         pending: the observations journaled on arrival but not applied when the service
             stopped (the jitter buffer's content, oldest first): the service applies them first
             when it runs (:meth:`Service.run`); see :meth:`table_state`.
-        asked: what the restored game last asked the table for (the newest call of a type
-            in its referee's ``prompts``, or nothing), said again when the service runs
+        asked: what the restored game last asked the table for (the last call of a type in
+            its referee's ``prompts`` in the newest step that made calls, or nothing), said
+            again when the service runs
             (:class:`Service` ``restate``): after a power blip the table hears whose turn it
             is, not silence.
     """

@@ -73,3 +73,27 @@ def test_every_game_declares_its_prompts_as_call_types_it_makes():
                       and hasattr(v, "TYPE")}
         assert isinstance(referee.prompts, frozenset)
         assert referee.prompts <= call_types, (name, referee.prompts - call_types)
+
+
+def test_a_carnival_turn_under_way_asks_nothing_again_and_one_not_begun_asks_for_its_turn(tmp_path):
+    """The tester's restart after Ana had rolled: her turn's start ("exchange a wild or roll the
+    dice") is not said again; a restart before she did anything says it."""
+    from companion.games.carnival import GameStart as CarnivalStart, Roll
+
+    path = str(tmp_path / "journal.db")
+    with Journal(path) as journal:
+        service, recorder, _ = _serve(journal, referee_for("carnival"), new=True)
+        service.emit(CarnivalStart(t=0.0, players=("Ana", "Ben"), discard=("swings:lights", "swings:seats")))
+        service.run(until=0.0, stop_when_over=False)
+        turn = [c for c in recorder.calls if c.TYPE == "turn"][-1]
+    with Journal(path) as journal:
+        again, recorder2, opened = _serve(journal, referee_for("carnival"), new=False)
+        assert opened.asked == (turn,)
+        again.run(until=0.0, stop_when_over=False)
+        assert recorder2.calls == [turn]
+        again.emit(Roll(t=1.0, player="Ana", dice=(2, 5, 6)))
+        again.run(until=1.0, stop_when_over=False)
+        assert recorder2.calls[-1].TYPE == "rolled"
+    with Journal(path) as journal:
+        _, recorder3, opened = _serve(journal, referee_for("carnival"), new=False)
+        assert opened.asked == ()  # the turn is under way: no stale "roll the dice"

@@ -1697,10 +1697,11 @@ class CarrosselReferee:
     """
 
     name = "carrossel"
-    #: Calls that ask the table for the game's next step (said again when a game resumes after
-    #: a restart): the round's plays, a sequence to choose, the board to turn; a wrong turn is a
-    #: correction, the step it corrects still stands.
-    prompts = frozenset({"round_started", "sequence_options", "turn_board"})
+    #: Calls that ask the table for the game's next step, said again when a game resumes after a
+    #: restart if the newest step that made calls made one of them (the service's rule): the
+    #: round's plays and who is still to play, a sequence to choose, the board to turn (or to turn
+    #: back after a wrong turn).
+    prompts = frozenset({"round_started", "play_received", "sequence_options", "turn_board", "wrong_turn"})
     vocabulary = VOCABULARY
 
     def __init__(self, data: str = "", turn_tolerance_deg: float = 20.0):

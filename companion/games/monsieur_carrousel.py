@@ -740,11 +740,12 @@ class MonsieurCarrouselReferee:
     """
 
     name = "monsieur-carrousel"
-    #: Calls that ask the table for the game's next step (said again when a game resumes after
-    #: a restart): the turn (roll the die), the seat to fill, the spin, the memory question, the
-    #: sunbeam fragment; corrections (a wrong seat, answer again, spin again) are not: the
-    #: question they correct still stands.
-    prompts = frozenset({"turn", "twins_help", "seat_kid", "spin", "memory_guess", "sunbeam_fragment"})
+    #: Calls that ask the table for the game's next step, said again when a game resumes after a
+    #: restart if the newest step that made calls made one of them (the service's rule): the turn
+    #: (roll the die), the die to roll again, the seat to fill or to change, the spin or the spin
+    #: again, the memory question, the sunbeam fragment's question, the answer to give again.
+    prompts = frozenset({"turn", "roll_again", "twins_help", "seat_kid", "wrong_seat", "spin", "spin_again",
+                         "memory_guess", "sunbeam_fragment", "answer_again"})
     vocabulary = Vocabulary("monsieur-carrousel", OBSERVATIONS, CALLS)
 
     def __init__(
