@@ -266,7 +266,9 @@ def test_the_region_rule_on_many_rows_is_the_rule_on_each(readers):
     random vote counts that reach every branch of the rule."""
     new, _ = readers
     rng = np.random.default_rng(17)
-    for classifier in (new.space_classifier, new.card_classifier):
+    for classifier in (new.space_classifier, new.card_classifier,
+                       RegionClassifier(new.space_classifier.references, shadow_like=()),
+                       RegionClassifier(new.space_classifier.references, shadow_like=("black", "blue"), background_label=None)):
         width = len(classifier.references.names) + 3
         counts = rng.integers(0, 40, (4000, width)) * (rng.random((4000, width)) < 0.4)
         counts[:1000, 2] += rng.integers(0, 600, 1000)  # mostly background

@@ -40,6 +40,7 @@ from companion.vision.colour import (
     _LUT,
     BACKGROUND_CLASS,
     CLIPPED,
+    DECIDE_KEPT,
     LAB_FAST_ERROR,
     OFFSET,
     UNKNOWN,
@@ -417,6 +418,8 @@ class CarrouselReader:
         #: array; the check's holds the answers for the bound ``_check_bound``
         self._grids = new_grid(4)
         self._check_bound: float | None = None
+        #: the cards' readings by their discs' readings (see _cards)
+        self._card_kept: dict[tuple[int, int, int, int], tuple[Any, ...]] = {}
         #: (LIGHT_RANGE, its bounds as a float32 scalar compares them: see _SCALAR_FLOAT)
         self._light_range: tuple[Any, tuple[float, ...]] = (None, ())
         self._plan: _Plan | None = None
@@ -686,28 +689,40 @@ class CarrouselReader:
         uneven = [v / size for v, size in zip(beyond, plan.card_white_sizes)]
         discs_all = self.card_classifier.decide_many(counts)
         blank = (RegionReading(UNKNOWN, 0.0),) * 3
-        ratio_l = ratio
+        # a card whose three disc readings are the very objects of a frame before (the region
+        # rule keeps each vote row's reading) reads the same: its reading is kept too
+        kept = self._card_kept
+        if len(kept) > 4 * DECIDE_KEPT:
+            kept.clear()
         out = {}
         for i, slot in enumerate(g.cards):
             if not plan.card_ok[i]:
                 problem = "the card is out of the frame"
             elif uneven[i] > 0.1:
                 problem = f"the card's white is uneven ({uneven[i]:.0%}): covered"
-            elif not 0.5 <= ratio_l[i] <= 2.5:
-                problem = f"the card is {ratio_l[i]:.2f}x as bright as the board: not a card"
+            elif not 0.5 <= ratio[i] <= 2.5:
+                problem = f"the card is {ratio[i]:.2f}x as bright as the board: not a card"
             else:
                 problem = ""
             if problem:
                 out[slot.seat] = CardReading(slot.seat, blank, None, problem)
                 continue
-            discs = tuple(discs_all[3 * i:3 * i + 3])
-            labels = tuple(d.label for d in discs)
+            d0, d1, d2 = discs_all[3 * i:3 * i + 3]
+            key = (i, id(d0), id(d1), id(d2))
+            hit = kept.get(key)
+            if hit is not None and hit[0] is d0 and hit[1] is d1 and hit[2] is d2:
+                out[slot.seat] = hit[3]
+                continue
+            discs = (d0, d1, d2)
+            labels = (d0.label, d1.label, d2.label)
             if UNKNOWN in labels:
-                out[slot.seat] = CardReading(slot.seat, discs, None, "a disc is unclear")
+                card = CardReading(slot.seat, discs, None, "a disc is unclear")
             elif len(set(labels)) != 3:
-                out[slot.seat] = CardReading(slot.seat, discs, None, "a card shows three different horses")
+                card = CardReading(slot.seat, discs, None, "a card shows three different horses")
             else:
-                out[slot.seat] = CardReading(slot.seat, discs, labels)  # type: ignore[arg-type]
+                card = CardReading(slot.seat, discs, labels)  # type: ignore[arg-type]
+            kept[key] = (d0, d1, d2, card)  # the discs held: their ids stay theirs
+            out[slot.seat] = card
         return out
 
     # kept for calibration: sample one set of board points
