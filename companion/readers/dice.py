@@ -46,8 +46,15 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    sizes found are those of a 16 mm die anywhere on the floor); only what stands on the floor,
    no larger than a few dice, is read; a die whose top face there is under 18 px is ``unknown``
    ("too small to read here"); a die whose pips do not spread as a flat face's do on the plane
-   of a flat die's top face (:meth:`DiceReader.flatness`) is ``cocked``; and a value needs both
-   readers (the pips found on a flat face and the classifier's vote for the same value).
+   of a flat die's top face (:meth:`DiceReader.flatness`) is ``cocked``, and one whose pips lie
+   between :data:`FLAT_SURE` and that bound ``unknown``; and a value needs both readers (the
+   pips found on a flat face and the classifier's vote for the same value). The face is also
+   fitted on its own plane where the crops' pips are
+   (:func:`~companion.readers.dice_tray.with_face_fit`); a one needs a crop's reading and a
+   body no larger than a flat die's (:meth:`DiceReader._one_beyond`). The finder takes the
+   floor's colour over :data:`FLOOR_MEDIAN_DICE` dice, finds the dice inside a region too
+   large for dice (:meth:`DiceReader._dice_in_bands`), and does not count the wall's band as
+   a die reaching beyond its box.
 
 8. **Speed, the same readings** (issue 15): the pips are read first; the classifier then looks
    only at the dice whose reading needs it, all of a frame's in one batch of
