@@ -248,8 +248,9 @@ def seats_angle(reader: MonsieurReader, frame: np.ndarray, cam: TableCamera, whi
 def zero_mark_lightness(reader: MonsieurReader, frame: np.ndarray, cam: TableCamera, white: np.ndarray,
                        angle_deg: float, min_samples: int = 6) -> tuple[float, float] | None:
     """The median L* of the zero mark's place and of the wood beside it with the carousel at
-    ``angle_deg`` (``(mark, wood)``), or None when either is hidden (by the roof, the figure or a
-    token, as the reader's plan traces them) or out of the frame.
+    ``angle_deg`` (``(mark, wood)``), or None when either is hidden (by the roof, the figure and
+    its arm, whose finger hangs over the rim at the finger's angle, or a token, as the reader's
+    plan and the die reader trace them) or out of the frame.
 
     The mark's place: 1.5-3 mm either side of the radial line, 100-103 mm from the axis (inside
     the triangle, off the line and the boundary tick on it: README, a dark triangle at the rim
@@ -280,6 +281,11 @@ def zero_mark_lightness(reader: MonsieurReader, frame: np.ndarray, cam: TableCam
         zs = np.full(len(pts), z)
         ok &= ~_ray_passes(c, pts, zs, g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm), g.roof_radius_mm + 1.0)
         ok &= ~_ray_passes(c, pts, zs, z, g.figure_top_z_mm, np.asarray(g.figure_mm), g.figure_radius_mm + 1.0)
+        if g.arm_mm is not None:  # Monsieur Carrousel's arm and finger over the rim at the finger's
+            # angle (dark, 6 mm thick with the hand: as the die reader hides it), 8 points along it
+            a, b = np.asarray(g.arm_mm[0], dtype=np.float64), np.asarray(g.arm_mm[1], dtype=np.float64)
+            for q in a[None, :] + np.linspace(0.0, 1.0, 8)[:, None] * (b - a)[None, :]:
+                ok &= ~_ray_passes(c, pts, zs, max(q[2] - 4.0, z), q[2] + 4.0, q[:2], 6.0)
         reach = g.kid_base_radius_mm + g.kid_max_offset_mm + 1.0
         for k in (g.n_seats - 1, 0, g.n_seats // 2 - 1, g.n_seats // 2):
             ca = math.radians(angle_deg + g.seat_disc_angle(k))
