@@ -4,6 +4,7 @@ mark, abstention when the half turn is not shown; and the photographs whose roof
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -121,3 +122,33 @@ def test_the_photographs_with_the_roof_under_a_hand(reader):
         read = [k for k, s in enumerate(got.seats) if s in (KID, EMPTY)]
         assert len(read) >= 7, (name, got.seats, got.roof_status)
         assert all(got.seats[k] == seats[k] for k in read), name
+
+
+#: seed 201, frame 203 of bench/monsieur_rendered.py --without-roof: a camera 31 degrees off,
+#: a 66 degree lens; the true zero mark behind the roof, and at the other half turn Monsieur
+#: Carrousel's dark sleeve over the rim where his finger points: it read the wrong half turn
+ARM_OVER_THE_RIM = (
+    MonsieurScene(angle_deg=185.28, kids=("pastel_sky", "natural_wood", None, None, None, "natural_wood", "pastel_sky",
+                                          None, None, None, None, None),
+                  die="yellow", die_xy_mm=(-77.20, 123.25), die_yaw_deg=346.36),
+    MonsieurConditions(height_mm=542.59, tilt_deg=30.73, azimuth_deg=341.58, roll_deg=194.28, look_mm=(15.93, 10.61),
+                       light=1.056, kelvin=5042.4, gradient=0.198, vignetting=0.274, noise_sigma=1.55, blur_px=0.0,
+                       jpeg_quality=92, lamp_xy=(0.323, -0.057), gradient_deg=311.18),
+)
+
+
+@pytest.mark.parametrize("noise_seed", [1, 2])
+def test_the_arm_over_the_rim_is_not_the_zero_mark(reader, noise_seed):
+    renderer = MonsieurRenderer(hfov_deg=66.0)
+    img, truth = renderer.render(*ARM_OVER_THE_RIM, np.random.default_rng(noise_seed))
+    reg = _registration(reader, img)
+    white, _ = reader._white(img, reg)
+    cam = camera_from_board(reg, img.shape, reader.geometry.marker_z_mm).camera
+    got = seats_angle(reader, img, cam, white)
+    if got.angle_deg is not None:
+        assert abs((got.angle_deg - truth.carousel_angle_deg + 180.0) % 360.0 - 180.0) < 1.0
+    # without the arm in the zero mark's ray tests this half turn was taken
+    arm = dataclasses.replace(reader.geometry, arm_mm=None)
+    bare = MonsieurReader(geometry=arm)
+    wrong = seats_angle(bare, img, cam, white)
+    assert wrong.angle_deg is not None and abs((wrong.angle_deg - truth.carousel_angle_deg) % 360.0 - 180.0) < 2.0
