@@ -224,3 +224,23 @@ def test_a_face_whose_pips_lie_short_of_a_flat_face_gives_no_value(shrink, expec
     assert got.value == expect, got
     if expect == UNKNOWN:
         assert "may not lie flat" in got.reason
+
+
+@photos
+def test_a_lone_pip_fitted_as_a_one_is_tried_as_a_corner_pip_of_a_larger_face(truth):
+    """dice_003: the black four on grey felt shows its grey top face hardly at all against the
+    felt; the finder's box is its shadowed side, and the face fitted there is one corner pip
+    read as a one. Fitted again from the places a face's centre lies from a corner pip, the
+    four (the same pip among its pips) is read, and the classifier votes 4 on that face."""
+    from companion.readers.dice_tray import _face_around_pip
+
+    im = truth["dice_003.jpg"]
+    frame = cv2.imread(str(DATA / "images" / im["image"]))
+    by_die = _by_die(im, _reader(im).read(frame))
+    assert by_die[2].value == 4 and by_die[0].value == 1 and by_die[1].value == 4
+    reader = _reader(im)
+    corner = np.array(im["dice"][2]["top_pips_px"])[0]
+    fit = _face_around_pip(frame, reader.geometry, corner)
+    assert fit is not None and fit.value == 4
+    one = np.array(im["dice"][0]["top_pips_px"])[0]  # the green one's pip: no larger face has it
+    assert _face_around_pip(frame, reader.geometry, one) is None

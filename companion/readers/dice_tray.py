@@ -838,10 +838,40 @@ def with_face_fit(frame: np.ndarray, geometry: TrayGeometry, box: Sequence[float
     if fit.value is None:
         return evidence
     if fit.value == 1 and 1 not in given:
-        # A one shows no flatness (it may be a cocked die's upper face): a crop must read it
-        # too. The die is still seen (its face's pip): no value, the pip as the evidence.
-        return None, "a one on its face's plane alone (its flatness not seen)", (), [fit.pips_px]
+        # The pip may be a corner pip of a larger face whose centre lies off the box's.
+        around = _face_around_pip(frame, geometry, fit.pips_px[0])
+        if around is None:
+            # A one shows no flatness (it may be a cocked die's upper face): a crop must read
+            # it too. The die is still seen (its face's pip): no value, the pip as the evidence.
+            return None, "a one on its face's plane alone (its flatness not seen)", (), [fit.pips_px]
+        fit = around
     return fit.value, "", (fit.value,), [fit.pips_px]
+
+
+def _face_around_pip(frame: np.ndarray, geometry: TrayGeometry, pip_px: Sequence[float]) -> FaceFit | None:
+    """A face of two pips or more that has the pip at ``pip_px`` (frame px) as one of its own,
+    or None: :func:`fit_face` started at the eight places a face's centre lies from a corner
+    pip (the grid's diagonal, :data:`PIP_GRID_MM` along each axis, turned every 45 degrees); a
+    fit counts when its value is 2-6, one of its pips lies within :data:`FIT_REFINE_MM` of the
+    pip, and its centre within a corner pip's distance (and the fit's shift) of it. All that
+    count must read one value (else None); the best margin's is returned."""
+    p = geometry.to_plane(np.asarray(pip_px, float)[None], geometry.die_mm)[0]
+    reach = math.hypot(PIP_GRID_MM, PIP_GRID_MM)
+    got = []
+    for k in range(8):
+        a = math.radians(45.0 * k)
+        c = p + reach * np.array([math.cos(a), math.sin(a)])
+        fit = fit_face(frame, geometry, geometry.project(np.array([[c[0], c[1], geometry.die_mm]]))[0])
+        if fit.value is None or fit.value < 2:
+            continue
+        pips = geometry.to_plane(fit.pips_px, geometry.die_mm)
+        centre = geometry.to_plane(np.asarray(fit.centre_px, float)[None], geometry.die_mm)[0]
+        if (np.linalg.norm(pips - p, axis=1).min() <= FIT_REFINE_MM
+                and np.linalg.norm(centre - p) <= reach + FIT_SHIFT_MM):
+            got.append(fit)
+    if not got or len({f.value for f in got}) > 1:
+        return None
+    return max(got, key=lambda f: f.margin)
 
 
 def _project(K: np.ndarray, R: np.ndarray, t: np.ndarray, points_mm: np.ndarray) -> np.ndarray:
