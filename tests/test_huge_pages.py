@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -38,14 +37,6 @@ def _run(env: dict[str, str]) -> tuple[str, int, int, int, int]:
     return disabled, int(flag), int(rss_kb), int(huge_kb), int(numpy_major)
 
 
-def _thp_policy() -> str:
-    try:
-        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
-    except OSError:
-        return "none"
-    return text.split("[", 1)[1].split("]", 1)[0] if "[" in text else "none"
-
-
 def test_no_huge_pages_the_grid_is_resident_only_where_touched():
     env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
     disabled, flag, rss_kb, huge_kb, _ = _run(env)
@@ -55,10 +46,8 @@ def test_no_huge_pages_the_grid_is_resident_only_where_touched():
 
 
 def test_huge_pages_as_the_user_set_them():
+    # numpy's own switch set: the process's THP flag is left alone (whether the kernel then finds
+    # a free 2 MB page for the grid depends on its memory at that moment, so it is not asserted)
     env = dict(os.environ, NUMPY_MADVISE_HUGEPAGE="1")
-    disabled, flag, rss_kb, huge_kb, numpy_major = _run(env)
+    disabled, flag, _, _, _ = _run(env)
     assert (disabled, flag) == ("False", 0)
-    # numpy 2 advises them for zero-filled arrays (1.24 does not) and the kernel maps them: the
-    # grid's pages 2 MB at a time
-    if numpy_major >= 2 and _thp_policy() in ("madvise", "always"):
-        assert huge_kb > 0 and rss_kb > 4096

@@ -50,3 +50,24 @@ def test_the_carrousel_camera_loop_loads_no_other_game():
         "companion.vision.monsieur", "companion.vision.carrossel", "companion.vision.sim", "companion.journal"))
         or m in ("sqlite3", "asyncio", "gpiozero")}
     assert not unused
+
+
+def test_companion_run_loads_no_web_module_for_a_page_that_is_off():
+    # `companion run` with [web] off (or no `web` announcer) has no page: the web modules (the
+    # hub's asyncio, and ssl with it) are not imported; with the page on, it is the real page
+    code = ("from companion.config import validate\n"
+            "from companion.commands.run import _web_page\n"
+            "for section in ({'web': {'enabled': False}}, {'service': {'announcers': ['console']}}):\n"
+            "    page = _web_page(validate(section), '/nonexistent/j.db', 'hardware')\n"
+            "    assert page.hub is None and page.server is None\n"
+            "    page.start(None)\n"
+            "    page.stop()\n")
+    mods = _modules_after(code)
+    assert "companion.commands.run" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("asyncio", "ssl", "uvicorn", "starlette")
+                or m.startswith("companion.web")}
+    on = _modules_after("from companion.config import validate\n"
+                        "from companion.commands.run import _web_page\n"
+                        "page = _web_page(validate({}), '/nonexistent/j.db', 'hardware')\n"
+                        "assert page.hub is not None and type(page).__name__ == 'WebPage'\n")
+    assert "companion.web.server" in on

@@ -307,9 +307,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
 
     entries = EntryServer(socket_path_for(journal.path), stdin=sys.stdin if args.entries == "-" else None,
                           status=status, on_new_game=nxt.request)
-    from companion.web import WebPage
-
-    web = WebPage(config, journal.path, table)  # [web]: the table's page (its hub now, its server below)
+    web = _web_page(config, journal.path, table)  # [web]: the table's page (its hub now, its server below)
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("signal %d: stopping; the game stays resumable", signum)
@@ -401,6 +399,35 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         entries.close()
         journal.close()
     return 1 if failed else 0
+
+
+class _PageOff:
+    """The table's page when ``[web]`` has it off: no hub (no ``web`` announcer has one to publish
+    to), nothing to start or stop; :class:`companion.web.WebPage`'s own behaviour when off,
+    without loading the web modules (asyncio and ssl with them: 2.4 MB of a Carrousel service
+    here, docs/BENCHMARKS.md, issue 15)."""
+
+    hub = None
+    server = None
+    started = True
+
+    def start(self, entries: Any) -> None:
+        """Nothing: the page is off."""
+
+    def stop(self) -> None:
+        """Nothing: the page is off."""
+
+
+def _web_page(config: Any, journal_path: Any, table: str) -> Any:
+    """The :class:`companion.web.WebPage` of ``[web]`` (see it for ``config``, ``journal_path``
+    and ``table``), or a :class:`_PageOff` when the page is off (``[web] enabled = false`` or
+    ``web`` not in ``[service] announcers``, WebPage's own rule): the web modules are imported
+    only for a page that is on."""
+    if not (bool(config["web"]["enabled"]) and "web" in config["service"]["announcers"]):
+        return _PageOff()
+    from companion.web import WebPage
+
+    return WebPage(config, journal_path, table)
 
 
 def _waits_first(args: argparse.Namespace, journal: Any, next_game: str) -> bool:
