@@ -303,21 +303,24 @@ class DieReader:
             lab = lab_exact(white_relative(flat[cand], white))  # (linear_to_lab's values)
         if len(cand):
             chroma = np.hypot(lab[:, 1], lab[:, 2])
-            along = lab[:, 1:] @ self._unit.T  # N x K: chroma along each print colour's hue
             # the print colour of the pixel's hue (within the tolerance) with the most chroma
-            # along it, -1 for none: the first of equals, as argmax takes it
-            thr = self.cos_hue * chroma
+            # along it, -1 for none (or under min_chroma): the first of equals, as argmax takes it
             label = np.full(len(cand), -1, np.int64)
-            best = np.full(len(cand), -np.inf, np.float32)
-            strong = chroma >= self.min_chroma
+            strong = np.flatnonzero(chroma >= self.min_chroma)
+            along = lab[strong, 1:] @ self._unit.T  # N x K: chroma along each print colour's hue
+            thr = self.cos_hue * chroma[strong]
+            got = np.full(len(strong), -1, np.int64)
+            best = np.full(len(strong), -np.inf, np.float32)
             for k in range(len(self.colours)):
                 a = along[:, k]
-                better = (a >= thr) & strong & (a > best)
-                label[better] = k
+                better = (a >= thr) & (a > best)
+                got[better] = k
                 best = np.where(better, a, best)
+            label[strong] = got
             if measure:
                 area = (z * scale) ** 2
-                for k in range(len(self.colours)):
+                counts = np.bincount(got[got >= 0], minlength=len(self.colours))
+                for k in np.flatnonzero(counts > 8 * area).tolist():
                     sel = label == k
                     if sel.sum() > 8 * area:
                         # the die has one face of each colour: its most saturated pixels, up to
