@@ -404,7 +404,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
 class _PageOff:
     """The table's page when ``[web]`` has it off: no hub (no ``web`` announcer has one to publish
     to), nothing to start or stop; :class:`companion.web.WebPage`'s own behaviour when off,
-    without loading the web modules (asyncio and ssl with them: 2.4 MB of a Carrousel service
+    without loading the web modules (asyncio and ssl with them: 3 MB of a Carrousel service
     here, docs/BENCHMARKS.md, issue 15)."""
 
     hub = None
