@@ -591,7 +591,8 @@ class CarrouselReader:
         e2 = e1 + plan.n_disc_px
         bound = self.colour_check.chroma_bound()
         if bound != self._check_bound:  # the check's grid holds one bound's answers
-            self._grids[3 * _GRID_SIZE:] = _GRID_NEW
+            if self._check_bound is not None:  # a new reader's grid is all new: its zero pages left untouched
+                self._grids[3 * _GRID_SIZE:] = _GRID_NEW
             self._check_bound = bound
         cells = grid_cells(lab, inside=True)  # lab_fast of white-relative light in 0-1
         cells += plan.grid_offset  # each part's grid: the space classifier's, the card's, the white test's
