@@ -234,7 +234,7 @@ class _SeatPlan:
         # layout of them, the same for every plan)
         seat, part, off = reader._layout
         self.planned = reader._planned
-        pts = centres[seat] + off
+        pts = np.take(centres, seat, axis=0) + off
         heads = reader._part_slices[2]
         px = np.rint(cam.to_image_at(pts, z, heads, head_z)).astype(np.int64)
         ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
@@ -270,15 +270,16 @@ class _SeatPlan:
         # the roof (skirt and cone inside its cylinder) and the figure hide what lies behind them
         ok &= ~rays.passes(every, g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm), g.roof_radius_mm + 1.0)
         ok &= ~rays.passes(every, z, g.figure_top_z_mm, np.asarray(g.figure_mm), g.figure_radius_mm + 1.0)
-        self.idx = px[ok, 1] * w + px[ok, 0]
-        self.seg = (_PARTS * seat + part)[ok]
+        keep = np.flatnonzero(ok)
+        self.idx = np.take(px[:, 1], keep) * w + np.take(px[:, 0], keep)
+        self.seg = np.take(reader._layout_seg, keep)
         #: per sample, its sector (0-7) of the wood around its seat (-1 for other parts)
-        self.sector = np.where(part == 4, reader._layout_sector, -1)[ok]
-        seat = seat[ok]
-        self.unit = reader._print_unit[seat]
-        self.print_cl = reader._print_cl[seat]
-        self.print_l = reader._print_l[seat]
-        self.strict_cl = reader._strict_cl[seat]
+        self.sector = np.take(reader._layout_sectors, keep)
+        seat = np.take(seat, keep)
+        self.unit = np.take(reader._print_unit, seat, axis=0)
+        self.print_cl = np.take(reader._print_cl, seat)
+        self.print_l = np.take(reader._print_l, seat)
+        self.strict_cl = np.take(reader._strict_cl, seat)
         self.angle_deg = angle
         #: the roof marker's angle this plan was made for (its seats at ``angle_deg``)
         self.roof_angle_deg = angle
@@ -539,6 +540,8 @@ class MonsieurReader:
         self._layout = (np.concatenate([np.repeat(np.arange(n), len(o)) for o in offsets]),
                         np.concatenate([np.full(n * len(o), j) for j, o in enumerate(offsets)]),
                         np.concatenate([np.tile(o, (n, 1)) for o in offsets]))
+        #: each sample's segment (its seat's parts in turn) and its sector of the wood (-1 elsewhere)
+        self._layout_seg = _PARTS * self._layout[0] + self._layout[1]
         #: each sample's neighbouring seats (the one before, the one after)
         self._layout_neighbours = tuple((self._layout[0] + step) % n for step in (-1, 1))
         ends = np.cumsum([0] + [n * len(o) for o in offsets])
@@ -546,6 +549,7 @@ class MonsieurReader:
         self._part_slices = tuple(slice(int(a), int(b)) for a, b in zip(ends[:-1], ends[1:]))
         self._layout_sector = np.concatenate([np.tile(self._wood_sector, n) if o is self._wood else np.full(n * len(o), -1)
                                               for o in offsets])
+        self._layout_sectors = np.where(self._layout[1] == 4, self._layout_sector, -1)
         names = tuple(g.print_srgb)
         self.references = ColourReferences(names, np.array([_lab_of_print(g.print_srgb[n], g.paper_srgb) for n in names]))
         self.colour_check = ColourCheck(self.references)
