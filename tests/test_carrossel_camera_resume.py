@@ -6,6 +6,8 @@ wait for the players' fallback, 20 s later)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from companion.games.carrossel import CarrosselReferee
@@ -77,3 +79,37 @@ def test_a_camera_that_never_settles_does_not_stall_the_resumed_table():
     assert camera.shown[shown:] == []
     _run_until(table, 7.3 + table.wait_s + 2.0)  # the players go on after their wait
     assert camera.angle == pytest.approx(180.0, abs=5.0)
+
+
+def test_a_reveal_read_only_in_part_resumes_and_the_players_tell_the_rest():
+    """The tester's power cut: the camera had read three plays of a round's reveal, in another
+    order than the stream's (the fourth tile not read yet), the game was paused and killed. The
+    restart finds the round (it was refused before: "not this seed's simulated game"), lays
+    the revealed tiles out, and the missing play is told after the players' wait."""
+    table = CameraCarrosselTable(_Camera(), seed=3)
+    ref = CarrosselReferee()
+    state = ref.initial_state()
+    first = next(i for i, s in enumerate(table.steps) if s.obs.TYPE == "play" and s.kind == "camera_play")
+    for step in table.steps[:first]:
+        state, _ = ref.apply(state, step.obs)
+    block = []
+    for step in table.steps[first:]:
+        block.append(step)
+        if step.revealed:
+            break
+    assert len(block) == 4 and all(s.kind == "camera_play" for s in block)
+    for step in reversed(block[1:]):  # three of the four, the camera's order, not the stream's
+        state, calls = ref.apply(state, dataclasses.replace(step.obs, t=max(step.obs.t, state.last_t)))
+        assert [c.TYPE for c in calls] == ["play_received"]
+    camera = _Camera()
+    again = CameraCarrosselTable(camera, seed=3)
+    again.resume(state, 30.0)
+    assert camera.tiles == block[-1].tiles  # the round's tiles lie revealed
+    emitted = []
+    again.start(emitted.append, _Clock(30.0))
+    again.camera_at_rest(31.0, camera.angle)
+    _run_until(again, 30.0 + 2 * again.wait_s + 1.0)
+    told = [o for o in emitted if o.TYPE == "play"]
+    assert [o.player for o in told] == [block[0].obs.player]  # the missing play, by the players
+    state, calls = ref.apply(state, told[0])
+    assert "revealed" in [c.TYPE for c in calls]

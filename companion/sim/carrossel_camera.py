@@ -95,6 +95,7 @@ class CameraCarrosselTable:
         self._angle_cw = 0.0
         self._camera_ready = True  # False after a resume until the camera has seen the board at rest
         self._camera_deadline: float | None = None
+        self._missing: list[Observation] = []  # a resumed reveal's plays not yet journaled
         camera.set_table(board_angle_deg=setup_ccw_deg, tiles={}, hands=(), moving=False)
 
     def _steps(self) -> list[_Step]:
@@ -139,18 +140,59 @@ class CameraCarrosselTable:
 
         want = key(state)
         current = self.referee.initial_state()
+        partial = None
         for i, step in enumerate(self.steps):
             if key(current) == want and i > 0:
                 break
+            if partial is None and state.plays and not current.plays and key(current)[:5] == want[:5]:
+                partial = self._reveal_under_way(i, current, state)
             current, _ = self.referee.apply(current, dataclasses.replace(step.obs, t=max(step.obs.t, current.last_t)))
         else:
-            raise ValueError("the journaled Carrossel game is not this seed's simulated game")
+            if partial is None:
+                raise ValueError("the journaled Carrossel game is not this seed's simulated game")
+            i = partial
         self._i = i
         self._due = t
         self._camera_ready = False
         self._camera_deadline = round(t + self.wait_s, 6)
         self._angle_cw = float(state.angle_deg)
-        self.camera.set_table(board_angle_deg=self.setup_ccw_deg - self._angle_cw, tiles=self._tiles(state))
+        tiles = self.steps[i - 1].tiles if partial is not None and i == partial else self._tiles(state)
+        self.camera.set_table(board_angle_deg=self.setup_ccw_deg - self._angle_cw, tiles=tiles)
+        if partial is not None and i == partial:
+            # The round's tiles lie revealed but the camera had read only some plays when the
+            # service stopped: the players tell the rest if the camera does not read them.
+            self._gate = ("revealed",)
+            self._gate_deadline = round(t + 2 * self.wait_s, 6)
+            self._pending = list(self._missing)
+
+    def _reveal_under_way(self, i: int, current: Any, state: Any) -> int | None:
+        """A round whose plays were journaled only in part, in another order than the stream's
+        (the camera read some tiles of the reveal, the others were still to be told): from the
+        round's first play at step ``i`` (``current`` before it), the index after its reveal
+        when the journaled plays are some of the round's and ``state`` is those plays applied in
+        the journal's order, else None. ``self._missing`` keeps the round's other plays."""
+        block = []
+        for step in self.steps[i:]:
+            if step.obs.TYPE != "play":
+                return None
+            block.append(step)
+            if step.revealed:
+                break
+        else:
+            return None
+        by_player = {b.obs.player: b.obs for b in block}  # type: ignore[attr-defined]
+        journaled = [p.player for p in state.plays]
+        if not set(journaled) < set(by_player):
+            return None
+        for name in journaled:
+            obs = by_player[name]
+            current, _ = self.referee.apply(current, dataclasses.replace(obs, t=max(obs.t, current.last_t)))
+        if (current.phase, current.round, current.tiles, current.standees, current.steps,
+                tuple(p.player for p in current.plays)) != (state.phase, state.round, state.tiles, state.standees,
+                                                             state.steps, tuple(journaled)):
+            return None
+        self._missing = [b.obs for b in block if b.obs.player not in journaled]  # type: ignore[attr-defined]
+        return i + len(block)
 
     def camera_at_rest(self, t: float, ccw_deg: float) -> None:
         """The camera source has seen the board at rest at ``t`` (s) at ``ccw_deg`` (degrees
