@@ -118,6 +118,18 @@ def test_dice_too_small_at_this_resolution_are_said_to_be(truth):
     assert MIN_FACE_PX == 18
 
 
+def test_empty_corners_are_one_line_naming_them(tmp_path):
+    """`--corners ""` (the shell's empty word) is refused like any bad corners, not a traceback."""
+    from companion.commands import calibrate_tray
+
+    args = argparse.Namespace(image=str(DATA / "images" / "dice_033.jpg"), corners="", box=None, size_mm="220x160",
+                              hfov_deg=None, round_mm=None, die_mm=16.0, out=str(tmp_path / "t.toml"), overlay=None,
+                              config=None)
+    with pytest.raises(ValueError, match="--corners : expected four corners"):
+        calibrate_tray.run(args)
+    assert not (tmp_path / "t.toml").exists()
+
+
 def test_calibrate_tray_writes_the_geometry_and_dice_reads_with_it(truth, tmp_path, capsys):
     from companion.commands import calibrate_tray
     from companion.sources.dice_camera import load_tray_geometry

@@ -124,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
     for name, default in (("corners", None), ("size_mm", None), ("hfov_deg", None), ("round_mm", None), ("die_mm", 16.0)):
         if not hasattr(args, name):
             setattr(args, name, default)
-    if args.corners:
-        corners = parse_corners(args.corners)
+    if args.corners is not None:
+        corners = parse_corners(args.corners)  # an empty one too: one line naming --corners
         size = parse_size(args.size_mm)
         if any(not (0 <= x <= w - 1 and 0 <= y <= h - 1) for x, y in corners):
             raise ValueError(f"--corners {args.corners}: a corner lies outside the {w} x {h} px photo {args.image}")
