@@ -1,12 +1,22 @@
 """Read a game's table from photographs and print what the camera reader sees, as JSON.
 
-One JSON object per image (JSON Lines): the status ("ok" or "board not visible: ..."), the 7
-spaces (a horse colour, "empty" or "unknown"), each space's confidence or the reason it
-abstained, each player's card (three colours in reading order, or "unknown"), the markers
-used, the size the photograph was read at and the calibration files used. Every object has
-the same fields whatever the status: when the board is not read, every space and card is
-"unknown" with the status as its reason. An image that cannot be read gives the status
-"error: ..." and the exit status 1; the other images are still read.
+One JSON object per image (JSON Lines), with ``image``, ``status`` ("ok", "board not visible:
+...", "colour lost: ..."), the markers used, the size the photograph was read at and the
+calibration files used, and the game's own fields (docs/vision.md lists them all):
+
+* carrousel: the 7 spaces (a horse colour, "empty" or "unknown"), each space's confidence or
+  the reason it abstained, each player's card (three colours in reading order, or "unknown");
+* monsieur-carrousel: ``carousel_angle_deg`` (from the roof marker, or null), ``pointed_seat``
+  (0-11, "ambiguous" or "unknown"), ``seats`` (12 of "kid", "empty", "unknown"), each seat's
+  weather ``zones``, the ``die``'s top colour (or "unknown"), ``roof`` and ``die_status`` (why
+  the roof marker or the die was not read);
+* carrossel: ``board_angle_deg``, ``facing`` (the sector letter facing each booth: south, east,
+  north, west, or "ambiguous" / "unknown") and the 48 ``slots`` ({"animal", "colour",
+  "standee"}, "empty" or "unknown").
+
+Every object has the same fields whatever the status: when the board is not read, every
+reading is "unknown" with the status as its reason. An image that cannot be read gives the
+status "error: ..." and the exit status 1; the other images are still read.
 
 A photograph larger than the readers' 640 x 480 working frame (a 2592 x 1944 or 4056 x 3040
 camera photo) is brought down to it first (:func:`companion.vision.images.to_reader_size`):
@@ -17,6 +27,8 @@ Examples:
   companion read carrousel photo.jpg
   companion read carrousel photo.jpg --overlay photo_read.png
   companion read carrousel shots/*.jpg --overlay annotated/
+  companion read monsieur-carrousel table.jpg --overlay table_read.png
+  companion read carrossel board.jpg
 """
 
 from __future__ import annotations
@@ -50,11 +62,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "folder, made if missing, that gets one NAME_overlay.png per image (an image "
                              "file name is refused then)")
     parser.add_argument("--geometry", metavar="FILE",
-                        help="board geometry (default: [camera] geometry, else carrousel-board.json of the "
-                             "calibration folder, else the shipped one)")
+                        help="board geometry (default: for carrousel [camera] geometry, else carrousel-board.json; "
+                             "monsieur-board.toml for monsieur-carrousel; carrossel-board.toml for carrossel: "
+                             "of the calibration folder, else the shipped one)")
     parser.add_argument("--colours", metavar="FILE",
-                        help="reference colours (default: [camera] colours, else carrousel-colours.json of "
-                             "the calibration folder, else the shipped one)")
+                        help="carrousel only: reference colours (default: [camera] colours, else "
+                             "carrousel-colours.json of the calibration folder, else the shipped one)")
     parser.add_argument("--intrinsics", metavar="FILE",
                         help="camera intrinsics from `companion calibrate intrinsics` (default: [camera] "
                              "intrinsics, else camera.json of the calibration folder when there is one, else "
