@@ -31,8 +31,15 @@ print(companion.huge_pages_disabled, ctypes.CDLL(None).prctl(42, 0, 0, 0, 0),
 
 
 def _run(env: dict[str, str]) -> tuple[str, int, int, int, int]:
+    """The child's answers; it starts with the THP flag clear (the flag is inherited, and this
+    test process has it set once it imported companion)."""
+    import ctypes
+
+    def clear_flag() -> None:
+        ctypes.CDLL(None).prctl(41, 0, 0, 0, 0)  # PR_SET_THP_DISABLE 0, between fork and exec
+
     out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True, timeout=60,
-                         env=env)
+                         env=env, preexec_fn=clear_flag)
     disabled, flag, rss_kb, huge_kb, numpy_major = out.stdout.split()
     return disabled, int(flag), int(rss_kb), int(huge_kb), int(numpy_major)
 
