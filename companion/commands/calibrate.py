@@ -309,7 +309,7 @@ def write_colours(frames: list, truths: list[dict], geometry: str | Path, out: s
             say(f"{kind[:-1]} {colour}: L* {lab[0]:.1f} a* {lab[1]:.1f} b* {lab[2]:.1f}")
     problems = _unreadable(refs, truths)
     if problems:
-        raise ValueError(f"{out.name} not written: it could not read every colour: {'; '.join(problems)}")
+        raise ValueError(f"{out} not written: it could not read every colour: {'; '.join(problems)}")
     for kind, classifier in (("horse", reader.space_classifier), ("card", reader.card_classifier)):
         for pair in close_reference_pairs(refs[kind + "s"], classifier):
             say(f"warning: {kind} colours {pair}: under this light the reader will often answer unknown "
