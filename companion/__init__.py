@@ -61,8 +61,8 @@ def _disable_huge_pages() -> bool:
     maps its memory 4 kB at a time, as it is touched, never 2 MB at once.
 
     numpy 2 advises huge pages for every array of 4 MB or more, zero-filled ones too (numpy 1.24
-    only for ``np.empty``), so under the kernel's THP policy ``madvise`` (Debian's, this
-    machine's) or ``always``, the readers' pixel-class grids (4.4 MB of zero pages each, of
+    only for ``np.empty``), so under the kernel's THP policy ``madvise`` (this machine's) or
+    ``always``, the readers' pixel-class grids (4.4 MB of zero pages each, of
     which only the cells met are needed) became resident 2 MB at a time as their cells were met:
     5.8 MB of the Carrousel camera loop's peak (82.5 against 76.3 MB here; 4 ms of CPU a frame
     either way, docs/BENCHMARKS.md, issue 15). The companion has no array for which huge pages
