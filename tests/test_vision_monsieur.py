@@ -97,8 +97,12 @@ def test_roof_covered_is_unknown(reader):
     roof = np.asarray(t["projections_px"]["roof_marker_corners_TL_TR_BR_BL"], np.int32)
     cv2.fillConvexPoly(frame, roof, (200, 170, 140))  # a hand over the roof
     r = reader.read(frame)
-    assert r.carousel_angle_deg is None and r.pointed_seat == "unknown"
-    assert set(r.seats) == {"unknown"} and "roof" in r.roof_status
+    assert r.carousel_angle_deg is None and r.pointed_seat == "unknown" and "roof" in r.roof_status
+    # the seats may still be read from their print (companion/vision/monsieur_seat_angle.py):
+    # never wrongly
+    for k, seat in enumerate(r.seats):
+        if seat != "unknown":
+            assert seat == ("kid" if t["seats"][k]["occupied"] else "empty"), (t["image"], k)
 
 
 def test_grayscale_frame_reads_no_seat(reader):
