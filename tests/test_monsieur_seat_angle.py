@@ -152,3 +152,22 @@ def test_the_arm_over_the_rim_is_not_the_zero_mark(reader, noise_seed):
     bare = MonsieurReader(geometry=arm)
     wrong = seats_angle(bare, img, cam, white)
     assert wrong.angle_deg is not None and abs((wrong.angle_deg - truth.carousel_angle_deg) % 360.0 - 180.0) < 2.0
+
+
+@pytest.mark.skipif(not (DATA / "truth.json").is_file(), reason="monsieur-table photographs not present")
+def test_the_overlay_draws_the_seats_read_without_the_roof(reader):
+    """monsieur_009: the roof under a hand; the seats read from their print are drawn where the
+    photograph's truth has them (a ring at each seat read)."""
+    from companion.vision.monsieur import draw_overlay
+
+    truth = next(t for t in json.loads((DATA / "truth.json").read_text())["images"]
+                 if t["image"] == "monsieur_009.jpg")
+    frame = cv2.imread(str(DATA / "images" / "monsieur_009.jpg"))
+    r = reader.read(frame)
+    assert r.carousel_angle_deg is None and r.seats_angle_deg is not None
+    img = draw_overlay(frame, r, reader.geometry)
+    changed = np.abs(img.astype(int) - frame.astype(int)).sum(axis=2) > 60
+    for k, state in enumerate(r.seats):
+        u, v = (int(round(c)) for c in truth["seats"][k]["centre_px"])
+        ring = changed[max(v - 16, 0):v + 17, max(u - 16, 0):u + 17]
+        assert ring.any(), (k, state)  # a ring or label drawn near the seat's true place

@@ -171,6 +171,9 @@ class MonsieurReading:
         die_status: ``""`` when the die was read, else why not (``"no die top found"``, ...).
         seat_reasons: per seat, why it reads ``"unknown"`` (``""`` for a seat read); empty when
             no seat was looked at (no angle, colour lost).
+        seats_angle_deg: without the roof marker, the carousel's angle (degrees) the seats were
+            placed at from their print and the disc's zero mark (for the overlay; not a reading
+            of the angle: ``carousel_angle_deg`` stays None), else None.
     """
 
     status: str
@@ -185,6 +188,7 @@ class MonsieurReading:
     camera: TableCamera | None = None
     die_status: str = ""
     seat_reasons: tuple[str, ...] = ()
+    seats_angle_deg: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON fields of ``companion read monsieur-carrousel`` (issue 12, item 7)."""
@@ -969,8 +973,9 @@ class MonsieurReader:
 
 
 def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: MonsieurGeometry) -> np.ndarray:
-    """The frame annotated with the reading: each seat's state at its place, the pointed seat
-    ringed, the angle, the die and the status written at the top. Returns a new
+    """The frame annotated with the reading: each seat's state at its place (without the roof
+    marker, at the angle the seats' print gave), the pointed seat ringed, the angle, the die and
+    the status written at the top. Returns a new
     ``H x W x 3 uint8`` image (``frame``: ``H x W x 3 uint8`` BGR, left untouched)."""
     img = frame.copy()
     text = f"{reading.status}"
@@ -982,12 +987,13 @@ def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: Monsieur
 
     draw_header(img, text, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
     cam = reading.camera
-    if cam is None or reading.carousel_angle_deg is None:
+    angle = reading.carousel_angle_deg if reading.carousel_angle_deg is not None else reading.seats_angle_deg
+    if cam is None or angle is None:
         return img
     colours = {KID: (0, 200, 0), EMPTY: (255, 255, 255), UNKNOWN: (0, 0, 255)}
     labels = LabelPlacer(img, 0.33, top_px=19)  # white on black: readable on a dim photo
     for k, state in enumerate(reading.seats):
-        c = geometry.seat_centre(k, reading.carousel_angle_deg)
+        c = geometry.seat_centre(k, angle)
         u, v = np.rint(cam.to_image(c[None, :], geometry.disc_top_z_mm)[0]).astype(int)
         r = 14 if reading.pointed_seat == k else 9
         cv2.circle(img, (int(u), int(v)), r, colours.get(state, (0, 0, 255)), 2, cv2.LINE_AA)

@@ -339,7 +339,8 @@ def read_without_roof(reader: MonsieurReader, frame: np.ndarray, registration: R
     seats = reader._seats(plan, pix, lab)
     die = reader._die(frame, cam, plan.angle_deg, white, plan, stream)
     return MonsieurReading("ok", seats=seats, die=die.colour, roof_status=status, registration=registration,
-                           camera=cam, die_status=die.status, seat_reasons=reader.seat_reasons), ""
+                           camera=cam, die_status=die.status, seat_reasons=reader.seat_reasons,
+                           seats_angle_deg=plan.angle_deg), ""
 
 
 def print_beyond_seat(plan: _SeatPlan, seg: np.ndarray, strict: np.ndarray, is_print: np.ndarray,
