@@ -171,3 +171,24 @@ def test_the_overlay_draws_the_seats_read_without_the_roof(reader):
         u, v = (int(round(c)) for c in truth["seats"][k]["centre_px"])
         ring = changed[max(v - 16, 0):v + 17, max(u - 16, 0):u + 17]
         assert ring.any(), (k, state)  # a ring or label drawn near the seat's true place
+
+
+@pytest.mark.skipif(not (DATA / "truth.json").is_file(), reason="monsieur-table photographs not present")
+@pytest.mark.parametrize("turns", [1, 3])
+def test_a_camera_mounted_upright_reads_no_wrong_seat_without_the_roof(reader, turns):
+    """monsieur_000 turned a quarter (a 480 x 640 frame) with the roof painted out: the lens's
+    field of view spans the frame's longer side, so the camera from the board plane fits and no
+    seat is read wrong (with the width's field of view, seat 3 beside a kid was read a kid)."""
+    truth = next(t for t in json.loads((DATA / "truth.json").read_text())["images"]
+                 if t["image"] == "monsieur_000.jpg")
+    frame = cv2.imread(str(DATA / "images" / "monsieur_000.jpg"))
+    roof = np.asarray(truth["projections_px"]["roof_marker_corners_TL_TR_BR_BL"], np.float64)
+    centre = roof.mean(axis=0)
+    cv2.circle(frame, (int(centre[0]), int(centre[1])), int(np.ptp(roof[:, 0]) * 0.9), (235, 235, 235), -1)
+    turned = np.ascontiguousarray(np.rot90(frame, turns))
+    r = reader.read(turned)
+    assert r.carousel_angle_deg is None and r.pointed_seat == UNKNOWN
+    read = [k for k, s in enumerate(r.seats) if s != UNKNOWN]
+    assert len(read) >= 6
+    for k in read:
+        assert r.seats[k] == (KID if truth["seats"][k]["occupied"] else EMPTY), (turns, k, r.seats)

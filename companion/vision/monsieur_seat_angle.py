@@ -84,8 +84,8 @@ def camera_from_board(registration: Registration, frame_shape: tuple[int, ...], 
             a calibrated lens, whose matrix is then used as it is (focal length included).
         z0_mm: the height of the registered plane (the fixed markers' print, mm).
         hfov_range_deg: the horizontal fields of view (degrees) a camera over the table may
-            have (Raspberry Pi camera modules: 54-66 degrees; a margin either side): the focal
-            length is kept within it.
+            have (Raspberry Pi camera modules: 54-66 degrees; a margin either side), across the
+            frame's longer side: the focal length is kept within it.
         camera_z_range_mm: the camera centre's height must lie in this range (mm).
 
     Returns:
@@ -100,8 +100,11 @@ def camera_from_board(registration: Registration, frame_shape: tuple[int, ...], 
         f = float(k[0, 0])
     else:
         cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
-        f_lo = (w / 2.0) / math.tan(math.radians(hfov_range_deg[1]) / 2.0)
-        f_hi = (w / 2.0) / math.tan(math.radians(hfov_range_deg[0]) / 2.0)
+        # a camera module's horizontal field spans its sensor's longer side: the frame's width,
+        # or its height when the camera is mounted (or the photo turned) upright
+        side = max(w, h)
+        f_lo = (side / 2.0) / math.tan(math.radians(hfov_range_deg[1]) / 2.0)
+        f_hi = (side / 2.0) / math.tan(math.radians(hfov_range_deg[0]) / 2.0)
         f_mid = math.sqrt(f_lo * f_hi)
         m = np.array([[1.0, 0.0, -cx], [0.0, 1.0, -cy], [0.0, 0.0, 1.0]]) @ hom
         # scale the third row as a focal length of f_mid would: K^-1 m = (m_xy / f, m_z)
