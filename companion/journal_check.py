@@ -262,6 +262,16 @@ def check_connection(db: sqlite3.Connection, path: str, tail: Tail | None) -> Re
             rows = sorted(rows + found, key=lambda r: int(r[0]))
             report.from_pages = len(found)
     report.unreadable = problems
+    # In id order, each id once: a page copied over another (a misdirected write) gives its rows
+    # twice, two pages swapped give them out of order; the first copy read is kept (a damaged
+    # copy fails its checksum below and is named).
+    seen_ids: set[int] = set()
+    ordered = []
+    for row in sorted(rows, key=lambda r: int(r[0])):
+        if int(row[0]) not in seen_ids:
+            seen_ids.add(int(row[0]))
+            ordered.append(row)
+    rows = ordered
     # Checksums: verify each row with the chain of the row before (stored or recomputed).
     verdicts: list[str | None] = []
     recomputed: list[str | None] = []
@@ -367,14 +377,28 @@ def salvage(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> R
     Raises:
         JournalError: ``target`` exists, or ``source`` cannot be read at all.
     """
-    from companion.journal import Journal
-
     source, target = str(Path(source).expanduser()), str(Path(target).expanduser())
     if os.path.lexists(target):
         raise JournalError(f"{target}: already exists; salvage writes a new journal (give another name)")
     report = check(source)
     # a damaged session row is left out (its entries are kept under a placeholder row)
     ok_sessions = [r for sid, r in sorted(report.sessions.items()) if sid not in report.damaged_sessions]
+    try:
+        _write_salvage(target, report, ok_sessions)
+    except BaseException:
+        for suffix in ("", "-wal", "-shm", ".tail", ".lock"):  # no half-written journal left behind
+            try:
+                os.remove(target + suffix)
+            except OSError:
+                pass
+        raise
+    return report
+
+
+def _write_salvage(target: str, report: Report, ok_sessions: list[tuple[Any, ...]]) -> None:
+    """Write :func:`salvage`'s new journal ``target`` from ``report``."""
+    from companion.journal import Journal
+
     with Journal(target, checkpoint_s=None) as out:
         db = out._db
         db.execute("BEGIN IMMEDIATE")
@@ -398,7 +422,6 @@ def salvage(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> R
             out._write_tail(last)
         elif report.tail is not None:
             out._write_tail((report.tail.seq, report.tail.session, None, 0, "", "", None, report.tail.chain))
-    return report
 
 
 def damaged_line(path: str) -> str:

@@ -95,3 +95,57 @@ def test_a_file_that_is_not_sqlite_scans_to_nothing(tmp_path):
     path = tmp_path / "x.db"
     path.write_bytes(b"not a database" * 1000)
     assert scan_table_rows(path, 8) == {}
+
+
+def _copy_page(path, src, dst, size):
+    data = bytearray(path.read_bytes())
+    data[(dst - 1) * size:dst * size] = data[(src - 1) * size:src * size]
+    path.write_bytes(bytes(data))
+
+
+def test_a_page_written_over_another_is_named_and_salvage_keeps_the_rest(tmp_path, journal_of_300):
+    """A misdirected write: one leaf of the entries copied over the next. Its rows come twice
+    through SQL; each id is kept once, the overwritten page's entries are named lost, and
+    salvage writes the rest (it raised a UNIQUE constraint and left a broken file)."""
+    path, original = journal_of_300
+    roots, size = _pages(path)
+    data = path.read_bytes()
+    leaves = [n for n in range(2, len(data) // size + 1) if data[(n - 1) * size] == 13 and n != roots["sessions"]]
+    _copy_page(path, leaves[2], leaves[3], size)
+    report = check(path)
+    intact = {r[0]: r for r in report.intact}
+    assert len(intact) == len(report.intact) and all(original[i] == row for i, row in intact.items())
+    named = {d.entry for d in report.damaged} | {i for loss in report.losses for i in range(loss.first, loss.last + 1)}
+    assert set(original) - set(intact) <= named and set(original) - set(intact)
+    assert sum(loss.count for loss in report.losses) <= len(original)
+    kept = salvage(path, tmp_path / "new.db")
+    assert len(check(tmp_path / "new.db").intact) == len(kept.intact)
+
+
+def test_two_pages_swapped_lose_nothing(tmp_path, journal_of_300):
+    """Rows read out of id order (two leaves swapped) were counted as gaps: more entries "lost"
+    than the journal held."""
+    path, original = journal_of_300
+    roots, size = _pages(path)
+    data = bytearray(path.read_bytes())
+    leaves = [n for n in range(2, len(data) // size + 1) if data[(n - 1) * size] == 13 and n != roots["sessions"]]
+    a, b = leaves[1], leaves[-2]
+    pa, pb = data[(a - 1) * size:a * size], data[(b - 1) * size:b * size]
+    data[(a - 1) * size:a * size], data[(b - 1) * size:b * size] = pb, pa
+    path.write_bytes(bytes(data))
+    report = check(path)
+    lost = sum(loss.count for loss in report.losses)
+    assert lost + len(report.intact) + len(report.damaged) <= len(original)
+    assert {r[0]: r for r in report.intact}.items() <= original.items()
+
+
+def test_a_salvaged_session_without_its_row_is_not_replayed_with_a_traceback(tmp_path, journal_of_300, capsys):
+    from companion.cli import main
+
+    path, _ = journal_of_300
+    roots, size = _pages(path)
+    _damage_page(path, roots["sessions"], size, fill=b"\x00")
+    salvage(path, tmp_path / "new.db")
+    assert main(["replay", "-q", str(tmp_path / "new.db"), "--session", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "session 1's game is '?'" in err and "Traceback" not in err

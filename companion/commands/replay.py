@@ -146,6 +146,13 @@ def run(args: argparse.Namespace) -> int:
         if not sessions:
             raise JournalError(f"{args.journal}: the journal has no session")
         session = journal.session(args.session) if args.session is not None else sessions[-1]
+        from companion.games import GAMES
+
+        if session.game not in GAMES:  # a salvaged session whose row was lost ('?'), or a newer game
+            raise UsageError(f"{args.journal}: session {session.id}'s game is {session.game!r}, not a game this "
+                             f"version knows ({', '.join(GAMES)}): it cannot be replayed"
+                             + (" (its session row was lost; `companion journal check` names it)"
+                                if session.game == "?" else ""))
         result = replay_session(journal, session)
     if not args.quiet:
         for line in _lines(result):
