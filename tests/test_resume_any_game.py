@@ -151,8 +151,8 @@ def test_the_appliance_restarted_after_a_finished_game_waits_for_the_next_one(tm
     config, command, root = _appliance(tmp_path)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root)
     try:
-        first = proc.stdout.readline()
-        assert first.startswith("game over: a new carrousel game starts with a long press"), first
+        first = proc.stdout.readline()  # the last game played (Monsieur Carrousel), not [service] game
+        assert first.startswith("game over: a new monsieur-carrousel game starts with a long press"), first
         with Journal(tmp_path / "j.db", readonly=True) as j:
             assert len(j.sessions()) == 2  # no game started by itself
         assert main(["--config", config, "enter", "--journal", str(tmp_path / "j.db"), "--new-game",

@@ -324,6 +324,11 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
     failed = False
     players, seed = opts["players"], opts["seed"]
     waiting_first = _waits_first(args, journal, opts["next_game"])
+    if waiting_first:  # the next game is, as before the restart, the last game played again
+        from companion.games import GAMES
+
+        last = next((s.game for s in reversed(journal.sessions()) if s.finished and s.game in GAMES), None)
+        game = last or game
     try:
         while True:
             if waiting_first:
