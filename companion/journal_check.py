@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +124,7 @@ class Report:
             out.append(f"unreadable: {u}")
         if self.from_pages and session is None:
             out.append(f"{self.from_pages} entr{'y' if self.from_pages == 1 else 'ies'} read from the file's pages "
-                       "past the damaged part of the table (each certified by its checksum)")
+                       "themselves, SQL unable to reach them (each certified by its checksum)")
         return out
 
     def summary(self) -> str:
@@ -174,10 +175,12 @@ def _read_rows(db: sqlite3.Connection, table: str, columns: str, hi: int | None,
     return rows
 
 
-def _rows_from_pages(path: str, have: set[int]) -> list[tuple[Any, ...]]:
+def _rows_from_pages(path: str, have: set[int], tail: Tail | None = None) -> list[tuple[Any, ...]]:
     """The ``entries`` rows of the file's own leaf pages (:mod:`companion.journal_pages`) that
     SQL could not reach, with their columns' types as SQL gives them (``t`` a float: SQLite
-    may store a whole REAL as an integer). Not yet certified: the checksums decide."""
+    may store a whole REAL as an integer). Not yet certified: the checksums decide. A row
+    numbered past the tail's last entry is no entry of this journal (a damaged rowid, or
+    garbage that parses) and is left out, so it never counts entries that never were as lost."""
     from companion.journal_pages import scan_table_rows
 
     try:
@@ -186,7 +189,7 @@ def _rows_from_pages(path: str, have: set[int]) -> list[tuple[Any, ...]]:
         return []
     rows = []
     for id_, row in scanned.items():
-        if id_ in have or id_ < 1:
+        if id_ in have or id_ < 1 or (tail is not None and id_ > tail.seq):
             continue
         t = row[3]
         if isinstance(t, int) and not isinstance(t, bool):
@@ -207,6 +210,12 @@ def _session_problem(row: tuple[Any, ...]) -> str | None:
     cannot be read as a :class:`~companion.journal.Session` (what ``Journal.sessions`` parses), or None."""
     if not isinstance(row[1], str) or not isinstance(row[2], str):
         return "its game or start time is not text"
+    for value in row[1:]:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "its text is not UTF-8"
     for name, value, optional in (("options", row[3], False), ("result", row[5], True),
                                   ("table settings", row[6], False)):
         if optional and not value:
@@ -257,10 +266,17 @@ def check_connection(db: sqlite3.Connection, path: str, tail: Tail | None) -> Re
         hi = tail.seq
     rows = _read_rows(db, "entries", _COLUMNS, hi, problems)
     if any(p.startswith("entries:") for p in problems) and os.path.isfile(path):
-        found = _rows_from_pages(path, {int(r[0]) for r in rows})
+        found = _rows_from_pages(path, {int(r[0]) for r in rows}, tail)
         if found:  # below a damaged interior or root page: read from the leaf pages themselves
             rows = sorted(rows + found, key=lambda r: int(r[0]))
             report.from_pages = len(found)
+    return _judge(report, rows, problems)
+
+
+def _judge(report: Report, rows: list[tuple[Any, ...]], problems: list[str]) -> Report:
+    """Fill ``report`` from the entries' ``rows`` (as read, any order) and the read's
+    ``problems``: checksums, the sequence, the tail (see the module text)."""
+    tail = report.tail
     report.unreadable = problems
     # In id order, each id once: a page copied over another (a misdirected write) gives its rows
     # twice, two pages swapped give them out of order; the first copy read is kept (a damaged
@@ -298,7 +314,8 @@ def check_connection(db: sqlite3.Connection, path: str, tail: Tail | None) -> Re
                 and rows[k + 1][0] == row[0] + 1 and rows[k + 1][7] is not None:
             # Only this entry's checksum field may be hit: its content checks if the entry
             # after it was chained to the checksum recomputed from the content.
-            prev = entry_chain(rows[k - 1][7] or "" if k else "", *row[:7])
+            before = rows[k - 1][7] if k else ""
+            prev = entry_chain(before if isinstance(before, str) else "", *row[:7])
             if entry_chain(prev, *rows[k + 1][:7]) == rows[k + 1][7]:
                 reason = None
         if reason is None:
@@ -349,14 +366,51 @@ def _open_for_check(path: str) -> tuple[sqlite3.Connection, Any]:
         return db, None
 
 
+def _check_pages(path: str, tail: Tail | None, why: str) -> Report | None:
+    """The report of a journal SQLite cannot open (a page cut off its end, its header's page
+    count or schema damaged): its sessions (7-field records) and entries (8-field records) read
+    from its leaf pages (:mod:`companion.journal_pages`), the entries certified by their
+    checksums as always; None when the pages hold neither."""
+    from companion.journal_pages import scan_table_rows
+
+    try:
+        sessions = scan_table_rows(path, 7)
+    except OSError:
+        return None
+    rows = _rows_from_pages(path, set(), tail)
+    if not rows and not sessions:
+        return None
+    report = Report(path=path, tail=tail)
+    for sid, r in sorted(sessions.items()):
+        if sid < 1 or not isinstance(r[4], int):
+            continue
+        report.sessions[sid] = r
+        problem = _session_problem(r)
+        if problem is not None:
+            report.damaged_sessions[sid] = problem
+    report.from_pages = len(rows)
+    return _judge(report, rows, [f"the file: {why}; its sessions and entries read from its pages"])
+
+
 def check(path: str | os.PathLike[str]) -> Report:
-    """Check the journal at ``path`` (read-only).
+    """Check the journal at ``path`` (read-only). A file SQLite cannot open is read from its
+    pages (:func:`_check_pages`) when they hold sessions or entries.
 
     Raises:
-        JournalError: no such file, or not readable as SQLite at all (its header is gone).
+        JournalError: no such file, or nothing of it readable (its header is gone and no page
+            holds a session or an entry).
     """
     path = str(Path(path).expanduser())
-    db, journal = _open_for_check(path)
+    try:
+        db, journal = _open_for_check(path)
+    except JournalError as exc:
+        if "not readable as SQLite" not in str(exc):
+            raise
+        inner = re.search(r"not readable as SQLite \((.*)\): nothing", str(exc))
+        report = _check_pages(path, read_tail(path), f"SQLite cannot open it ({inner.group(1) if inner else exc})")
+        if report is None:
+            raise
+        return report
     try:
         return check_connection(db, path, read_tail(path))
     finally:

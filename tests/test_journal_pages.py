@@ -149,3 +149,23 @@ def test_a_salvaged_session_without_its_row_is_not_replayed_with_a_traceback(tmp
     assert main(["replay", "-q", str(tmp_path / "new.db"), "--session", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "session 1's game is '?'" in err and "Traceback" not in err
+
+
+def test_a_file_sqlite_cannot_open_is_read_from_its_pages(tmp_path, journal_of_300):
+    """The file's last page cut off (a copy that stopped short) or its header's page count
+    damaged: SQLite refuses the file; its sessions and entries are read from the pages, the
+    entries kept only as their checksums certify them, and salvage writes them."""
+    path, original = journal_of_300
+    _, size = _pages(path)
+    data = path.read_bytes()
+    for name, damaged in (("cut", data[:-size]), ("count", data[:28] + b"\x00\x00\xff\xff" + data[32:])):
+        bad = tmp_path / f"{name}.db"
+        bad.write_bytes(damaged)
+        (tmp_path / f"{name}.db.tail").write_bytes((path.parent / "j.db.tail").read_bytes())
+        report = check(bad)
+        intact = {r[0]: r for r in report.intact}
+        assert report.sessions and len(intact) >= len(original) - 40, name
+        assert all(original[i] == row for i, row in intact.items()), name
+        assert report.unreadable and "SQLite cannot open it" in report.unreadable[0]
+        salvage(bad, tmp_path / f"{name}-new.db")
+        assert len(check(tmp_path / f"{name}-new.db").intact) == len(intact)
