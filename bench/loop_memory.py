@@ -26,7 +26,6 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,14 +122,10 @@ def main() -> int:
     args = ap.parse_args()
 
     from bench._common import child_env, machine
-    from bench.service_cpu import carrousel_video
+    from bench.service_cpu import given_or_written_video
 
     with tempfile.TemporaryDirectory() as tmp:
-        video = Path(args.video) if args.video else Path(tmp) / "carrousel.avi"
-        if not args.video:
-            t0 = time.monotonic()
-            n = carrousel_video(video, args.seconds)
-            print(f"{n} frames of video written in {time.monotonic() - t0:.0f} s", flush=True)
+        video = given_or_written_video(args.video, tmp, args.seconds)
         env = child_env(None if args.no_bytecode else Path(tmp) / "bytecode")
         for python in args.python:
             # a first run fills the bytecode cache (as an installed service has it), unreported

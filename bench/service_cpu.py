@@ -74,6 +74,20 @@ def _noise(image: np.ndarray, rng: np.random.Generator, sigma: float = 2.0) -> n
     return np.clip(image.astype(np.int16) + rng.normal(0, sigma, image.shape).astype(np.int16), 0, 255).astype(np.uint8)
 
 
+def given_or_written_video(given: str | None, folder: str, seconds: float) -> Path:
+    """The Carrousel table video ``given`` (a path), else one of ``seconds`` written into
+    ``folder`` by :func:`carrousel_video` (saying how long that took)."""
+    import time
+
+    if given:
+        return Path(given)
+    video = Path(folder) / "carrousel.avi"
+    t0 = time.monotonic()
+    n = carrousel_video(video, seconds)
+    print(f"{n} frames of video written in {time.monotonic() - t0:.0f} s", flush=True)
+    return video
+
+
 def carrousel_video(path: Path, seconds: float, seed: int = 11) -> int:
     """A Carrousel table video (see the module doc); returns the frames written."""
     import random

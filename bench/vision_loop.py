@@ -44,7 +44,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,14 +148,10 @@ def main() -> int:
     args = ap.parse_args()
 
     from bench._common import child_env, machine
-    from bench.service_cpu import carrousel_video
+    from bench.service_cpu import given_or_written_video
 
     with tempfile.TemporaryDirectory() as tmp:
-        video = Path(args.video) if args.video else Path(tmp) / "carrousel.avi"
-        if not args.video:
-            t0 = time.monotonic()
-            n = carrousel_video(video, args.seconds)
-            print(f"{n} frames of video written in {time.monotonic() - t0:.0f} s", flush=True)
+        video = given_or_written_video(args.video, tmp, args.seconds)
         env = child_env(None if args.no_bytecode else Path(tmp) / "bytecode")
         env.update(kv.split("=", 1) for kv in args.env)
         load0 = os.getloadavg()
