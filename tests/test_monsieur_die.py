@@ -7,28 +7,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from companion.vision.monsieur import MonsieurReader
 from companion.vision.sim_monsieur import (
     MonsieurConditions,
     MonsieurRenderer,
     MonsieurScene,
 )
+from tests.monsieur_fixtures import reader, renderer  # noqa: F401 (fixtures)
 
 #: a camera 513 mm up tilted 27 degrees: the die near the board's -x edge is about 13 px across
 TILTED = MonsieurConditions(height_mm=513.1, tilt_deg=26.69, azimuth_deg=6.85, roll_deg=281.4,
                             look_mm=(-0.16, 19.83), light=1.096, kelvin=5059.0, gradient=0.17, vignetting=0.235,
                             noise_sigma=1.57, blur_px=0.0, jpeg_quality=88, lamp_xy=(0.224, 0.080),
                             gradient_deg=289.2)
-
-
-@pytest.fixture(scope="module")
-def reader():
-    return MonsieurReader()
-
-
-@pytest.fixture(scope="module")
-def renderer():
-    return MonsieurRenderer()
 
 
 @pytest.mark.parametrize("yaw, xy", [(295.2, (-168.0, 62.0)), (20.0, (-165.0, 40.0)), (160.0, (-168.0, 62.0)),

@@ -18,22 +18,13 @@ from companion.vision.monsieur import EMPTY, KID, MonsieurReader
 from companion.vision.monsieur_seat_angle import camera_from_board, seats_angle
 from companion.vision.registration import _grey, detect_markers
 from companion.vision.sim_monsieur import MonsieurConditions, MonsieurRenderer, MonsieurScene
+from tests.monsieur_fixtures import reader, renderer  # noqa: F401 (fixtures)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
 
 SCENE = MonsieurScene(angle_deg=63.0, kids=("pastel_pink", None, None, "natural_wood", None, None, "pastel_sky", None,
                                             None, "pastel_lemon", None, None),
                       die="blue", die_xy_mm=(150.0, -100.0), die_yaw_deg=20.0)
-
-
-@pytest.fixture(scope="module")
-def reader():
-    return MonsieurReader()
-
-
-@pytest.fixture(scope="module")
-def renderer():
-    return MonsieurRenderer()
 
 
 def _frame(renderer, cond, scene=SCENE, seed=3):

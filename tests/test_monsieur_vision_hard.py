@@ -9,12 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from companion.vision.monsieur import EMPTY, KID, MonsieurReader
-from companion.vision.sim_monsieur import (
-    MonsieurConditions,
-    MonsieurRenderer,
-    MonsieurScene,
-)
+from companion.vision.monsieur import EMPTY, KID
+from companion.vision.sim_monsieur import MonsieurConditions, MonsieurScene
+from tests.monsieur_fixtures import reader, renderer  # noqa: F401 (fixtures)
 
 #: seed 7, frame 197 of bench/monsieur_rendered.py: a die cocked on its edge (yellow face
 #: towards a camera 26 degrees off, orange beyond the ridge) beside the printed sun at
@@ -39,16 +36,6 @@ GLARE = (
                        jpeg_quality=80, lamp_xy=(-0.215, -0.051), glare=0.638, glare_xy_mm=(71.23, -108.04),
                        gradient_deg=196.12),
 )
-
-
-@pytest.fixture(scope="module")
-def reader():
-    return MonsieurReader()
-
-
-@pytest.fixture(scope="module")
-def renderer():
-    return MonsieurRenderer()
 
 
 def wrong_seats(reading, truth) -> list[int]:

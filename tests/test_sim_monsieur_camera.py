@@ -9,11 +9,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from companion.vision.monsieur import MonsieurReader
 from companion.vision.sim_monsieur import (
     CONDITION_KINDS,
     MonsieurConditions,
-    MonsieurRenderer,
     MonsieurScene,
     SimulatedMonsieurCamera,
     angle_error,
@@ -22,16 +20,7 @@ from companion.vision.sim_monsieur import (
     random_scene,
     truth_pointed,
 )
-
-
-@pytest.fixture(scope="module")
-def renderer():
-    return MonsieurRenderer()
-
-
-@pytest.fixture(scope="module")
-def reader():
-    return MonsieurReader()
+from tests.monsieur_fixtures import reader, renderer  # noqa: F401 (fixtures)
 
 
 def test_rendered_frames_are_read_with_no_wrong_reading(renderer, reader):
