@@ -45,6 +45,9 @@ def verdict(status: str) -> str:
 
 
 def photos(reader, folder: str) -> collections.Counter:
+    """Every photograph of ``shared/data/FOLDER/images`` read by ``reader`` as taken and with
+    its channels in each swapped order of ``CHANNEL_ORDERS``: ``(order's tag, "ok" | "colour
+    lost" | "other") -> count``."""
     counts: collections.Counter = collections.Counter()
     for f in sorted((SHARED / folder / "images").glob("*.jpg")):
         im = cv2.imread(str(f))
@@ -55,6 +58,8 @@ def photos(reader, folder: str) -> collections.Counter:
 
 
 def rendered(reader, n: int) -> collections.Counter:
+    """``n`` rendered Carrossel frames of each condition kind read as rendered and channel-
+    swapped, counted as :func:`photos` counts them."""
     ren, g = CarrosselRenderer(), reader.geometry
     counts: collections.Counter = collections.Counter()
     for k, kind in enumerate(CONDITION_KINDS):
@@ -98,6 +103,7 @@ def cost(reader, rounds: int = 5) -> tuple[float, float]:
 
 
 def main() -> None:
+    """Run the benchmark (see the module text) and print its table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rendered", type=int, default=24, help="rendered Carrossel frames of each kind (default 24)")
     args = ap.parse_args()

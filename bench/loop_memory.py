@@ -113,6 +113,7 @@ print(f"peak (VmHWM) {status('VmHWM'):.1f} MB; Python's allocated blocks {sys.ge
 
 
 def main() -> int:
+    """Run the steps (see the module text) in one child process per interpreter; print a table each."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--video", help="an existing video to use instead of writing one")
     ap.add_argument("--seconds", type=float, default=14.0, help="of video to write")
