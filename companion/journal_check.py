@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,18 +174,21 @@ def _read_rows(db: sqlite3.Connection, table: str, columns: str, hi: int | None,
     return rows
 
 
-def _rows_from_pages(path: str, have: set[int], tail: Tail | None = None) -> list[tuple[Any, ...]]:
+def _rows_from_pages(path: str, have: set[int], tail: Tail | None = None,
+                     scanned: dict[int, tuple[Any, ...]] | None = None) -> list[tuple[Any, ...]]:
     """The ``entries`` rows of the file's own leaf pages (:mod:`companion.journal_pages`) that
     SQL could not reach, with their columns' types as SQL gives them (``t`` a float: SQLite
     may store a whole REAL as an integer). Not yet certified: the checksums decide. A row
     numbered past the tail's last entry is no entry of this journal (a damaged rowid, or
-    garbage that parses) and is left out, so it never counts entries that never were as lost."""
+    garbage that parses) and is left out, so it never counts entries that never were as lost.
+    ``scanned``: the entries' records already read from the pages (else they are read here)."""
     from companion.journal_pages import scan_table_rows
 
-    try:
-        scanned = scan_table_rows(path, 8)
-    except OSError:
-        return []
+    if scanned is None:
+        try:
+            scanned = scan_table_rows(path, 8)
+        except OSError:
+            return []
     rows = []
     for id_, row in scanned.items():
         if id_ in have or id_ < 1 or (tail is not None and id_ > tail.seq):
@@ -268,7 +270,7 @@ def check_connection(db: sqlite3.Connection, path: str, tail: Tail | None) -> Re
     if any(p.startswith("entries:") for p in problems) and os.path.isfile(path):
         found = _rows_from_pages(path, {int(r[0]) for r in rows}, tail)
         if found:  # below a damaged interior or root page: read from the leaf pages themselves
-            rows = sorted(rows + found, key=lambda r: int(r[0]))
+            rows = rows + found  # (put in id order by _judge)
             report.from_pages = len(found)
     return _judge(report, rows, problems)
 
@@ -342,6 +344,14 @@ def _judge(report: Report, rows: list[tuple[Any, ...]], problems: list[str]) -> 
     return report
 
 
+class _NotSQLite(JournalError):
+    """SQLite cannot open the journal at all; ``reason`` is SQLite's own words."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: not readable as SQLite ({reason}): nothing in it can be kept")
+        self.reason = reason
+
+
 def _open_for_check(path: str) -> tuple[sqlite3.Connection, Any]:
     """A read-only connection to ``path`` (through :class:`~companion.journal.Journal`'s
     read-only open when the file is readable as a journal, else a plain read-only one)."""
@@ -362,7 +372,7 @@ def _open_for_check(path: str) -> tuple[sqlite3.Connection, Any]:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except _DAMAGE as exc2:
             db.close()
-            raise JournalError(f"{path}: not readable as SQLite ({exc2}): nothing in it can be kept") from None
+            raise _NotSQLite(path, str(exc2)) from None
         return db, None
 
 
@@ -371,13 +381,14 @@ def _check_pages(path: str, tail: Tail | None, why: str) -> Report | None:
     count or schema damaged): its sessions (7-field records) and entries (8-field records) read
     from its leaf pages (:mod:`companion.journal_pages`), the entries certified by their
     checksums as always; None when the pages hold neither."""
-    from companion.journal_pages import scan_table_rows
+    from companion.journal_pages import scan_tables
 
     try:
-        sessions = scan_table_rows(path, 7)
+        tables = scan_tables(path, (8, 7))  # the entries' and the sessions' records, one read
     except OSError:
         return None
-    rows = _rows_from_pages(path, set(), tail)
+    sessions = tables[7]
+    rows = _rows_from_pages(path, set(), tail, tables[8])
     if not rows and not sessions:
         return None
     report = Report(path=path, tail=tail)
@@ -403,11 +414,8 @@ def check(path: str | os.PathLike[str]) -> Report:
     path = str(Path(path).expanduser())
     try:
         db, journal = _open_for_check(path)
-    except JournalError as exc:
-        if "not readable as SQLite" not in str(exc):
-            raise
-        inner = re.search(r"not readable as SQLite \((.*)\): nothing", str(exc))
-        report = _check_pages(path, read_tail(path), f"SQLite cannot open it ({inner.group(1) if inner else exc})")
+    except _NotSQLite as exc:
+        report = _check_pages(path, read_tail(path), f"SQLite cannot open it ({exc.reason})")
         if report is None:
             raise
         return report

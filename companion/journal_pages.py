@@ -23,7 +23,7 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["scan_table_rows"]
+__all__ = ["scan_table_rows", "scan_tables"]
 
 _LEAF_TABLE = 13
 _WAL_MAGIC = (0x377F0682, 0x377F0683)
@@ -156,11 +156,22 @@ def scan_table_rows(path: str | os.PathLike[str], fields: int) -> dict[int, tupl
     Raises:
         OSError: the file cannot be read.
     """
+    return scan_tables(path, (fields,))[fields]
+
+
+def scan_tables(path: str | os.PathLike[str], fields: tuple[int, ...]) -> dict[int, dict[int, tuple[Any, ...]]]:
+    """:func:`scan_table_rows` for several tables in one read of the file and its log: for each
+    number of fields in ``fields``, rowid -> row (empty dicts when the header is not readable).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
     path = os.fspath(path)
+    found: dict[int, dict[int, tuple[Any, ...]]] = {n: {} for n in fields}
     try:
         page_size, usable = _header(path)
     except ValueError:
-        return {}
+        return found
     latest: dict[int, bytes] = {}
     leaves: list[tuple[int, bytes]] = []
     for number, page in _pages(path, page_size):
@@ -168,7 +179,6 @@ def scan_table_rows(path: str | os.PathLike[str], fields: int) -> dict[int, tupl
         start = 100 if number == 1 else 0
         if page[start] == _LEAF_TABLE:
             leaves.append((number, page))
-    rows: dict[int, tuple[Any, ...]] = {}
     for number, page in leaves:
         start = 100 if number == 1 else 0
         cells = struct.unpack(">H", page[start + 3:start + 5])[0]
@@ -177,10 +187,12 @@ def scan_table_rows(path: str | os.PathLike[str], fields: int) -> dict[int, tupl
             if at + 2 > usable:
                 break
             offset = struct.unpack(">H", page[at:at + 2])[0]
-            row = _cell(page, offset, usable, latest, fields)
-            if row is not None:
-                rows[row[0]] = row
-    return rows
+            for n, rows in found.items():
+                row = _cell(page, offset, usable, latest, n)
+                if row is not None:
+                    rows[row[0]] = row
+                    break
+    return found
 
 
 def _cell(page: bytes, offset: int, usable: int, latest: dict[int, bytes], fields: int) -> tuple[Any, ...] | None:

@@ -500,11 +500,7 @@ class Service:
         people = [a for a in self.announcers if getattr(a, "hears_again", True)]  # not simulated players
         for call in calls:
             log.info("again: %s", call.to_json())
-            for a in people:
-                try:
-                    a.announce(call, summary)
-                except Exception:  # one failing announcer must not silence the others
-                    log.exception("announcer %s failed on %s", type(a).__name__, call.TYPE)
+            self._announce(call, summary, people)
 
     def _resume_pending(self) -> None:
         """Observations journaled on arrival but not applied when the service stopped (they
@@ -626,8 +622,8 @@ class Service:
             self.calls_made += len(calls)
         return calls
 
-    def _announce(self, call: Call, summary: Any) -> None:
-        for a in self.announcers:
+    def _announce(self, call: Call, summary: Any, announcers: Sequence[Any] | None = None) -> None:
+        for a in self.announcers if announcers is None else announcers:
             try:
                 a.announce(call, summary)
             except Exception:  # one failing announcer must not silence the others
