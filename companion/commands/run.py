@@ -323,12 +323,9 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
     new = args.new
     failed = False
     players, seed = opts["players"], opts["seed"]
-    waiting_first = _waits_first(args, journal, opts["next_game"])
-    if waiting_first:  # the next game is, as before the restart, the last game played again
-        from companion.games import GAMES
-
-        last = next((s.game for s in reversed(journal.sessions()) if s.finished and s.game in GAMES), None)
-        game = last or game
+    waited = _waited_game(args, journal, opts["next_game"], game)
+    waiting_first = waited is not None
+    game = waited or game
     try:
         while True:
             if waiting_first:
@@ -435,21 +432,27 @@ def _web_page(config: Any, journal_path: Any, table: str) -> Any:
     return WebPage(config, journal_path, table)
 
 
-def _waits_first(args: argparse.Namespace, journal: Any, next_game: str) -> bool:
-    """True when ``run`` starts between games: ``--next-game wait``, no ``--game``, ``--new`` or
-    ``--until``, a game already played to its end in the journal and none unfinished. The
-    appliance restarted after a game was over then waits for the next game (a long press or
-    ``enter --new-game``), as it did before the restart, instead of starting one; its first
-    start ever (an empty journal) plays ``[service] game``.
+def _waited_game(args: argparse.Namespace, journal: Any, next_game: str, configured: str) -> str | None:
+    """The game ``run`` waits to start when it starts between games (``--next-game wait``, no
+    ``--game``, ``--new`` or ``--until``, a game already played to its end in the journal and none
+    unfinished): the last game played (``configured`` when no finished game is one this version
+    knows); None when it does not start between games. The appliance restarted after a game was
+    over then waits for the next game (a long press or ``enter --new-game``), as it did before the
+    restart, instead of starting one; its first start ever (an empty journal) plays ``[service]
+    game``.
 
     Raises:
         companion.journal.JournalError: the sessions table is damaged.
     """
+    from companion.games import GAMES
     from companion.service import unfinished_game
 
     if next_game != "wait" or args.game is not None or args.new or args.until is not None:
-        return False
-    return any(s.finished for s in journal.sessions()) and unfinished_game(journal) is None
+        return None
+    finished = [s.game for s in journal.sessions() if s.finished]
+    if not finished or unfinished_game(journal) is not None:
+        return None
+    return next((g for g in reversed(finished) if g in GAMES), configured)
 
 
 def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier: Any,
