@@ -124,7 +124,7 @@ def optional_calibration(path: str | os.PathLike[str] | None, name: str, config:
     return found if found.is_file() else None
 
 
-def where_from(path: str | os.PathLike[str], given_as: str | None, config: Any = None) -> dict[str, str]:
+def where_from(path: str | os.PathLike[str], given_as: str | None) -> dict[str, str]:
     """Which calibration file was read and from where, as JSON output says it:
     ``{"file": path, "from": where}``, ``where`` being ``given_as`` (the option or key that
     named it, e.g. ``"--intrinsics"``, ``"[camera] intrinsics"``) when given, else
@@ -135,7 +135,6 @@ def where_from(path: str | os.PathLike[str], given_as: str | None, config: Any =
             :func:`optional_calibration`).
         given_as: the option or configuration key that gave ``path``, or None when it came
             from the calibration folders.
-        config: the loaded configuration, or None.
     """
     p = Path(path)
     if given_as:

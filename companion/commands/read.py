@@ -179,9 +179,9 @@ class CalibrationUse:
                 raise ValueError(f"{path}: no such file") from None
             except _json.JSONDecodeError as exc:
                 raise ValueError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
-        return cls({name: where_from(p, given, config) for name, (p, given) in files.items()}, registrar,
+        return cls({name: where_from(p, given) for name, (p, given) in files.items()}, registrar,
                    intrinsics, where_from(path, given_as(intrinsics_option, "--intrinsics", intrinsics_key,
-                                                         "[camera] intrinsics"), config) if path else None)
+                                                         "[camera] intrinsics")) if path else None)
 
     def warn_once(self, line: str) -> None:
         """One warning line, the first time only."""

@@ -78,8 +78,6 @@ import cv2
 import numpy as np
 
 from companion.vision.colour import (
-    _LUT,
-    CLIPPED,
     LAB_FAST_ERROR,
     UNKNOWN,
     ColourCheck,
@@ -239,13 +237,12 @@ class _SeatPlan:
         seat, part, off = reader._layout
         self.planned = reader._planned
         pts = np.take(centres, seat, axis=0) + off
-        heads = reader._part_slices[2]
+        ring_s, _core_s, heads, back_s, wood_s = reader._part_slices
         px = np.rint(cam.to_image_at(pts, z, heads, head_z)).astype(np.int64)
         ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
         # every sample's ray to the camera once; each test below on the samples of the parts
         # it concerns (contiguous in the layout), every sample's answer its own
         rays = _Rays(cam.centre_mm, pts, np.array([z, head_z]), heads)
-        ring_s, _core_s, _head_s, back_s, wood_s = reader._part_slices
         # the seat's print behind its token: the samples whose ray to the camera crosses the
         # part of a token that is there wherever on the seat it stands (its axis within
         # kid_max_offset_mm of the centre, less the angle's error: behind_margin_mm), up to

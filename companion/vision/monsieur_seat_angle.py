@@ -48,7 +48,7 @@ from companion.vision.registration import Registration
 if TYPE_CHECKING:  # pragma: no cover
     from companion.vision.monsieur import MonsieurReader, MonsieurReading, _SeatPlan
 
-__all__ = ["PlaneCamera", "SeatAngle", "better_camera", "camera_from_board", "print_beyond_seat", "read_without_roof", "seats_angle", "zero_mark_lightness"]
+__all__ = ["PlaneCamera", "SeatAngle", "camera_from_board", "print_beyond_seat", "read_without_roof", "seats_angle", "zero_mark_lightness"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,20 +146,6 @@ def camera_from_board(registration: Registration, frame_shape: tuple[int, ...], 
     if not camera_z_range_mm[0] <= centre[2] <= camera_z_range_mm[1]:
         return PlaneCamera(None, f, free, tilt, f"the board plane implies a camera {centre[2]:.0f} mm above it")
     return PlaneCamera(TableCamera(registration, p3, z0_mm, centre), f, free, tilt)
-
-
-def better_camera(roof_camera: TableCamera, registration: Registration, frame_shape: tuple[int, ...], z0_mm: float,
-                  min_tilt_deg: float = 10.0) -> TableCamera:
-    """The camera to plan the seats with when the roof marker was read: the board plane's
-    (:func:`camera_from_board`) where its focal length is seen (the camera tilted by
-    ``min_tilt_deg`` or more: 16 marker corners 340 mm apart), else the roof marker's
-    (``roof_camera``: its 30 mm square 122 mm up gives the height, but its four corners a pixel
-    off put the camera's centre tens of millimetres astray).
-    """
-    got = camera_from_board(registration, frame_shape, z0_mm)
-    if got.camera is None or not got.tilt_deg >= min_tilt_deg or registration.lens is not None:
-        return roof_camera
-    return got.camera
 
 
 @dataclasses.dataclass(frozen=True)
