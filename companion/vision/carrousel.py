@@ -587,8 +587,7 @@ class CarrouselReader:
         rows (``space_width`` each), the card discs' rows (``n_votes`` in all), per card its
         white pixels within and beyond Delta E 15, the check's pixels at or below and above
         the bound."""
-        e1, e2, e3, _ = plan.lab_bounds
-        e2 = e1 + plan.n_disc_px
+        e1, e2, e3, _ = plan.lab_bounds  # e2 - e1 == plan.n_disc_px
         bound = self.colour_check.chroma_bound()
         if bound != self._check_bound:  # the check's grid holds one bound's answers
             if self._check_bound is not None:  # a new reader's grid is all new: its zero pages left untouched

@@ -40,7 +40,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.vision.carrossel import EMPTY, CarrosselGeometry, LetterTemplates
+from companion.vision.carrossel import BOOTH_PRINT_SRGB, EMPTY, CarrosselGeometry, LetterTemplates
 from companion.vision.frames import Frame
 from companion.vision.sim import TableRenderer, _lab_to_bgr8, kelvin_to_bgr
 
@@ -54,7 +54,7 @@ LINE = (70, 70, 80)
 INK = (40, 40, 45)
 SURFACES = {"dark_wood": (40, 62, 92), "oak": (96, 150, 196), "white_laminate": (222, 226, 228)}
 BASE_BOARD = (150, 170, 182)
-BOOTH_RGB = {"south": (196, 62, 56), "east": (58, 92, 184), "north": (56, 150, 82), "west": (226, 184, 44)}
+BOOTH_RGB = BOOTH_PRINT_SRGB  # the booths' print, as the reader's colour check has it
 #: client standees' paints, BGR, as their heads' tops measure in the two calibration photographs
 #: (carrossel_036 and carrossel_051, daylight, the paper at 236): pastel lilac, sky, lemon, mint,
 #: pink and natural wood. Their bodies there measure 0.55-0.95 of the head (the side away from
