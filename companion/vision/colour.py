@@ -840,15 +840,12 @@ class ColourCheck:
         quick test, as clearly above the bound (``chroma_share`` x :attr:`least_chroma`)."""
         return self.chroma_share * self.least_chroma * (1.0 + 1e-5) + 1e-6
 
-    def _surely_enough(self, lab: np.ndarray, n: int, need: float, chroma: np.ndarray | None = None) -> bool:
+    def _surely_enough(self, lab: np.ndarray, n: int, need: float) -> bool:
         """Is the ``percentile``-th percentile chroma of ``n`` pixels, of which ``lab`` are
-        some (their chroma ``chroma`` when given), surely at least ``need``? True when more
-        pixels than lie above the order statistic just below the percentile's are clearly
-        above ``need`` (no sorting)."""
+        some, surely at least ``need``? True when more pixels than lie above the order
+        statistic just below the percentile's are clearly above ``need`` (no sorting)."""
         below = int(np.floor((n - 1) * self.percentile / 100.0))
-        if chroma is None:
-            chroma = np.hypot(lab[:, 1], lab[:, 2])
-        above = np.count_nonzero(chroma > need * (1.0 + 1e-5) + 1e-6)
+        above = np.count_nonzero(np.hypot(lab[:, 1], lab[:, 2]) > need * (1.0 + 1e-5) + 1e-6)
         return bool(above >= n - below + 1)
 
     def cast_distance(self, white: np.ndarray) -> float:
@@ -884,23 +881,15 @@ class ColourCheck:
         return float(np.min(np.hypot(p[0] - (a0 + t * ab0), p[1] - (a1 + t * ab1))))
 
     def problem(self, white: np.ndarray, white_code: np.ndarray,
-                region_lab: np.ndarray | Callable[[], np.ndarray],
-                sample_lab: np.ndarray | None = None, sample_of: int = 0,
-                sample_chroma: np.ndarray | None = None) -> str:
+                region_lab: np.ndarray | Callable[[], np.ndarray]) -> str:
         """Why the frame is not a calibrated colour frame, or ``""``.
 
         Args:
             white: ``3`` linear BGR of the white reference (:func:`white_of`).
             white_code: ``3`` the white reference's median 8-bit BGR levels.
             region_lab: ``N x 3`` Lab (against the white) of the regions' sampled pixels, or a
-                function that computes it (called only when needed, see ``sample_lab``).
-            sample_lab: optional ``M x 3`` Lab of some of those ``N`` pixels: when enough of
-                them are chromatic for the percentile of all ``N`` to be surely above the
-                bound, the answer is ``""`` without ``region_lab`` (the same answer it would
-                give, only sooner).
-            sample_of: ``N``, the number of pixels ``region_lab`` has (with ``sample_lab``).
-            sample_chroma: optional ``M float32``, the chroma of ``sample_lab``'s pixels when
-                the caller has it (``np.hypot(a*, b*)``, exactly): not computed again.
+                function that computes it (called only when needed: not when the white alone
+                is at fault, nor in :meth:`problem_counted` when the count settles it).
 
         Returns:
             ``"colour lost: ..."`` naming the fault (too dark, clipped, a cast, no colour), or
@@ -909,17 +898,14 @@ class ColourCheck:
         fault = self._light_fault(white, white_code)
         if fault or self.least_chroma <= 0:
             return fault
-        need = self.chroma_share * self.least_chroma
-        if sample_lab is not None and sample_of and self._surely_enough(sample_lab, sample_of, need, sample_chroma):
-            return ""
         return self._colour_fault(region_lab)
 
     def problem_counted(self, white: np.ndarray, white_code: np.ndarray,
                         region_lab: np.ndarray | Callable[[], np.ndarray], above: int, sample_of: int) -> str:
-        """:meth:`problem` with the quick test's count given instead of the sample's Lab: the
-        same answer as ``problem(white, white_code, region_lab, sample_lab, sample_of)`` when
-        ``above`` of the ``sample_lab`` pixels have a chroma (``np.hypot(a*, b*)``) above
-        :meth:`chroma_bound`.
+        """:meth:`problem`'s answer, sooner when a count settles it: ``""`` without
+        ``region_lab`` when more of its ``sample_of`` pixels have a chroma (``np.hypot(a*, b*)``)
+        above :meth:`chroma_bound` than lie above the ``percentile``-th percentile's order
+        statistic (that percentile is then surely above the bound; no sorting).
 
         Args:
             white, white_code, region_lab: as :meth:`problem`.
