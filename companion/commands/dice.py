@@ -92,13 +92,12 @@ def run(args: argparse.Namespace) -> int:
     calibration = _calibration(args, config, tray)
     if calibration is None and tray is None:
         from companion.calibration_dir import calibration_path
-        from companion.sources.dice_camera import TRAY_FILE
+        from companion.sources.dice_camera import TRAY_COMMAND, TRAY_FILE
 
         sys.stderr.write(
             f"companion: warning: no tray calibration ({calibration_path(TRAY_FILE.name, config)}): the whole image "
             f"is read, a die's side taken as [dice] die_px_min-die_px_max = {section['die_px_min']:g}-"
-            f"{section['die_px_max']:g} px; companion calibrate tray IMAGE --corners \"X,Y;X,Y;X,Y;X,Y\" "
-            "--size-mm AxB writes it (or give --tray x0,y0,x1,y1)\n")
+            f"{section['die_px_max']:g} px; {TRAY_COMMAND} writes it (or give --tray x0,y0,x1,y1)\n")
     try:
         model = FaceModel()
     except (OSError, ValueError) as exc:

@@ -424,9 +424,9 @@ def check_dice_tray(config: Any) -> Check:
     width/height``; a geometry scaled to it, a too-small die said), else missing: the dice
     reader would search the whole frame with ``[dice] die_px_min/max``."""
     from companion.calibration_dir import calibration_path
-    from companion.sources.dice_camera import TRAY_FILE, load_tray_geometry
+    from companion.sources.dice_camera import TRAY_COMMAND, TRAY_FILE, load_tray_geometry
 
-    fix = 'companion calibrate tray IMAGE --corners "X,Y;X,Y;X,Y;X,Y" --size-mm AxB (docs/carnival.md)'
+    fix = f"{TRAY_COMMAND} (docs/carnival.md)"
     configured = list(config["dice"]["tray"] or [])
     if configured:
         return Check("dice tray", True, f"[dice] tray {','.join(map(str, configured))}: a pixel box, a die's side "

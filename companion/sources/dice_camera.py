@@ -82,6 +82,7 @@ __all__ = [
     "DiceCount",
     "tray_call",
     "dice_source_from_config",
+    "TRAY_COMMAND",
     "TRAY_FILE",
     "THUMB_PX",
     "MOTION_LEVEL",
@@ -96,6 +97,8 @@ log = logging.getLogger(__name__)
 #: The tray calibration's file name in the calibration folder (``[calibration] dir``), where
 #: ``companion calibrate tray`` writes the tray's box.
 TRAY_FILE = Path("dice-tray.toml")
+#: The command that writes :data:`TRAY_FILE`, as the messages that ask for it say it.
+TRAY_COMMAND = 'companion calibrate tray IMAGE --corners "X,Y;X,Y;X,Y;X,Y" --size-mm AxB'
 #: Longer side (px) of the shrunk grey tray the motion gate compares.
 THUMB_PX = 80
 #: Default motion threshold: largest grey-level change (0-255) of one pixel of the shrunk tray
@@ -711,7 +714,7 @@ def dice_source_from_config(config: Any, spec: str | None = None, clock: Callabl
     box, where, size, geometry = _resolve_tray(config, tray_file)
     if box is None:
         log.warning("dice: no tray calibration (%s): reading the whole frame; "
-                    "companion calibrate tray IMAGE --corners \"X,Y;X,Y;X,Y;X,Y\" --size-mm AxB writes it", tray_file)
+                    "%s writes it", tray_file, TRAY_COMMAND)
 
     # A live camera (not a video file or a folder) is opened again after a loss.
     live = spec == "picamera2" or (spec.startswith("opencv:") and not Path(spec[7:]).is_file())
