@@ -36,6 +36,7 @@ from typing import Any
 
 from companion.clock import Clock
 from companion.events import Call, Observation, event_type
+from companion.health import state_key
 from companion.sources import Emit
 from companion.sources.carrousel_camera import ScheduledCamera
 from companion.sources.reading_thread import ReadingThread
@@ -331,8 +332,6 @@ class CarrosselCameraSource(ReadingThread):
         self._thread: threading.Thread | None = None
 
     def _set_status(self, text: str) -> None:
-        from companion.health import state_key
-
         if text != self.status:
             if state_key(text) != state_key(self.status):  # once per state, not per figure
                 log.info("carrossel camera: %s", text)

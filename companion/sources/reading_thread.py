@@ -11,6 +11,8 @@ import logging
 import threading
 from typing import Any
 
+from companion.health import state_key
+
 __all__ = ["ReadingThread"]
 
 log = logging.getLogger("companion.sources")
@@ -34,8 +36,6 @@ class ReadingThread:
         tell ``self.on_status`` (the kit: a camera lost, back, or the end of the frames); the
         log line is written once per state, not again when only a figure in it moved
         (:func:`companion.health.state_key`: "the same frame for 3.1 s", "... 3.2 s")."""
-        from companion.health import state_key
-
         if text != self.status:  # type: ignore[has-type]
             if state_key(text) != state_key(self.status):  # type: ignore[has-type]
                 log.info("%s", text if text.startswith("camera") else f"camera: {text}")
