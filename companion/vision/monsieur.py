@@ -98,6 +98,7 @@ from companion.vision.monsieur_geometry import (
     read_roof,
 )
 from companion.vision.monsieur_seat_angle import print_beyond_seat, read_without_roof
+from companion.vision.monsieur_tone import seats_under_gains
 from companion.vision.monsieur_white import unclipped_papers
 from companion.vision.registration import (
     Registrar,
@@ -668,7 +669,7 @@ class MonsieurReader:
         fault = self.colour_check.problem(white, code, lab[ring])
         if fault:  # the angle is geometry (marker corners), not colour: it stands
             return MonsieurReading(fault, angle, pointed, offset, zones=self.zones(angle), registration=reg, camera=cam)
-        seats = self._seats(plan, pix, lab)
+        seats = self._seats(plan, pix, lab, white)
         die = self._die(frame, cam, angle, white, plan, stream)
         return MonsieurReading("ok", angle, pointed, offset, seats, self.zones(angle), die.colour, "", reg, cam,
                                die.status, self.seat_reasons)
@@ -819,9 +820,13 @@ class MonsieurReader:
         pix = unclipped_papers(np.take(frame.reshape(-1, 3), idx, axis=0), which)
         return white_of(pix), (np.median(pix, axis=0) if len(pix) else np.zeros(3))
 
-    def _seats(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray) -> tuple[str, ...]:
+    def _seats(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray, white: np.ndarray | None = None) -> tuple[str, ...]:
         """Each seat's state from its planned samples (see the module notes; a token is assumed
-        on every neighbour: the samples one could hide are not planned)."""
+        on every neighbour: the samples one could hide are not planned). With the frame's
+        ``white``, a seat is read only where it reads the same had a gain been applied to the
+        codes after the camera's tone curve (:mod:`companion.vision.monsieur_tone`)."""
+        if white is not None:
+            return seats_under_gains(self, plan, pix, lab, white)
         return self._seats_pass(plan, pix, lab, np.ones(len(plan.seg), dtype=bool))
 
     def _glare(self, plan: _SeatPlan, seg: np.ndarray, chroma: np.ndarray, light: np.ndarray,

@@ -325,7 +325,7 @@ def read_without_roof(reader: MonsieurReader, frame: np.ndarray, registration: R
     fault = reader.colour_check.problem(white, code, lab[plan.seg % _PARTS == 0])
     if fault:
         return MonsieurReading(fault, roof_status=status, registration=registration, camera=cam), ""
-    seats = reader._seats(plan, pix, lab)
+    seats = reader._seats(plan, pix, lab, white)
     die = reader._die(frame, cam, plan.angle_deg, white, plan, stream)
     return MonsieurReading("ok", seats=seats, die=die.colour, roof_status=status, registration=registration,
                            camera=cam, die_status=die.status, seat_reasons=reader.seat_reasons,
