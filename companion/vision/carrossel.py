@@ -723,6 +723,8 @@ class CarrosselReader:
         self._slot_cache: dict[str, Any] | None = None
         self._centre_cache: dict[str, Any] | None = None
         self._pose_cache: dict[str, Any] | None = None
+        #: a full read's frame and its grey (None in a stream)
+        self._grey: tuple[np.ndarray, np.ndarray] | None = None
         # the centre marker's print (black 14/255 bits on its paper, README) on the rectified
         # patch's grid, its top edge up (+y), and the patch's geometry
         step = self.PATCH_STEP_MM
@@ -1082,8 +1084,12 @@ class CarrosselReader:
             if held is not None:
                 return CarrosselReading(f"camera frozen: the same frame for {held:.1f} s")
         reg = registration
+        # a full read converts the frame to grey once: the registration's detection and the
+        # markers' edges (edge_width_mm) both read it (a stream, or a read with the registration
+        # given, converts only what it samples)
+        self._grey = None if stream or reg is not None else (frame, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
         if reg is None:
-            reg = self.registrar.update(frame) if stream else self.registrar.register(frame)
+            reg = self.registrar.update(frame) if stream else self.registrar.register(self._grey[1])
         if reg is None:
             return CarrosselReading(self.registrar.status or "board not visible")
         flat = frame.reshape(-1, 3)
@@ -1285,6 +1291,15 @@ class CarrosselReader:
             cache = self._pose_cache = {"key": key}
         return cache
 
+    def _cells_at(self, view: TableView, angle: float) -> tuple[np.ndarray, np.ndarray]:
+        """The cells' world centres and ups (``48 x 2`` each, :meth:`CarrosselGeometry.cell_centres_mm`
+        and :meth:`~CarrosselGeometry.cell_ups`) at this pose, worked out once per pose."""
+        pose = self._pose_cache_for(view, angle)
+        cells = pose.get("cells")
+        if cells is None:
+            cells = pose["cells"] = (self.geometry.cell_centres_mm(angle), self.geometry.cell_ups(angle))
+        return cells
+
     def _read_slots(self, frame: np.ndarray, view: TableView, angle: float, white: np.ndarray,
                     stream: bool = False) -> tuple[dict[str, SlotReading], float]:
         """All 48 slots at once: the samples, the corners' colours, the empty cells' middles and
@@ -1319,10 +1334,11 @@ class CarrosselReader:
             bounds = pose["bounds"] = (u.min(), v.min(), u.max(), v.max())
         if bounds[0] >= 0 and bounds[1] >= 0 and bounds[2] <= w - 1 and bounds[3] <= h - 1:  # all in the frame
             black = np.zeros(flat.shape[:2], bool)
+            outside = np.zeros(ncell, bool)
         else:
             black = (flat[..., 0] == 0) & (flat[..., 1] == 0) & (flat[..., 2] == 0)  # outside the frame
-        seen_all = ~black[:, self._sel_corner]
-        outside = (seen_all.mean(axis=1) < 0.95) | (black.mean(axis=1) > 0.02)
+            seen_all = ~black[:, self._sel_corner]
+            outside = (seen_all.mean(axis=1) < 0.95) | (black.mean(axis=1) > 0.02)
         # each sample's relative luminance: one table look-up per channel (OpenCV's LUT), summed
         # as b + g + r
         lum3 = cv2.LUT(flat, self._lum_lut)
@@ -1423,8 +1439,8 @@ class CarrosselReader:
             known = self._pose_cache_for(view, angle).setdefault("corners", {})  # cell -> hidden corners
             new = [int(c) for c in cells if int(c) not in known]
             if new:
-                known.update(zip(new, self.standee_mask(view, g.cell_centres_mm(angle)[new], g.cell_ups(angle)[new],
-                                                        self._corner_points, 1.0)))
+                centres, ups = self._cells_at(view, angle)
+                known.update(zip(new, self.standee_mask(view, centres[new], ups[new], self._corner_points, 1.0)))
             hidden = np.array([known[int(c)] for c in cells])
             keep = seen[rows] & ~hidden
             recount = np.bincount((np.arange(len(rows))[:, None] * width + cls[rows] + OFFSET)[keep],
@@ -1434,12 +1450,17 @@ class CarrosselReader:
                     continue
                 if colour.label not in (UNKNOWN, EMPTY):
                     tiles.append((j, colour.label, colour.confidence))
+        # the letters of the empty cells' middles and of the tiles, in one match
+        rows_e, rows_t = [e[0] for e in empties], [t[0] for t in tiles]
+        if rows_e or rows_t:
+            both = np.array(rows_e + rows_t)
+            region = lum[both, :self._n_region] / np.maximum(cream[both], 1e-4)[:, None]
+            letter_r = self._letter_region_scores(region.reshape(-1, side, side))[0]
         if empties:
             # white corners around a letter: a pale tile (glare washes a yellow print out); around
             # something not white: a standee on a pale tile, a finger
-            idx = np.array([e[0] for e in empties])
-            region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
-            scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
+            idx = np.array(rows_e)
+            scores = letter_r[:len(rows_e)]
             middle = flat[idx][:, self._sel_middle]
             middle_rel = _relative(table, middle.reshape(-1, 3))
             mcls = self.classifier.pixel_classes_near(lab_fast(middle_rel), lambda i: lab_exact(middle_rel[i]))
@@ -1478,18 +1499,17 @@ class CarrosselReader:
                 else:
                     out[name] = SlotReading(EMPTY, confidence=conf)
         if tiles:
-            idx = np.array([t[0] for t in tiles])
-            region = lum[idx, :self._n_region] / np.maximum(cream[idx], 1e-4)[:, None]
-            scores, _shift = self._letter_region_scores(region.reshape(-1, side, side))
+            scores = letter_r[len(rows_e):]
             unclear: list[tuple[int, str, float, float, float]] = []
-            for (j, colour_name, conf), r in zip(tiles, scores.tolist()):
-                order = sorted(range(len(r)), key=lambda k: -r[k])
-                best, second = r[order[0]], r[order[1]]
+            # each tile's letters from the best (the first of equals, as a stable sort)
+            order = np.argsort(-scores, axis=1, kind="stable")[:, :2]
+            top2 = np.take_along_axis(scores, order, axis=1).tolist()
+            for (j, colour_name, conf), (k1, _k2), (best, second) in zip(tiles, order.tolist(), top2):
                 name = g.cell_names[int(index[j])]
                 if best < self.LETTER_MIN or (1.0 - second) < self.LETTER_MARGIN * (1.0 - best):
                     unclear.append((j, colour_name, conf, best, second))
                 else:
-                    out[name] = SlotReading("tile", self.letters.animals[order[0]], colour_name, False, conf * best)
+                    out[name] = SlotReading("tile", self.letters.animals[k1], colour_name, False, conf * best)
             if unclear:
                 out.update(self._standees(lum, index, unclear))
         return out
@@ -1596,7 +1616,7 @@ class CarrosselReader:
         """
         g = self.geometry
         view, angle = self._pose
-        centres, ups = g.cell_centres_mm(angle), g.cell_ups(angle)
+        centres, ups = self._cells_at(view, angle)
         pts = self._region_points
         r = np.hypot(pts[:, 0], pts[:, 1])
         disc_r = g.disc_diameter_mm / 2
@@ -1639,7 +1659,9 @@ class CarrosselReader:
                                                         "of the cream)")
                 continue
             if blurred is None:
-                width = self.edge_width_mm(self._frame, view.registration)
+                known = self._grey
+                width = self.edge_width_mm(known[1] if known is not None and known[0] is self._frame else self._frame,
+                                           view.registration)
                 blurred = width is None or width > self.STANDEE_EDGE_MAX_MM
             if blurred:
                 out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; the frame is too blurred to tell a "
