@@ -78,6 +78,7 @@ import cv2
 import numpy as np
 
 from companion.vision.colour import (
+    _LUT,
     LAB_FAST_ERROR,
     UNKNOWN,
     ColourCheck,
@@ -90,7 +91,7 @@ from companion.vision.colour import (
     white_of,
 )
 from companion.vision.frames import check_bgr_frame
-from companion.vision.monsieur_die import DieReader, DieReading, clipped_pixels, white_relative
+from companion.vision.monsieur_die import DieReader, DieReading, _median, clipped_pixels, white_relative
 from companion.vision.monsieur_geometry import (
     MonsieurGeometry,
     RoofReading,
@@ -573,6 +574,7 @@ class MonsieurReader:
         self.die_reader = die if die is not None else DieReader(g, self.references)
         self._roof_detector = _detector(g.dictionary, window=True)
         self._roof_px: np.ndarray | None = None
+        self._roof_kept: tuple[Registration, bytes, RoofReading] | None = None
         self._plan: _SeatPlan | None = None
         #: why each seat of the last frame read ``"unknown"`` ("" for a seat read)
         self.seat_reasons: tuple[str, ...] = ("",) * g.n_seats
@@ -647,7 +649,7 @@ class MonsieurReader:
             if corners is None and found is None:
                 corners = detect_markers(frame, detector=self.registrar._detector).get(g.roof_marker_id)
         self._roof_px = None if corners is None else np.asarray(corners, np.float64)
-        roof: RoofReading = read_roof(g, reg, corners)
+        roof = self._roof_of(reg, corners)
         white, code = self._white(frame, reg)
         if white is None:
             return MonsieurReading("board not visible: the markers' white paper is out of the frame", registration=reg)
@@ -697,6 +699,21 @@ class MonsieurReader:
             idx = px[ok, 1] * w + px[ok, 0]
             self._die_cache = (plan, idx, np.take(frame.reshape(-1, 3), idx, axis=0).astype(np.int16), reading)
         return reading
+
+    def _roof_of(self, reg: Registration, corners: np.ndarray | None) -> RoofReading:
+        """:func:`read_roof`'s reading of the roof marker's ``corners`` (``4 x 2`` pixels, or
+        None); the last one kept for a frame of the same registration whose corners are the
+        same to the bit (a still table in a stream): the same reading, its camera model the
+        same object, so the seats' plan and the die's reading made for it stand."""
+        if corners is None:
+            return read_roof(self.geometry, reg, None)
+        key = np.asarray(corners, dtype=np.float64).tobytes()
+        kept = self._roof_kept
+        if kept is not None and kept[0] is reg and kept[1] == key:
+            return kept[2]
+        roof = read_roof(self.geometry, reg, corners)
+        self._roof_kept = (reg, key, roof)
+        return roof
 
     def _roof_near(self, frame: np.ndarray) -> np.ndarray | None:
         """The roof marker's corners found in a window around its last place (the circle its
@@ -818,7 +835,14 @@ class MonsieurReader:
             self._paper_plan = (reg, frame.shape[:2], idx, which)
         # a marker's clipped paper left out while another's is not (monsieur_white)
         pix = unclipped_papers(np.take(frame.reshape(-1, 3), idx, axis=0), which)
-        return white_of(pix), (np.median(pix, axis=0) if len(pix) else np.zeros(3))
+        if len(pix) < 10:
+            return white_of(pix), (np.median(pix, axis=0) if len(pix) else np.zeros(3))
+        # white_of's and np.median's values from one sort of the codes: the middle code of each
+        # channel, or the two middle ones' mean ((a + b) / 2, float64 for the codes, float32 for
+        # their linear light: the sRGB curve is increasing, so its median is the middle codes')
+        s = np.sort(pix, axis=0)
+        lo, hi = s[(len(s) - 1) // 2], s[len(s) // 2]
+        return (_LUT[lo] + _LUT[hi]) / np.float32(2), (lo.astype(np.float64) + hi) / 2.0
 
     def _seats(self, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray, white: np.ndarray | None = None) -> tuple[str, ...]:
         """Each seat's state from its planned samples (see the module notes; a token is assumed
@@ -851,8 +875,8 @@ class MonsieurReader:
         seen = np.isfinite(med)
         if seen.sum() < 6:
             return np.ones(n, dtype=bool)
-        ref = float(np.median(med[seen]))
-        ref_l = float(np.median(med_l[seen]))
+        ref = float(_median(med[seen]))  # (np.median's values, from one sort)
+        ref_l = float(_median(med_l[seen]))
         # (glare adds light: a less saturated sector that is no lighter than the disc's wood is
         # a shadow under another light's colour, not glare)
         low = np.where(seen, (med < self.glare_share * ref) & (med_l >= ref_l + self.glare_lighter), False)

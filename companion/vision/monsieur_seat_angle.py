@@ -375,7 +375,14 @@ def print_beyond_seat(plan: _SeatPlan, seg: np.ndarray, strict: np.ndarray, is_p
     seen = (count >= min_samples).reshape(n_seats, 8)
     frac = np.where(seen, (hits / np.maximum(count, 1)).reshape(n_seats, 8), 0.0)
     other = np.roll(np.arange(n_seats), -(n_seats // 2))
-    ref = np.array([float(np.median(frac[j][seen[j]])) if seen[j].any() else 0.0 for j in other])
+    # each seat's opposite's median sector (np.median's values: the middle one, or the two
+    # middle ones' mean, (a + b) / 2), all rows from one sort, the unseen sectors last
+    rows = np.sort(np.where(seen, frac, np.inf)[other], axis=1)
+    cnt = seen.sum(axis=1)[other]
+    i = np.arange(n_seats)
+    mid = rows[i, cnt // 2]
+    below = rows[i, np.maximum(cnt // 2 - 1, 0)]
+    ref = np.where(cnt == 0, 0.0, np.where(cnt % 2 == 1, mid, (below + mid) / 2.0))
     ratio = chroma / np.maximum(light, 1.0)
     sector_ratio = _group_median(key, ratio[wood], n_seats * 8)[0].reshape(n_seats, 8)
     ring = (seg % parts == 0) & is_print & (seg < parts * n_seats)

@@ -42,8 +42,9 @@ def unclipped_papers(pix: np.ndarray, marker: np.ndarray, min_pixels: int = 10) 
     labels = np.unique(marker)
     clipped = []
     for m in labels:
-        sel = low[marker == m]
-        clipped.append(len(sel) < min_pixels or float(np.median(sel)) >= CLIPPED)
+        sel = np.sort(low[marker == m])
+        # its median (the middle value, or the two middle ones' mean) at least CLIPPED
+        clipped.append(len(sel) < min_pixels or int(sel[(len(sel) - 1) // 2]) + int(sel[len(sel) // 2]) >= 2 * CLIPPED)
     clipped_arr = np.array(clipped)
     if not clipped_arr.any() or clipped_arr.all():
         return pix
