@@ -774,6 +774,11 @@ class CarrosselReader:
                                                              (self._corner_mask, self._disc_mask, self._cream_mask))
         self._sel_grid = sel
         self._region_points = grid[region]
+        # a standee's places among the letter region's points (_standees): the disc's middle, its
+        # cream rim (7.5-9.5 mm from the centre) and the rim's points
+        r_region = np.hypot(self._region_points[:, 0], self._region_points[:, 1])
+        ring = (r_region >= disc_r - 3.0) & (r_region <= disc_r - 1.0)
+        self._standee_places = (r_region <= self.STANDEE_CENTRE_MM, ring, self._region_points[ring])
         self._corner_points = grid[sel[self._sel_corner]]
         body_r, z0, z1, head_r, head_z = g.standee
         #: the standee's regions' table-only terms, per set of widenings (_standee_masks)
@@ -1228,9 +1233,14 @@ class CarrosselReader:
                       code: np.ndarray) -> str:
         """The colour check on the paper white and the booth roofs (always on the table), then
         the booth roofs' hues against their print (:attr:`print_check`)."""
-        roof_px = view.to_image(self._roof_points, 55.0)
-        roofs = [_sample(flat, shape, roof_px[a:b]) for a, b in zip([0] + self._roof_ends[:-1], self._roof_ends)]
-        px = np.concatenate(roofs)
+        # every roof's points sampled at once (those in the frame), then split by roof
+        p = np.rint(view.to_image(self._roof_points, 55.0)).astype(np.int64)
+        h, w = shape[:2]
+        pu, pv = np.ascontiguousarray(p.T)
+        ok = (pu >= 0) & (pu < w) & (pv >= 0) & (pv < h)
+        ends = np.cumsum(ok)[np.array(self._roof_ends) - 1].tolist()
+        px = flat[pv[ok] * w + pu[ok]]
+        roofs = [px[a:b] for a, b in zip([0] + ends[:-1], ends)]
         lab = linear_to_lab(srgb_to_linear(px), white) if len(px) else np.zeros((0, 3), np.float32)
         fault = self.colour_check.problem(white, code, lab)
         if fault or self.print_check is None:
@@ -1617,12 +1627,7 @@ class CarrosselReader:
         g = self.geometry
         view, angle = self._pose
         centres, ups = self._cells_at(view, angle)
-        pts = self._region_points
-        r = np.hypot(pts[:, 0], pts[:, 1])
-        disc_r = g.disc_diameter_mm / 2
-        centre = r <= self.STANDEE_CENTRE_MM
-        ring = (r >= disc_r - 3.0) & (r <= disc_r - 1.0)
-        ring_pts = pts[ring]
+        centre, ring, ring_pts = self._standee_places
         blurred: bool | None = None
         rows = np.array([u[0] for u in unclear])
         cells = index[rows]
