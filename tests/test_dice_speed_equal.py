@@ -2,7 +2,8 @@
 with the same face model: whichever companion/data/dice_faces.onnx is there, run by the same
 OpenCV engine (issue 15). The whole photos of tests/data/dice, with a pixel tray, the whole
 frame, the pips alone and a tray geometry; then each fast part against the code it replaces
-(the pip fitter's subsets, the finder's foreground, the classifier's views taken lazily)."""
+(the pip fitter's subsets, the finder's foreground, the classifier's first look and the third
+crop read only when needed: the readings of each case given by the decision rule)."""
 
 from __future__ import annotations
 
@@ -192,7 +193,9 @@ class _RandomViews:
         return np.array(out)
 
 
-def test_a_die_decided_from_its_first_views_is_decided_as_from_all_eight():
+def test_a_die_decided_from_its_first_look_is_decided_on_it_and_any_other_from_all_eight():
+    """The first look (views 0 and 5) decides alone only when both views give one class at
+    VIEWS_AGREE or more, on their mean; any other die is decided as from all eight views."""
     model = _RandomViews(7)
     early = 0
     for case in range(1000):
@@ -202,6 +205,9 @@ def test_a_die_decided_from_its_first_views_is_decided_as_from_all_eight():
         seen = [(), (pip_value,) if pip_value else (), (3,), (2, 5)][case % 4]
         votes = dice._Votes(model, patch)
         votes.take({0: dice.FIRST_VIEWS})
+        assert sorted(votes.views[0]) == sorted(dice.VIEW_ORDER[:dice.FIRST_VIEWS]) == [0, 5]
+        first = np.stack([model.view_rows(patch, [v])[0] for v in (0, 5)])
+        agree = first.argmax(1)[0] == first.argmax(1)[1] and first.max(1).min() >= dice.VIEWS_AGREE
         quick = dice._decide_votes(votes, 0, pip_value, "no face fits the pips", seen, True)
         quick_die = dice._not_a_die(votes, 0, True)
         full = dice._Votes(model, patch)
@@ -210,10 +216,60 @@ def test_a_die_decided_from_its_first_views_is_decided_as_from_all_eight():
         assert np.array_equal(p, np.mean(np.stack([model.view_rows(patch, [v])[0] for v in range(8)]), axis=0)
                               .astype(np.float32))
         want = dice.decide(p, pip_value, "no face fits the pips", seen)
-        if quick is not dice._UNDECIDED:
+        if agree:
             early += 1
-            assert quick == want, case
+            mean = first.mean(0).astype(np.float32)
+            assert np.array_equal(votes.agreed(0), mean)
+            assert quick == dice.decide(mean, pip_value, "no face fits the pips", seen), case
+            assert quick_die == (int(np.argmax(mean)) == 0), case
+            continue
+        assert votes.agreed(0) is None
+        if quick is not dice._UNDECIDED:
+            assert quick == want, case  # (crops that disagree: the classifier not looked at)
         assert dice._decide_votes(votes, 0, pip_value, "no face fits the pips", seen, False) == want
-        if quick_die is not dice._UNDECIDED:
-            assert quick_die == (int(np.argmax(p)) == 0), case
-    assert 100 < early < 950
+        assert dice._not_a_die(votes, 0, False) == (int(np.argmax(p)) == 0)
+    assert 50 < early < 950
+
+
+class _FixedViews:
+    """A stand-in classifier whose every view of every patch gives class ``best`` at 0.97."""
+
+    CLASSES = dice.FaceModel.CLASSES
+
+    def __init__(self, best: int):
+        self.best = best
+        self.rows = 0
+
+    def view_rows(self, patches, views):
+        p = np.full((len(views), 7), 0.005)
+        p[:, self.best] = 0.97
+        self.rows += len(views)
+        return p
+
+
+@pytest.mark.parametrize("third,classifier,want", [
+    (1, 2, (2, "")),  # the first two crops and the classifier read 2: the third crop not read
+    (None, 2, (2, "")),
+    (1, 1, ("unknown", "the pips' crops disagree (1, 2)")),  # no value: the third crop read, it vetoes
+    (None, 1, ("unknown", "pips read 2, the face looks like 1")),
+    (1, 0, None),  # the crops disagree and the classifier sees no die: no die there
+])
+def test_the_third_crop_is_read_only_when_the_first_two_agree_on_no_reading(monkeypatch, third, classifier, want):
+    """Crops 1 and 2 read a 2; the third is read only when the die then reads no value, and the
+    reading is then the three crops' (a third crop's other value: the crops disagree)."""
+    calls = []
+
+    def fake_pips(patch):
+        calls.append(patch.shape[1])
+        v = (2, 2, third)[len(calls) - 1]
+        return (v, "" if v else "no face fits the pips", np.array([[36.0, 36.0]]) if v else np.zeros((0, 2)))
+
+    monkeypatch.setattr(dice, "read_patch_pips", fake_pips)
+    model = _FixedViews(classifier)
+    reader = dice.DiceReader(model=model)
+    frame = np.full((120, 120, 3), 128, np.uint8)
+    raw_at = (np.zeros((120, 120), np.uint8), 0, 0)  # no foreground: the box holds a whole die
+    got = reader._read_singles(frame, [(40.0, 40.0, 80.0, 80.0)], raw_at)
+    assert [(r.value, r.reason) for r in got] == ([want] if want else [])
+    assert len(calls) == (2 if want and want[0] == 2 else 3)
+    assert model.rows == dice.FIRST_VIEWS  # the first look decided (its two views agree)

@@ -957,7 +957,7 @@ class DiceReader:
         it (:func:`_decide_votes`)."""
         read = [self._pip_evidence(frame, box, False) for box in singles]
         evidence = [e for e, _ in read]
-        skipped = [k for k, (_, s) in enumerate(read) if s]
+        skipped = [k for k, (_, crops) in enumerate(read) if len(crops) < len(_VARIANTS)]
         band = self._band()
         partial = [_partial(raw_at, box, singles[:i] + singles[i + 1:], band) or self.too_small(box)
                    for i, box in enumerate(singles)]
@@ -971,7 +971,7 @@ class DiceReader:
         redo = [i for i in skipped if results[i] is None or results[i].value not in range(1, 7)]
         if redo:
             for i in redo:
-                evidence[i] = self._pip_evidence(frame, singles[i], True)[0]
+                evidence[i] = self._pip_evidence(frame, singles[i], True, read[i][1])[0]
             for i, r in zip(redo, self._decide_singles(frame, singles, raw_at, evidence, partial, box_votes, redo)):
                 results[i] = r
         return [r for r in results if r is not None]
@@ -1510,25 +1510,25 @@ class DiceReader:
         frame pixels (``n x 2 float64``), for :meth:`flatness`."""
         return self._pip_evidence(frame, box, True)[0]
 
-    def _pip_evidence(self, frame: np.ndarray, box: Sequence[float], every_crop: bool) -> tuple[tuple, bool]:
-        """``(pip_evidence's tuple, whether the third crop was left out)``. Without
-        ``every_crop`` the third crop is not read when the first two read one value (the
-        value stands whatever the third reads, but for a third value, which would make it
+    def _pip_evidence(self, frame: np.ndarray, box: Sequence[float], every_crop: bool,
+                      crops: Sequence[tuple] = ()) -> tuple[tuple, list]:
+        """``(pip_evidence's tuple, the crops read: (value, reason, pips frame px) each)``.
+        Without ``every_crop`` the third crop is not read when the first two read one value
+        (the value stands whatever the third reads, but for another value, which makes it
         "readings disagree": :meth:`_read_singles` reads it when the die's reading is no
-        value)."""
+        value). ``crops``: the first crops, already read."""
         x0, y0, x1, y1 = (float(v) for v in box)
         w = x1 - x0
-        results, pips = [], []
-        skipped = False
-        for k, (m, size) in enumerate(_VARIANTS):
-            if k == 2 and not every_crop and results[0][0] is not None and results[0][0] == results[1][0]:
-                skipped = True
+        crops = list(crops)
+        for k, (m, size) in enumerate(_VARIANTS[len(crops):], start=len(crops)):
+            if k == 2 and not every_crop and crops[0][0] is not None and crops[0][0] == crops[1][0]:
                 break
             v, r, pts = read_patch_pips(_resample(frame, box, m, size))
-            results.append((v, r))
             scale = size / max(w * (1 + 2 * m), 1e-6)
-            pips.append(np.column_stack([x0 - w * m + pts[:, 0] / scale, y0 - (y1 - y0) * m + pts[:, 1] / scale])
-                        if len(pts) else pts)
+            crops.append((v, r, np.column_stack([x0 - w * m + pts[:, 0] / scale, y0 - (y1 - y0) * m + pts[:, 1] / scale])
+                          if len(pts) else pts))
+        results = [(v, r) for v, r, _ in crops]
+        pips = [p for _, _, p in crops]
         values = {v for v, _ in results if v is not None}
         given = tuple(v for v, _ in results if v is not None)
         found = [p for (v, _), p in zip(results, pips) if v is not None]
@@ -1545,7 +1545,7 @@ class DiceReader:
             from companion.readers.dice_tray import with_face_fit
 
             out = with_face_fit(frame, self.geometry, box, out)
-        return out, skipped
+        return out, crops
 
     def flatness(self, pips_px: Sequence[np.ndarray]) -> float | None:
         """How far the pips read lie from a flat die's top face (0 = exactly), or None when it
