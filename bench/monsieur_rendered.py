@@ -7,7 +7,10 @@ Run on demand (not a test)::
     .venv/bin/python bench/monsieur_rendered.py --frames 2000 [--seed 1] [--markdown]
 
 ``--without-roof`` reads every frame as if a hand hid the roof marker (the seats placed by
-their own print and the zero mark, the camera from the board plane alone).
+their own print and the zero mark, the camera from the board plane alone). ``--kinds`` names
+the kinds of conditions in turn (default the 11 of ``CONDITION_KINDS``; ``all`` adds
+``EXTRA_KINDS``: ``exposure``, a gain on the codes after an sRGB tone curve, dim, noisy and
+quantised, or overexposed).
 
 Split across processes (two cores): run each with its own ``--seed`` and ``> FILE``, then
 ``bench/monsieur_rendered.py --combine FILE1 FILE2 --markdown`` adds their counts up.
@@ -44,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     from companion.vision.monsieur import MonsieurReader
     from companion.vision.sim_monsieur import (
         CONDITION_KINDS,
+        EXTRA_KINDS,
         MonsieurRenderer,
         angle_error,
         compare,
@@ -62,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--without-roof", action="store_true",
                     help="read every frame as if its roof marker were under a hand (the roof's reading "
                          "replaced by 'not seen'): the seats placed by their own print on every frame")
+    ap.add_argument("--kinds", default="",
+                    help="kinds of conditions in turn, comma-separated, or 'all' (default: CONDITION_KINDS)")
     ap.add_argument("--combine", nargs="+", type=Path, metavar="FILE",
                     help="add up the outputs of earlier runs (their JSON lines) instead of running")
     args = ap.parse_args(argv)
@@ -80,7 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     renderers = [MonsieurRenderer(hfov_deg=float(v)) for v in args.hfov.split(",")]
     reader = MonsieurReader()
     rng = np.random.default_rng(args.seed)
-    kinds = [k for k in CONDITION_KINDS]
+    if args.kinds == "all":
+        kinds = list(CONDITION_KINDS + EXTRA_KINDS)
+    elif args.kinds:
+        kinds = args.kinds.split(",")
+        bad = [k for k in kinds if k not in CONDITION_KINDS + EXTRA_KINDS]
+        if bad:
+            ap.error(f"--kinds: unknown kind {', '.join(bad)} (known: {', '.join(CONDITION_KINDS + EXTRA_KINDS)}, or all)")
+    else:
+        kinds = list(CONDITION_KINDS)
     per: dict[str, dict[str, list[int]]] = {k: {r: [0, 0, 0] for r in ("pointed", "seats", "die")} for k in kinds}
     # frames whose roof marker was not read: how many, how many had their seats placed by their
     # print (companion.vision.monsieur_seat_angle), and those seats' wrong / right / eligible

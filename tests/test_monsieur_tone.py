@@ -14,7 +14,7 @@ import pytest
 
 from companion.vision.monsieur import KID, UNKNOWN
 from companion.vision.monsieur_tone import AGREE_ABOVE, gain_floor, relit, srgb_decode, srgb_encode
-from tests.monsieur_fixtures import reader  # noqa: F401  (a pytest fixture)
+from tests.monsieur_fixtures import reader, renderer  # noqa: F401  (pytest fixtures)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
 if not DATA.is_dir():
@@ -74,3 +74,37 @@ def test_the_second_decoding_undoes_a_gain_after_the_curve():
 def test_a_white_at_full_scale_leaves_no_gain():
     assert gain_floor(srgb_decode(np.array([250.0, 252.0, 255.0])).astype(np.float32)) >= AGREE_ABOVE
     assert np.allclose(srgb_encode(srgb_decode(np.arange(256.0))), np.arange(256.0), atol=1e-9)
+
+
+def test_the_renderer_codes_a_gain_after_an_srgb_curve(renderer):  # noqa: F811
+    import dataclasses
+
+    from companion.vision.sim_monsieur import MonsieurConditions, random_scene
+
+    scene = random_scene(np.random.default_rng(4), renderer.geometry)
+    plain = MonsieurConditions(noise_sigma=0.0, jpeg_quality=0, tone="srgb", focus_sigma_px=1.0)
+    full, _ = renderer.render(scene, plain, np.random.default_rng(1))
+    dim, _ = renderer.render(scene, dataclasses.replace(plain, code_gain=0.35), np.random.default_rng(1))
+    # the codes times the gain, cut to 8 bits (the frame's own quantisation)
+    assert np.abs(dim.astype(np.float64) - full * 0.35).max() <= 1.0
+    power, _ = renderer.render(scene, dataclasses.replace(plain, tone="power"), np.random.default_rng(1))
+    dark = (power > 20) & (power < 90)
+    # (sRGB's offset curve codes the shadows a few levels under a 2.2 power law)
+    assert np.mean(full[dark] < power[dark]) > 0.9
+    with pytest.raises(ValueError, match="tone"):
+        renderer.render(scene, dataclasses.replace(plain, tone="log"), np.random.default_rng(1))
+
+
+def test_rendered_dim_frames_read_no_wrong_seat(reader, renderer):  # noqa: F811
+    from companion.vision.sim_monsieur import compare, random_monsieur_conditions, random_scene
+
+    rng = np.random.default_rng(77)
+    read = 0
+    for _ in range(6):
+        scene = random_scene(rng, renderer.geometry)
+        cond = random_monsieur_conditions(rng, "exposure")
+        image, truth = renderer.render(scene, cond, rng)
+        scores = compare(reader.read(image), truth, reader.seat_margin_deg)
+        assert scores["seats"][0] == 0 and scores["die"][0] == 0 and scores["pointed"][0] == 0
+        read += scores["seats"][1]
+    assert read > 0  # some seats are read on them: the check is not of unknowns alone

@@ -19,7 +19,8 @@ pinhole camera:
   an edge);
 * light: one lamp above the table (Lambert shading of every solid, soft cast shadows on the
   board and the disc), a light gradient, vignetting, colour temperature 2700-6500 K, a dim or
-  bright level, a glare spot (the glossy print's reflection of a lamp), sensor noise, JPEG;
+  bright level, a glare spot (the glossy print's reflection of a lamp), the camera's tone curve
+  (a gamma of 2.2, or sRGB's) and a gain on its codes after it, sensor noise, JPEG;
 * hands hovering over seats, the roof or the die (lifted above every obstacle they pass over,
   as in the photographs), with their shadow;
 * motion: :class:`SimulatedMonsieurCamera` turns the carousel over time as a hand spin does
@@ -55,6 +56,7 @@ from companion.vision.sim import kelvin_to_bgr
 
 __all__ = [
     "CONDITION_KINDS",
+    "EXTRA_KINDS",
     "MonsieurConditions",
     "MonsieurRenderer",
     "MonsieurScene",
@@ -71,6 +73,10 @@ __all__ = [
 
 #: The kinds of conditions :func:`random_monsieur_conditions` draws.
 CONDITION_KINDS = ("normal", "dim", "bright", "warm", "cool", "tilted", "blur", "noise", "hands", "glare", "any")
+#: Kinds :func:`random_monsieur_conditions` also draws, outside :data:`CONDITION_KINDS` (whose
+#: frames, seed by seed, the tests and benchmarks keep): ``exposure``, a gain on the codes
+#: after an sRGB tone curve.
+EXTRA_KINDS = ("exposure",)
 
 TABLE_BGR = (92, 118, 140)        # the table under the board (oak-like), BGR
 SUN_BGR = (176, 234, 250)         # the sun half's light print
@@ -117,6 +123,15 @@ class MonsieurConditions:
         fill_kelvin: the colour temperature of the light that still reaches a cast shadow (a
             second lamp, daylight from a window: the photographs' mixed warm and cool light
             leaves shadows of the other light's colour), or None for the lamp's own.
+        tone: the camera's tone curve from linear light to 8-bit codes: ``"power"`` (a pure
+            gamma of 2.2, the default) or ``"srgb"`` (IEC 61966-2-1: a straight line and an
+            offset in the shadows, as the photographs are coded).
+        code_gain: a gain applied to the codes after the tone curve (a camera's digital gain
+            or exposure compensation on its output: 1 = none), before the sensor's noise, the
+            rounding to 8 bits (clipped at 255) and JPEG. Under the sRGB curve it lifts the
+            shadows against the lights (a power law keeps their ratios).
+        focus_sigma_px: the lens's blur (a Gaussian's sigma, pixels, on the linear light; 0 =
+            none): the photographs' glyphs read L* 24-35 through it and JPEG, not their printed 4.
     """
 
     height_mm: float = 560.0
@@ -138,22 +153,29 @@ class MonsieurConditions:
     exposure_s: float = 1 / 60
     gradient_deg: float = 30.0
     fill_kelvin: float | None = None
+    tone: str = "power"
+    code_gain: float = 1.0
+    focus_sigma_px: float = 0.0
 
 
 def random_monsieur_conditions(rng: np.random.Generator, kind: str = "normal") -> MonsieurConditions:
-    """Draw frame conditions of one of :data:`CONDITION_KINDS`.
+    """Draw frame conditions of one of :data:`CONDITION_KINDS` or :data:`EXTRA_KINDS`.
 
     ``normal``: 500-700 mm up, tilt up to 20 degrees, light 0.8-1.2, 4000-6000 K. The others
     change one thing (``dim`` 0.3-0.5x with more noise, ``bright`` 1.3-1.5x, ``warm``
     2700-3200 K, ``cool`` 6000-6500 K, ``tilted`` 25-35 degrees, ``blur`` camera shake 2-5 px,
     ``noise`` sigma 5-8, ``hands`` one or two hands, ``glare`` a lamp's reflection), ``any``
-    everything in range at once (a hand one time in four, glare one in five).
+    everything in range at once (a hand one time in four, glare one in five); ``exposure``
+    the sRGB tone curve with a gain on its codes (x0.25-0.7 three times in four, else
+    x1.2-1.5, clipping the lights), light 0.5-1.2, a lens blur of sigma 0.6-1.2 px, noise
+    sigma 0-5 and JPEG 60-95 three times in four: a dim, noisy, quantised frame whose shadows
+    are lifted against its lights, or an overexposed one.
 
     Raises:
         ValueError: an unknown kind.
     """
-    if kind not in CONDITION_KINDS:
-        raise ValueError(f"unknown condition kind {kind!r} (known: {', '.join(CONDITION_KINDS)})")
+    if kind not in CONDITION_KINDS + EXTRA_KINDS:
+        raise ValueError(f"unknown condition kind {kind!r} (known: {', '.join(CONDITION_KINDS + EXTRA_KINDS)})")
     c: dict[str, Any] = dict(
         height_mm=rng.uniform(500, 700), tilt_deg=rng.uniform(0, 20), azimuth_deg=rng.uniform(0, 360),
         roll_deg=rng.uniform(-15, 15) + float(rng.choice([0.0, 90.0, 180.0, 270.0])),
@@ -192,6 +214,11 @@ def random_monsieur_conditions(rng: np.random.Generator, kind: str = "normal") -
         c.update(hands=random_hands(rng))
     elif kind == "glare":
         c.update(glare=glare[0], glare_xy_mm=glare[1])
+    elif kind == "exposure":
+        gain = rng.uniform(0.25, 0.7) if rng.random() < 0.75 else rng.uniform(1.2, 1.5)
+        c.update(tone="srgb", code_gain=float(gain), light=rng.uniform(0.5, 1.2), noise_sigma=rng.uniform(0, 5),
+                 jpeg_quality=int(rng.integers(60, 96)) if rng.random() < 0.75 else 0,
+                 focus_sigma_px=rng.uniform(0.6, 1.2))
     return MonsieurConditions(**c)
 
 
@@ -314,6 +341,11 @@ def _lin(bgr: Sequence[float]) -> np.ndarray:
 #: 8-bit sRGB -> linear (gamma 2.2), and 12-bit linear -> sRGB levels 0-255 (float32)
 _TO_LIN = ((np.arange(256, dtype=np.float32) / 255.0) ** 2.2).astype(np.float32)
 _TO_SRGB = ((np.arange(4096, dtype=np.float32) / 4095.0) ** (1 / 2.2) * 255.0).astype(np.float32)
+#: 12-bit linear -> 8-bit levels through the IEC 61966-2-1 sRGB curve (its straight line under
+#: 0.0031308, then the offset power law), float32
+_X = np.arange(4096, dtype=np.float64) / 4095.0
+_TO_SRGB_IEC = (255.0 * np.where(_X <= 0.0031308, 12.92 * _X, 1.055 * _X ** (1 / 2.4) - 0.055)).astype(np.float32)
+del _X
 #: unit Gaussian sensor noise, one bank larger than a frame; each frame takes a window of it
 _NOISE = np.random.default_rng(2026).standard_normal((480 + 64, 640 + 64, 3), dtype=np.float32)
 
@@ -902,8 +934,12 @@ class MonsieurRenderer:
             yy, xx = np.ogrid[0:h, 0:w]
             spot = np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2).astype(np.float32) / (2 * 22.0 ** 2)) * cond.glare
             lin += spot[..., None] * (gains / max(float(gains.max()), 1e-6))
+        if cond.focus_sigma_px > 0:  # the lens's blur, on the light itself
+            lin = cv2.GaussianBlur(lin, (0, 0), float(cond.focus_sigma_px))
         idx = (np.clip(lin, 0, 1) * 4095.0).astype(np.uint16)
-        out = _TO_SRGB[idx]
+        if cond.tone not in ("power", "srgb"):
+            raise ValueError(f"MonsieurConditions.tone must be 'power' or 'srgb', not {cond.tone!r}")
+        out = (_TO_SRGB_IEC if cond.tone == "srgb" else _TO_SRGB)[idx]
         if cond.blur_px >= 1:  # camera shake along the gradient's direction
             n = int(round(cond.blur_px)) | 1
             k = np.zeros((n, n), np.float32)
@@ -914,9 +950,12 @@ class MonsieurRenderer:
 
     @staticmethod
     def _sensor(exposed: np.ndarray, cond: MonsieurConditions, rng: np.random.Generator) -> np.ndarray:
-        """Sensor noise (a window of one Gaussian bank at a random place) and JPEG: the 8-bit frame."""
+        """The codes' gain (``cond.code_gain``), sensor noise (a window of one Gaussian bank at a
+        random place), 8-bit rounding and JPEG: the 8-bit frame."""
         h, w = exposed.shape[:2]
         oy, ox = int(rng.integers(0, 64)), int(rng.integers(0, 64))
+        if cond.code_gain != 1.0:
+            exposed = exposed * np.float32(cond.code_gain)
         out = exposed + _NOISE[oy:oy + h, ox:ox + w] * np.float32(cond.noise_sigma)
         out8 = np.clip(out, 0, 255).astype(np.uint8)
         if cond.jpeg_quality:
