@@ -262,13 +262,15 @@ def face_map(patch: np.ndarray) -> np.ndarray:
 
 def _face_map_lab(lab8: np.ndarray) -> np.ndarray:
     """:func:`face_map` of a patch already in OpenCV 8-bit Lab (``h x w x 3 uint8``)."""
-    import cv2
-
     lab = lab8.astype(np.float32)
     h, w = lab8.shape[:2]
-    core = lab8[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4]
-    # (each channel's median from its values' counts: np.median's value, without its sort)
-    median = np.array([_percentile_u8(c, 50.0) for c in cv2.split(np.ascontiguousarray(core))], np.float32)
+    core = lab8[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4].reshape(-1, 3)
+    m = len(core)
+    if m == 0:
+        return np.linalg.norm(lab - np.median(core.astype(np.float32), axis=0), axis=2)
+    # (each channel's median, np.median's value: the middle one, or the mean of the middle two)
+    part = np.partition(core, ((m - 1) // 2, m // 2), axis=0) if m > 1 else core
+    median = (part[(m - 1) // 2].astype(np.float32) + part[m // 2]) / np.float32(2)
     return np.linalg.norm(lab - median, axis=2)
 
 
@@ -383,18 +385,28 @@ def _consistent(
     # The face: around the pattern, half a pip beyond its outer pips (a single pip: a third of
     # the die); pips of the side faces, seen in perspective, lie outside it.
     reach = 0.3 * width if len(subset) == 1 else float(np.hypot(*(pts - centre).T).max()) + 1.0 * size
-    for i, (xy, d) in enumerate(cands):
-        if i not in subset and d >= 0.6 * size and np.hypot(*(xy - centre)) < reach:
-            return False  # an unexplained pip-sized blob on the face
+    xy = np.array([c[0] for c in cands], float)
+    d = np.array([c[1] for c in cands], float)
+    other = np.ones(len(cands), bool)
+    other[list(subset)] = False
+    if np.any(other & (d >= 0.6 * size) & (np.hypot(xy[:, 0] - centre[0], xy[:, 1] - centre[1]) < reach)):
+        return False  # an unexplained pip-sized blob on the face
     on = [_response(evidence, p, size * 0.25) for p in pts]
     if min(on) < 0.55 * max(on):
         return False  # one "pip" much fainter than the others: glare or texture
-    ref = float(np.median(on))
+    srt = sorted(on)
+    ref = srt[len(srt) // 2] if len(srt) % 2 else (srt[len(srt) // 2 - 1] + srt[len(srt) // 2]) / 2  # (np.median's)
     if len(subset) == 1:
-        yy, xx = np.mgrid[0 : evidence.shape[0], 0 : evidence.shape[1]]
-        rr = np.hypot(xx - pts[0][0], yy - pts[0][1])
-        ring = (rr > size * 0.9) & (rr < 0.24 * width)
-        return bool(evidence[ring].max() < 0.5 * ref)
+        # the ring around the pip, in the window that holds it (the pixels nearer than 0.24 width)
+        h, w = evidence.shape
+        r = 0.24 * width
+        px, py = pts[0]
+        wx0, wx1 = max(0, int(np.floor(px - r))), min(w, int(np.ceil(px + r)) + 1)
+        wy0, wy1 = max(0, int(np.floor(py - r))), min(h, int(np.ceil(py + r)) + 1)
+        yy, xx = np.mgrid[wy0:wy1, wx0:wx1]
+        rr = np.hypot(xx - px, yy - py)
+        ring = (rr > size * 0.9) & (rr < r)
+        return bool(evidence[wy0:wy1, wx0:wx1][ring].max() < 0.5 * ref)
     if len(subset) == 6:
         return True
     z = pts[:, 0] + 1j * pts[:, 1]
