@@ -620,6 +620,9 @@ class FaceModel:
 
     #: Output classes: 0 = not one die (floor, part of a die, two dice), then the values 1-6.
     CLASSES = ("not one die", 1, 2, 3, 4, 5, 6)
+    #: The most rows of one forward pass (:meth:`view_rows`): 0.8 ms a row here at 16-128
+    #: rows, 1.3-2.0 ms at 384 (docs/BENCHMARKS.md).
+    BATCH_ROWS = 64
 
     def __init__(self, path: str | Path | None = None):
         import cv2
@@ -711,10 +714,14 @@ class FaceModel:
         x = patches.astype(np.float32).transpose(0, 3, 1, 2) / 255.0  # R x 3 x H x W
         batch = np.ascontiguousarray(np.stack(
             [np.rot90(x[r, :, :, ::-1] if v >= 4 else x[r], v % 4, axes=(1, 2)) for r, v in enumerate(views)]))
+        outs = []
         with self._lock:
-            self._net.setInput(batch)
-            out = self._net.forward()
-        logits = out.reshape(len(views), -1).astype(np.float64)
+            # (in forward passes of at most BATCH_ROWS rows: a batch of hundreds of rows takes
+            # 1.6-2.5 times longer a row here; a row does not depend on its batch)
+            for at in range(0, len(batch), self.BATCH_ROWS):
+                self._net.setInput(batch[at:at + self.BATCH_ROWS])
+                outs.append(self._net.forward().reshape(min(self.BATCH_ROWS, len(batch) - at), -1))
+        logits = np.concatenate(outs).astype(np.float64)
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
         p /= p.sum(axis=1, keepdims=True)
