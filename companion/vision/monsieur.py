@@ -91,7 +91,13 @@ from companion.vision.colour import (
     white_of,
 )
 from companion.vision.frames import check_bgr_frame
-from companion.vision.monsieur_die import DieReader, DieReading, _median, clipped_pixels, white_relative
+from companion.vision.monsieur_die import (
+    DieReader,
+    DieReading,
+    _median,
+    clipped_pixels,
+    white_relative,
+)
 from companion.vision.monsieur_geometry import (
     MonsieurGeometry,
     RoofReading,
@@ -288,12 +294,69 @@ class _SeatPlan:
         self.roof_angle_deg = angle
         self.camera = cam
         self.shape = tuple(shape[:2])
+        self._groups: _SampleGroups | None = None
+
+    def groups(self, reader: MonsieurReader) -> _SampleGroups:
+        """The plan's samples grouped for the seats' reading, all of them used (made once)."""
+        if self._groups is None:
+            self._groups = _SampleGroups(reader, self, np.ones(len(self.seg), dtype=bool))
+        return self._groups
+
+
+class _SampleGroups:
+    """The seats' samples grouped for :meth:`MonsieurReader._seats_pass`: what depends on the
+    plan (and the samples used) only, not on the frame's pixels.
+
+    Attributes (``N`` the plan's samples):
+        seg: ``N`` each sample's segment (``_PARTS * seat + part``; unused samples in the spare
+            segment ``_PARTS * n``).
+        seat: ``N`` its seat (``n`` for the unused); ``seat_of``: the same, at most ``n - 1``.
+        ring, middle: ``N`` bool, the used samples of the clear ring, of the middle.
+        count: ``_PARTS * n + 1`` float64, samples per segment.
+        flag_at: ``6 N`` the places of six per-sample tests' counts in one bincount.
+        wood: the used samples of the wood around the seats (indices); ``wood_key``: their
+            seat and sector (``8 seat + sector``); ``wood_count``: ``8 n`` samples per key.
+        print_floor: ``N`` float32, the least chroma / lightness of a print pixel.
+    """
+
+    def __init__(self, reader: MonsieurReader, plan: _SeatPlan, use: np.ndarray):
+        n = reader.geometry.n_seats
+        segs = _PARTS * n
+        self.seg = seg = np.where(use, plan.seg, segs)
+        self.seat = seg // _PARTS
+        self.seat_of = np.minimum(self.seat, n - 1)
+        used = seg < segs
+        self.ring = (seg % _PARTS == 0) & used
+        self.middle = (seg % _PARTS == 1) & used
+        self.count = np.bincount(seg, minlength=segs + 1).astype(np.float64)
+        self.flag_at = (np.arange(6)[:, None] * (segs + 1) + seg[None, :]).ravel()
+        self.wood = np.flatnonzero((plan.sector >= 0) & used)
+        self.wood_key = self.seat[self.wood] * 8 + plan.sector[self.wood]
+        self.wood_count = np.bincount(self.wood_key, minlength=n * 8)[: n * 8]
+        self.print_floor = np.maximum(reader.print_share * plan.print_cl, reader.kid_chromaticity)
 
 
 def _group_median(key: np.ndarray, values: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     """The median of ``values`` (``N`` float) in each group ``key`` (``N`` int, 0 to
     ``n_keys - 1``): ``n_keys`` float64 (NaN for an empty group) and the groups' counts
-    (``n_keys`` int). One sort for all groups."""
+    (``n_keys`` int, read-only). One sort for all groups."""
+    if values.dtype == np.float32 and 0 < len(key) and n_keys < 2 ** 31:
+        # the groups' part (counts, the group words, each group's middle places) kept for the
+        # next call with the same groups (the seats' reading asks several medians of each)
+        count, high, lo, hi, has = _groups_of(key, n_keys)
+        bits = np.ascontiguousarray(values).view(np.uint32)
+        if bits.max() < 0x80000000:
+            # every value 0 or above (-0.0 aside): their bits sort as the values do, so one sort
+            # of the words (the group in the high half, the bits in the low) orders them by
+            # group then value, as below
+            v = np.sort(high | bits).astype(np.uint32).view(np.float32)
+        else:
+            word = np.where(bits >> np.uint32(31), ~bits, bits | np.uint32(0x80000000)).astype(np.uint64) | high
+            low = np.sort(word).astype(np.uint32)
+            v = np.where(low >> np.uint32(31), low & np.uint32(0x7FFFFFFF), ~low).view(np.float32)
+        out = np.full(n_keys, np.nan)
+        out[has] = 0.5 * (v[lo].astype(np.float64) + v[hi])
+        return out, count
     out = np.full(n_keys, np.nan)
     count = np.bincount(key, minlength=n_keys)[:n_keys]
     if len(key) == 0:
@@ -315,6 +378,30 @@ def _group_median(key: np.ndarray, values: np.ndarray, n_keys: int) -> tuple[np.
     hi = start + count // 2
     out[has] = 0.5 * (v[lo[has]] + v[hi[has]])
     return out, count
+
+
+#: the last groups :func:`_groups_of` made, by their keys' bytes (a few: one frame's)
+_GROUPS: dict[tuple[int, bytes], tuple[np.ndarray, ...]] = {}
+
+
+def _groups_of(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, ...]:
+    """For :func:`_group_median`: the groups' counts (``n_keys`` int, read-only), the keys
+    as the high half of 64-bit words (``N`` uint64), each non-empty group's lower and upper
+    middle places in the sorted values, and which groups are non-empty (``n_keys`` bool);
+    kept by the keys' bytes for the next calls with the same groups."""
+    k = np.ascontiguousarray(key)
+    tag = (n_keys, k.dtype.str.encode() + k.tobytes())
+    got = _GROUPS.get(tag)
+    if got is None:
+        count = np.bincount(k, minlength=n_keys)[:n_keys]
+        count.flags.writeable = False
+        start = np.concatenate([[0], np.cumsum(count)[:-1]])
+        has = count > 0
+        got = (count, k.astype(np.uint64) << np.uint64(32), (start + (count - 1) // 2)[has], (start + count // 2)[has], has)
+        if len(_GROUPS) >= 16:
+            _GROUPS.clear()
+        _GROUPS[tag] = got
+    return got
 
 
 def _within(dx: np.ndarray, dy: np.ndarray, radius: float, strict: bool = False) -> np.ndarray:
@@ -854,7 +941,7 @@ class MonsieurReader:
         return self._seats_pass(plan, pix, lab, np.ones(len(plan.seg), dtype=bool))
 
     def _glare(self, plan: _SeatPlan, seg: np.ndarray, chroma: np.ndarray, light: np.ndarray,
-               clipped: np.ndarray) -> np.ndarray:
+               clipped: np.ndarray, groups: _SampleGroups | None = None, ratio: np.ndarray | None = None) -> np.ndarray:
         """Per seat (``12`` bool): does a glossy print's glare reach it? The reflection adds the
         lamp's white to everything under it, so the disc's wood there is less saturated (chroma
         / lightness) than elsewhere on the disc, where shading alone keeps the ratio. The wood
@@ -864,9 +951,13 @@ class MonsieurReader:
         than 3 sectors seen, or a disc with fewer than 6, cannot be cleared."""
         n = self.geometry.n_seats
         P = _PARTS
-        wood = plan.sector >= 0
-        key = (seg[wood] // P) * 8 + plan.sector[wood]
-        ratio = np.where(clipped[wood], 0.0, chroma[wood] / np.maximum(light[wood], 1.0))
+        if groups is not None and ratio is not None:  # (the plan's wood samples and their keys, the pass's ratios)
+            wood, key = groups.wood, groups.wood_key
+            ratio = np.where(clipped[wood], 0.0, ratio[wood])
+        else:
+            wood = plan.sector >= 0
+            key = (seg[wood] // P) * 8 + plan.sector[wood]
+            ratio = np.where(clipped[wood], 0.0, chroma[wood] / np.maximum(light[wood], 1.0))
         lit = np.where(clipped[wood], 100.0, light[wood])
         med, cnt = _group_median(key, ratio, n * 8)
         med_l = _group_median(key, lit, n * 8)[0]
@@ -886,7 +977,10 @@ class MonsieurReader:
         """One pass of :meth:`_seats` on the samples where ``use`` (``N`` bool) is set."""
         n = self.geometry.n_seats
         P = _PARTS
-        seg = np.where(use, plan.seg, P * n)  # the unused samples go to a spare segment
+        # the samples' segments and groups (the unused samples in a spare segment): kept on the
+        # plan for every pass of all its samples
+        fx = plan.groups(self) if use.all() else _SampleGroups(self, plan, use)
+        seg = fx.seg
         light = lab[:, 0]
         chroma = np.hypot(lab[:, 1], lab[:, 2])
         clipped = clipped_pixels(pix)
@@ -894,18 +988,17 @@ class MonsieurReader:
         # print and pale exclude each other: a print pixel is at least as chromatic as the
         # palest print allows and more than any token
         is_print = ((along >= self.cos_hue * chroma) & (chroma >= 12.0) & ~clipped
-                    & (chroma >= np.maximum(self.print_share * plan.print_cl, self.kid_chromaticity) * light))
+                    & (chroma >= fx.print_floor * light))
         pale = (chroma < self.kid_chromaticity * light) & ~clipped
         strict = is_print & (chroma >= plan.strict_cl * light)
         segs = P * n
-        count = np.bincount(seg, minlength=segs + 1).astype(np.float64)
+        count = fx.count
         # the seat's local light: the median lightness of its ring's print pixels
-        print_n = np.bincount(seg, weights=is_print, minlength=segs + 1)
-        sel = (seg % P == 0) & is_print & (seg < segs)
-        ring_light = _group_median(seg[sel] // P, light[sel], n)[0]
+        sel = fx.ring & is_print
+        ring_light = _group_median(fx.seat[sel], light[sel], n)[0]
         # each pixel's lightness as it would be under the light of its seat's print (the ring's
         # print lightness stands for the calibrated print's): a glyph is dark, a token light
-        rel = light * (plan.print_l / ring_light[np.minimum(seg // P, n - 1)])
+        rel = light * (plan.print_l / ring_light[fx.seat_of])
         dark = rel < self.dark_lightness
         bright = pale & (rel >= self.kid_lightness)
         # a token's colour is never neutral (the palest, pastel sky, keeps 0.27 of its
@@ -913,16 +1006,15 @@ class MonsieurReader:
         # grey (their median chroma / lightness under half that; noise scatters single
         # pixels) is a glyph or a shadow under a glossy print's glare, not a token
         ratio = chroma / np.maximum(light, 1.0)
-        sel = (seg % P == 1) & bright & (seg < segs)
-        grey_med = _group_median(seg[sel] // P, ratio[sel], n)[0]
+        sel = fx.middle & bright
+        grey_med = _group_median(fx.seat[sel], ratio[sel], n)[0]
         grey = np.isfinite(grey_med) & (grey_med < self._kid_min_cl)
-        dark_n = np.bincount(seg, weights=dark, minlength=segs + 1)
-        bright_n = np.bincount(seg, weights=bright, minlength=segs + 1)
-        pale_n = np.bincount(seg, weights=pale, minlength=segs + 1)
-        strict_n = np.bincount(seg, weights=strict, minlength=segs + 1)
-        clip_n = np.bincount(seg, weights=clipped, minlength=segs + 1)
-        glare = self._glare(plan, seg, chroma, light, clipped)
-        covered = print_beyond_seat(plan, seg, strict, is_print, chroma, light, n, P)
+        # each test's count per segment from one bincount (sums of 0 and 1: exact)
+        print_n, dark_n, bright_n, pale_n, strict_n, clip_n = np.bincount(
+            fx.flag_at, weights=np.concatenate([is_print, dark, bright, pale, strict, clipped]),
+            minlength=6 * (segs + 1)).reshape(6, segs + 1)
+        glare = self._glare(plan, seg, chroma, light, clipped, fx, ratio)
+        covered = print_beyond_seat(plan, seg, strict, is_print, chroma, light, n, P, groups=fx, ratio=ratio)
         out = []
         why = []
         for k in range(n):

@@ -46,7 +46,12 @@ from companion.vision.monsieur_geometry import TableCamera
 from companion.vision.registration import Registration
 
 if TYPE_CHECKING:  # pragma: no cover
-    from companion.vision.monsieur import MonsieurReader, MonsieurReading, _SeatPlan
+    from companion.vision.monsieur import (
+        MonsieurReader,
+        MonsieurReading,
+        _SampleGroups,
+        _SeatPlan,
+    )
 
 __all__ = ["PlaneCamera", "SeatAngle", "camera_from_board", "print_beyond_seat", "read_without_roof", "seats_angle", "zero_mark_lightness"]
 
@@ -334,7 +339,8 @@ def read_without_roof(reader: MonsieurReader, frame: np.ndarray, registration: R
 
 def print_beyond_seat(plan: _SeatPlan, seg: np.ndarray, strict: np.ndarray, is_print: np.ndarray,
                       chroma: np.ndarray, light: np.ndarray, n_seats: int, parts: int, share: float = 0.5,
-                      min_samples: int = 5, margin: float = 0.3, ring_ratio: float = 0.7) -> np.ndarray:
+                      min_samples: int = 5, margin: float = 0.3, ring_ratio: float = 0.7,
+                      groups: _SampleGroups | None = None, ratio: np.ndarray | None = None) -> np.ndarray:
     """Per seat (``n_seats`` bool): does the seat's own print colour reach beyond its edge?
 
     The wood around each seat (19-23 mm from its centre, off every seat: the plan's fifth part,
@@ -362,15 +368,22 @@ def print_beyond_seat(plan: _SeatPlan, seg: np.ndarray, strict: np.ndarray, is_p
         is_print: ``N`` bool, the sample shows its seat's print colour (the reader's test).
         chroma, light: ``N`` C*ab and L* of the samples.
         n_seats: seats on the disc; ``parts``: segments per seat.
+        groups: the samples' groups for ``seg`` (``monsieur._SampleGroups``: its wood samples,
+            their keys and counts, the ring's samples, each sample's seat), with ``ratio``
+            (``N`` float32, ``chroma / max(light, 1)``): the same answers, computed once.
 
     Returns:
         ``n_seats`` bool.
     """
     from companion.vision.monsieur import _group_median
 
-    wood = (plan.sector >= 0) & (seg < parts * n_seats)
-    key = (seg[wood] // parts) * 8 + plan.sector[wood]
-    count = np.bincount(key, minlength=n_seats * 8)[: n_seats * 8]
+    if groups is not None and ratio is not None:
+        wood, key, count = groups.wood, groups.wood_key, groups.wood_count
+    else:
+        wood = (plan.sector >= 0) & (seg < parts * n_seats)
+        key = (seg[wood] // parts) * 8 + plan.sector[wood]
+        count = np.bincount(key, minlength=n_seats * 8)[: n_seats * 8]
+        ratio = chroma / np.maximum(light, 1.0)
     hits = np.bincount(key, weights=strict[wood], minlength=n_seats * 8)[: n_seats * 8]
     seen = (count >= min_samples).reshape(n_seats, 8)
     frac = np.where(seen, (hits / np.maximum(count, 1)).reshape(n_seats, 8), 0.0)
@@ -383,9 +396,12 @@ def print_beyond_seat(plan: _SeatPlan, seg: np.ndarray, strict: np.ndarray, is_p
     mid = rows[i, cnt // 2]
     below = rows[i, np.maximum(cnt // 2 - 1, 0)]
     ref = np.where(cnt == 0, 0.0, np.where(cnt % 2 == 1, mid, (below + mid) / 2.0))
-    ratio = chroma / np.maximum(light, 1.0)
     sector_ratio = _group_median(key, ratio[wood], n_seats * 8)[0].reshape(n_seats, 8)
-    ring = (seg % parts == 0) & is_print & (seg < parts * n_seats)
-    own = _group_median(seg[ring] // parts, ratio[ring], n_seats)[0]
+    if groups is not None:
+        ring = groups.ring & is_print
+        own = _group_median(groups.seat[ring], ratio[ring], n_seats)[0]
+    else:
+        ring = (seg % parts == 0) & is_print & (seg < parts * n_seats)
+        own = _group_median(seg[ring] // parts, ratio[ring], n_seats)[0]
     sat = np.where(np.isfinite(own)[:, None], sector_ratio >= ring_ratio * own[:, None], False)
     return ((frac >= share) & (frac >= ref[:, None] + margin) & sat).any(axis=1)
