@@ -387,7 +387,7 @@ def print_beyond_seat(plan: _SeatPlan, seg: np.ndarray, strict: np.ndarray, is_p
     hits = np.bincount(key, weights=strict[wood], minlength=n_seats * 8)[: n_seats * 8]
     seen = (count >= min_samples).reshape(n_seats, 8)
     frac = np.where(seen, (hits / np.maximum(count, 1)).reshape(n_seats, 8), 0.0)
-    other = np.roll(np.arange(n_seats), -(n_seats // 2))
+    other = (np.arange(n_seats) + n_seats // 2) % n_seats  # (np.roll's, the seat across the disc)
     # each seat's opposite's median sector (np.median's values: the middle one, or the two
     # middle ones' mean, (a + b) / 2), all rows from one sort, the unseen sectors last
     rows = np.sort(np.where(seen, frac, np.inf)[other], axis=1)

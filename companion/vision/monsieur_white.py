@@ -38,7 +38,7 @@ def unclipped_papers(pix: np.ndarray, marker: np.ndarray, min_pixels: int = 10) 
     """
     if len(pix) == 0:
         return pix
-    low = pix.min(axis=1)
+    low = np.minimum(np.minimum(pix[:, 0], pix[:, 1]), pix[:, 2])  # (numpy reduces a short axis slowly)
     labels = np.unique(marker)
     clipped = []
     for m in labels:
