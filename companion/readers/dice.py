@@ -181,6 +181,7 @@ _SIGNATURES = {n: _signature(np.array(_FACES[n], float)) for n in range(2, 7)}
 _SIX_SIGNATURES = [
     _signature(np.array([(x * a, y) for x, y in _FACES[6]], float)) for a in np.arange(0.5, 1.15, 0.05)
 ]
+_SIX_SIGNATURE_ROWS = np.array(_SIX_SIGNATURES)  # (the six's aspects) x 15
 _SPAN = {
     n: max(float(np.hypot(*np.subtract(a, b))) for a, b in itertools.combinations(_FACES[n], 2))
     for n in range(2, 7)
@@ -526,21 +527,27 @@ def _geometry_may_fit(xy: np.ndarray, size: np.ndarray, subsets: np.ndarray, wid
     ok &= sz.max(axis=1) <= ratio * sz.min(axis=1) * (1 + _SLACK)
     if n == 1:
         return ok
+    # the pairwise tests on the subsets left only (most are ruled out by their centre or sizes)
+    keep = np.flatnonzero(ok)
+    if not len(keep):
+        return ok
+    pts, sz = pts[keep], sz[keep]
     a, b = _pairs(n)
     d = np.hypot(pts[:, a, 0] - pts[:, b, 0], pts[:, a, 1] - pts[:, b, 1])  # m x pairs
     d.sort(axis=1)
     top = np.maximum(d[:, -1:], 1e-300)
     sig = d / top
     if n < 6:
-        ok &= np.abs(sig - _SIGNATURES[n]).max(axis=1) <= SIGNATURE_TOL + _SLACK
+        fit = np.abs(sig - _SIGNATURES[n]).max(axis=1) <= SIGNATURE_TOL + _SLACK
         unit = d[:, -1] / _SPAN[n]
     else:
-        dev = np.min([np.abs(sig - s6).max(axis=1) for s6 in _SIX_SIGNATURES], axis=0)
-        ok &= dev <= SIGNATURE_TOL + _SLACK
+        dev = np.abs(sig[:, None, :] - _SIX_SIGNATURE_ROWS[None]).max(axis=2).min(axis=1)
+        fit = dev <= SIGNATURE_TOL + _SLACK
         unit = d[:, :4].mean(axis=1)
     mean_size = sz.mean(axis=1)
-    ok &= (unit >= 0.08 * width - _SLACK) & (unit <= 0.24 * width + _SLACK)
-    ok &= (unit >= (0.45 - _SLACK) * mean_size) & (unit <= (2.3 + _SLACK) * mean_size)
+    fit &= (unit >= 0.08 * width - _SLACK) & (unit <= 0.24 * width + _SLACK)
+    fit &= (unit >= (0.45 - _SLACK) * mean_size) & (unit <= (2.3 + _SLACK) * mean_size)
+    ok[keep] = fit
     return ok
 
 
