@@ -30,7 +30,10 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    blobs (``cv2.SimpleBlobDetector``); every subset of 1 to 6 is tested against the layouts of
    the six faces (pairwise-distance signature, spacing and size against the die's size, centred
    pattern, even contrast, the empty places of the 3 x 3 grid empty, no other pip on the face)
-   (:func:`read_patch`); of three crops, at least two must give the value and none another.
+   (:func:`read_patch`); of three crops, at least two must give the value and none another
+   (the third is read only when the first two do not read one value, or the die then reads
+   no value: a third crop reading another value vetoes only a value the pips alone would
+   give; :meth:`DiceReader._read_singles`).
 5. **Decision** (:func:`decide`): both readers agree (classifier probability at least
    ``MODEL_WITH_PIPS``), or the pips abstain and the classifier is sure (``MODEL_ALONE``);
    anything else - a disagreement (any of the pips' crops reading another value), an unsure
@@ -56,13 +59,15 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    large for dice (:meth:`DiceReader._dice_in_bands`), and does not count the wall's band as
    a die reaching beyond its box.
 
-8. **Speed, the same readings** (issue 15): the pips are read first; the classifier then looks
-   only at the dice whose reading needs it, all of a frame's in one batch of
-   :data:`FIRST_VIEWS` of the eight views each, and the other views only of the dice those
-   leave undecided (a value is taken early only when the views not taken cannot change it:
-   :func:`_decide_votes`); the search's squares of a frame go in one batch; the pip fitter
-   rules out at once the subsets whose geometry cannot fit a face; the finder's colour distance
-   is taken in integers. tests/test_dice_speed_equal.py and ``bench/dice_bench.py --equal``
+8. **Speed, the same readings** (issue 15): the pips are read first (two crops a die where they
+   agree); the classifier then looks only at the dice whose reading needs it, all of a frame's
+   in one batch of a first look of :data:`FIRST_VIEWS` views each (the patch and its mirror
+   image turned), decided on those two when both give one class at :data:`VIEWS_AGREE` or
+   more, and the eight views of the others (:func:`_decide_votes`); the search's squares of a frame go in one
+   batch, in forward passes of :attr:`FaceModel.BATCH_ROWS` rows; the pip fitter rules out at
+   once the subsets whose geometry cannot fit a face; the finder's colour distance is taken in
+   integers, its components labelled in ``uint16``; medians and percentiles from one partition
+   or the values' counts. tests/test_dice_speed_equal.py and ``bench/dice_bench.py --equal``
    compare the readings with the reader as it was (tests/dice_reference.py).
 
 Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py``, and
@@ -975,12 +980,14 @@ class DiceReader:
         """The readings of the dice found (boxes ``singles``, frame px), in their order; the
         boxes neither reader sees a die in are left out.
 
-        The pips first (each die's three crops), then the face classifier, lazily: only the
-        dice whose reading needs it, all of them in one batch of :data:`FIRST_VIEWS` views
-        each, then the eight views of the few the first views leave undecided in a second
-        batch (:class:`_Votes`). The readings are those of classifying every die in its eight
-        views: a value is taken from fewer views only when the views not taken cannot change
-        it (:func:`_decide_votes`)."""
+        The pips first (each die's first two crops, the third where they do not read one
+        value), then the face classifier, lazily: only the dice whose reading needs it, all of
+        them in one batch of :data:`FIRST_VIEWS` views each (decided on them when they agree:
+        :meth:`_Votes.agreed`), then the eight views of the others in a second batch
+        (:class:`_Votes`, :func:`_decide_votes`). A die whose third crop was not read and that
+        reads no value is read again with it: the readings are the three crops' but where a
+        third crop's other value would veto a value the first two crops and the classifier
+        give."""
         read = [self._pip_evidence(frame, box, False) for box in singles]
         evidence = [e for e, _ in read]
         skipped = [k for k, (_, crops) in enumerate(read) if len(crops) < len(_VARIANTS)]
