@@ -92,6 +92,15 @@ def _median(values: np.ndarray) -> np.ndarray:
     return (v[n // 2 - 1] + v[n // 2]) / v.dtype.type(2)
 
 
+def _faint(chroma: np.ndarray, top_chroma: float) -> bool:
+    """Is a blob (its pixels' C*ab, ``N`` float, NaN where masked) too faint to be a die's face:
+    its median chroma under half the top's ``top_chroma`` (or no finite pixel)? A face in shade
+    keeps its print's chroma for its lightness; half is the bound a second face is held to
+    beside the top (:meth:`DieReader._beyond_far_edge`)."""
+    c = chroma[np.isfinite(chroma)]
+    return len(c) == 0 or float(_median(c)) < 0.5 * top_chroma
+
+
 def clipped_pixels(pixels: np.ndarray) -> np.ndarray:
     """``N`` bool: the pixels (``N x 3 uint8``) whose every channel is at least ``CLIPPED``
     (pairwise minima: numpy reduces a short axis slowly)."""
@@ -483,7 +492,8 @@ class DieReader:
 
     def _second_face(self, labels: np.ndarray, k: int, px: float, py: float, side: float, area: float,
                      toward: np.ndarray, on_sun: Callable[[float, float], bool] = lambda u, v: False,
-                     side_strip: float = float("inf"), sun: np.ndarray | None = None) -> str:
+                     side_strip: float = float("inf"), sun: np.ndarray | None = None,
+                     chroma: np.ndarray | None = None, top_chroma: float = 0.0) -> str:
         """Is there, within a side's length of the top candidate at (``px``, ``py``) and on its
         side away from the camera's foot (``toward``: unit vector to it, warped pixels), a blob
         of another die colour at least ``second_face`` of the candidate's ``area`` (after the same
@@ -498,28 +508,31 @@ class DieReader:
         ridge as large as the first: on the camera's side a blob larger than 1.5 side strips is
         a second face too.
 
+        A die's face is a print as saturated as its top: a blob whose median chroma (``chroma``,
+        ``h x w`` C*ab of ``labels``, NaN where masked) is under half the top's (``top_chroma``,
+        the bound :meth:`_beyond_far_edge` puts on a second face) is the board's own print of a
+        near hue (monsieur_054: the rain half's blue-grey under a mixed light labelled green,
+        C*ab 16 beside a blue top of 60), not a face.
+
         A printed sun (``sun``: ``h x w bool`` of ``labels``, where one is seen) is left out of
-        every blob (its print is a die colour, orange); where it lies within reach of the top
-        (its centre's disc of 1.2 sides, the top aside) on more than ``second_face`` of the top's
-        area, an orange face there could not be seen.
+        every blob (its print is a die colour, orange). Where it lies is not enough to abstain:
+        a second face adjoins an edge of the top, and the band beyond every edge (from above,
+        where the faces look alike, every edge's) is read by :meth:`_beyond_far_edge`, which
+        abstains where the sun covers half of it.
 
         Returns ``"edge"`` (a second face found), ``"sun"`` (a printed sun beside the top, where
         an orange face would not be told from it) or ``""``."""
         y0, x0 = max(int(py - 1.5 * side), 0), max(int(px - 1.5 * side), 0)
         sub = labels[y0:int(py + 1.5 * side) + 1, x0:int(px + 1.5 * side) + 1]
+        chroma_sub = None if chroma is None else chroma[y0:int(py + 1.5 * side) + 1, x0:int(px + 1.5 * side) + 1]
         near_sun = False
         sun_sub = None
         if sun is not None:
-            sun_sub = sun[y0:int(py + 1.5 * side) + 1, x0:int(px + 1.5 * side) + 1]
-            yy, xx = np.ogrid[0:sun_sub.shape[0], 0:sun_sub.shape[1]]  # (broadcast: the same values)
-            d = np.hypot(xx + x0 - px, yy + y0 - py)
-            cheb = np.maximum(np.abs(xx + x0 - px), np.abs(yy + y0 - py))
-            reach = sun_sub & (d <= 1.2 * side) & (cheb > 0.5 * side)
             # (from an oblique view a die on its edge that shows a square face tilts its second
-            # face away from the camera, just beyond the top's far edge: _beyond_far_edge looks
-            # there, around a sun; from above, nearer than a quarter side's strip, the two faces
-            # look alike and the second may lie on any side)
-            near_sun = side_strip < 0.25 * side and int(reach.sum()) > self.second_face * area
+            # face away from the camera, just beyond the top's far edge; from above, nearer than
+            # a quarter side's strip, the two faces look alike and the second may lie beyond any
+            # edge: _beyond_far_edge reads those bands, around a sun)
+            sun_sub = sun[y0:int(py + 1.5 * side) + 1, x0:int(px + 1.5 * side) + 1]
         for other, kernel in ((o, kk) for o in range(len(self.colours)) for kk in (self._kernel, self._thin_kernel)):
             if other == k:
                 continue
@@ -531,7 +544,7 @@ class DieReader:
             binary = cv2.morphologyEx(mine.astype(np.uint8), cv2.MORPH_OPEN, kernel)
             if int(binary.sum()) < self.second_face * area:
                 continue
-            n, _comp, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=4)
+            n, comp, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=4)
             for j in range(1, n):
                 dx, dy = cents[j, 0] + x0 - px, cents[j, 1] + y0 - py
                 away = float(dx * toward[0] + dy * toward[1])
@@ -539,6 +552,8 @@ class DieReader:
                 # the second face adjoins the top: its centre within 1.2 sides of the top's
                 if big >= self.second_face * area and np.hypot(dx, dy) <= 1.2 * side and (
                         away < 0.0 or big >= 1.5 * side * side_strip):
+                    if chroma_sub is not None and _faint(chroma_sub[comp == j], top_chroma):
+                        continue  # the board's print of a near hue, not a die's face
                     if not on_sun(float(cents[j, 0] + x0), float(cents[j, 1] + y0)):
                         return "edge"
                     near_sun = True  # a printed sun there: an orange face would look the same
@@ -647,7 +662,8 @@ class DieReader:
                     # a flat die's side face on the top's plane: a strip the top's height times
                     # the distance to the camera's foot over the camera's height wide
                     strip = z * float(np.linalg.norm(foot)) / max(float(cam.centre_mm[2]) - z, 1e-6) * s
-                    second = self._second_face(labels, k, px, py, side, float(areas[j]), toward, on_sun, strip, sun)
+                    second = self._second_face(labels, k, px, py, side, float(areas[j]), toward, on_sun, strip, sun,
+                                               np.hypot(ab[..., 0], ab[..., 1]), float(np.hypot(*_median(top_ab))))
                     if second == "":
                         second = self._beyond_far_edge(ab, k, px, py, rw, rh, rect_deg, toward, s, top_ab,
                                                        strip < 0.25 * side, sun, strip)
