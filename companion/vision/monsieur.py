@@ -1016,6 +1016,10 @@ class MonsieurReader:
             minlength=6 * (segs + 1)).reshape(6, segs + 1)
         glare = self._glare(plan, seg, chroma, light, clipped, fx, ratio)
         covered = print_beyond_seat(plan, seg, strict, is_print, chroma, light, n, P, groups=fx, ratio=ratio)
+        # (the per-seat rules on Python numbers: the same values, numpy's scalars cost more than the rules)
+        count, print_n, dark_n, bright_n, pale_n, strict_n, clip_n = (
+            v.tolist() for v in (count, print_n, dark_n, bright_n, pale_n, strict_n, clip_n))
+        glare, covered, grey = glare.tolist(), covered.tolist(), grey.tolist()
         out = []
         why = []
         for k in range(n):
