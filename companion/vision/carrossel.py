@@ -635,6 +635,18 @@ class CarrosselReader:
     #: 0.09-0.12, carrossel_036 and carrossel_051) is darker than any standee's paint there (the
     #: darkest, natural wood: 0.19 on the same two photographs)
     STANDEE_CENTRE_MIN = 0.15
+    #: ... unless that middle has a colour: printed ink is neutral (the median a*, b* of a disc's
+    #: middle under a letter's stroke, against the markers' white, has CIE Lab chroma 0.3-5.8 on
+    #: the two calibration photographs' 28 plain tiles whose middle is at most 0.3 of the cream;
+    #: at most 5.8 on all 34), the standees' pastel and wood paints are not (14.1-29.6 on their 17
+    #: standees): a middle darker than STANDEE_CENTRE_MIN (a paint in the body's own shade) is a
+    #: standee's when its chroma is at least STANDEE_CENTRE_CHROMA, about midway (the other tests
+    #: all still apply; a grey or black paint that dark stays unknown), and its level at least
+    #: STANDEE_CENTRE_INK, the lighter end of printed ink itself (the templates' 0.09-0.12): as
+    #: dark as ink, a middle's colour is the noise's and the JPEG's chroma bleeding from the tile
+    #: (a swan's stroke at 0.03 of the cream measured chroma 11.9 on a rendered frame, JPEG 69)
+    STANDEE_CENTRE_CHROMA = 10.0
+    STANDEE_CENTRE_INK = 0.12
     #: the camera heights the standee's region is taken over (mm above the board; README 450-700)
     STANDEE_CAMERA_HEIGHTS_MM = (450.0, 700.0)
     #: a tile's corners of two colours are read again without those where a standee's region
@@ -1521,7 +1533,7 @@ class CarrosselReader:
                 else:
                     out[name] = SlotReading("tile", self.letters.animals[k1], colour_name, False, conf * best)
             if unclear:
-                out.update(self._standees(lum, index, unclear))
+                out.update(self._standees(lum, index, unclear, flat, table))
         return out
 
     @staticmethod
@@ -1601,7 +1613,8 @@ class CarrosselReader:
         return np.stack(out)
 
     def _standees(self, lum: np.ndarray, index: np.ndarray,
-                  unclear: Sequence[tuple[int, str, float, float, float]]) -> dict[str, SlotReading]:
+                  unclear: Sequence[tuple[int, str, float, float, float]],
+                  flat: np.ndarray | None = None, table: np.ndarray | None = None) -> dict[str, SlotReading]:
         """Tiles whose corners read a colour but whose letter is unclear: a client standee on
         the tile, or not.
 
@@ -1610,7 +1623,8 @@ class CarrosselReader:
         tile's placement and the registration's error): there a standee is one even surface
         (lightness spread at most :attr:`STANDEE_CENTRE_SPREAD` of the cream, at most
         :attr:`STANDEE_CENTRE_CREAM` of it as light as the cream, its median lighter than ink:
-        :attr:`STANDEE_CENTRE_MIN`), where a printed letter is dark strokes on cream. The tile's colour comes from its corners, outside the standee's
+        :attr:`STANDEE_CENTRE_MIN`, or of a colour where ink is neutral:
+        :attr:`STANDEE_CENTRE_CHROMA`), where a printed letter is dark strokes on cream. The tile's colour comes from its corners, outside the standee's
         region (:meth:`standee_mask`); its animal stays unknown: the body hides the disc within
         6-7 mm of the centre, and the 10 mm letter lies within 5 mm of it, so what it leaves
         visible is a stroke's end or none (matched on those samples alone, the five letters
@@ -1620,6 +1634,9 @@ class CarrosselReader:
             lum: the cells' luminance samples (``n x P``, the reader's sample order).
             index: the cells' indices (``n``).
             unclear: (row in ``lum``, colour, colour confidence, best letter r, next letter r).
+            flat, table: the cells' samples (``n x P x 3 uint8`` BGR, rows as ``lum``) and the
+                white-relative table (:meth:`_relative_table`) for a dark middle's colour; None:
+                a dark middle is never a standee's.
 
         Returns:
             slot name -> :class:`SlotReading` for each of ``unclear``.
@@ -1648,6 +1665,15 @@ class CarrosselReader:
         cream = np.maximum(_masked_quantile(ring_lum, seen_all, 0.75), 1e-4)
         mid = region[:, centre] / cream[:, None]
         spread, light, level = mid.std(axis=1), (mid > 0.85).mean(axis=1), _row_median(mid)
+        # a middle darker than STANDEE_CENTRE_MIN: its colour (the median a* and b* of its exact
+        # Lab against the white) tells a standee's paint from printed ink
+        chroma = np.zeros(len(rows))
+        dim = np.flatnonzero((level < self.STANDEE_CENTRE_MIN) & (level >= self.STANDEE_CENTRE_INK))
+        if len(dim) and flat is not None and table is not None:
+            px = flat[rows[dim], :self._n_region][:, centre]  # d x m x 3 uint8
+            lab = lab_exact(_relative(table, px.reshape(-1, 3))).reshape(len(dim), -1, 3)
+            ab = _row_median(np.ascontiguousarray(np.concatenate([lab[..., 1], lab[..., 2]])))
+            chroma[dim] = np.hypot(ab[:len(dim)], ab[len(dim):])
         rim = _masked_quantile(ring_lum, under_all, 0.5) / cream
         out: dict[str, SlotReading] = {}
         for k, (j, colour, conf, best, second) in enumerate(unclear):
@@ -1657,11 +1683,14 @@ class CarrosselReader:
                 out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; a standee would not show on its rim here")
                 continue
             if (spread[k] > self.STANDEE_CENTRE_SPREAD or light[k] > self.STANDEE_CENTRE_CREAM
-                    or level[k] < self.STANDEE_CENTRE_MIN or rim[k] > self.STANDEE_RIM_MAX):
+                    or (level[k] < self.STANDEE_CENTRE_MIN and chroma[k] < self.STANDEE_CENTRE_CHROMA)
+                    or rim[k] > self.STANDEE_RIM_MAX):
                 out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; not a standee's look (middle spread "
                                                         f"{spread[k]:.2f}, {light[k]:.0%} cream, level "
-                                                        f"{level[k]:.2f}; rim where it would stand {rim[k]:.2f} "
-                                                        "of the cream)")
+                                                        f"{level[k]:.2f}"
+                                                        + (f" of chroma {chroma[k]:.1f}" if self.STANDEE_CENTRE_INK <= level[k]
+                                                           < self.STANDEE_CENTRE_MIN else "")
+                                                        + f"; rim where it would stand {rim[k]:.2f} of the cream)")
                 continue
             if blurred is None:
                 known = self._grey
