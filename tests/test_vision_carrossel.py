@@ -75,7 +75,7 @@ def test_standees_are_told_and_their_tiles_colour_read(readings):
             if t is not None and t["standee"] is not None and not cell["visibility"]["hand_occluded_fraction"]:
                 standees += 1
                 told += s is not None and s.standee
-    assert told >= 0.6 * standees, (told, standees)  # measured 113 of 140
+    assert told >= 0.6 * standees, (told, standees)  # measured 112 of 140
 
 
 def test_a_standee_darker_than_ink_is_told_by_its_paint_colour(reader):
