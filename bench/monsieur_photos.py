@@ -17,12 +17,20 @@ Reads every photograph of shared/data/monsieur-table (or --data) with
   figures are the reading thread's own CPU time (``time.thread_time``: others' work on the
   shared cores excluded) and the wall time, medians over all reads, each as a ratio to the
   reference op timed the same way, with each round's ratio and the machine's load average.
+* with ``--rendered-stream N``, also the time per frame of a still table's stream whose frames
+  differ as a camera's do: N rendered tables (``companion.vision.sim_monsieur``, the kinds in
+  turn), each read as one stream of ``--stream-frames`` frames of the same table that differ
+  only by the sensor's noise and JPEG (a photograph read again is the same frame to the bit,
+  which no camera gives): the frames after each stream's first are timed, and the share of them
+  whose roof reading (and so the seats' plan) was kept from the frame before is counted (the
+  reader keeps it only for roof corners the same to the bit).
 
 The reader's bounds come from the table's geometry and print colours; two photographs
 (monsieur_030 and monsieur_045) were looked at to set the print chroma the camera keeps
 (``print_share``) and the glyph's lightness (``dark_lightness``); see docs/vision.md.
 
-Run: ``.venv/bin/python bench/monsieur_photos.py [--repeat 5]``. Figures: docs/BENCHMARKS.md.
+Run: ``.venv/bin/python bench/monsieur_photos.py [--repeat 5] [--rendered-stream 30]``.
+Figures: docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -60,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--repeat", type=int, default=5,
                     help="timing rounds, each with the reference op timed first, then every photograph read once each way")
+    ap.add_argument("--rendered-stream", type=int, default=0, metavar="N",
+                    help="also time N rendered still tables, each read as a stream of frames that differ by sensor noise")
+    ap.add_argument("--stream-frames", type=int, default=6,
+                    help="frames in each rendered table's stream (the first not timed)")
     ap.add_argument("--parts", action="store_true",
                     help="also the CPU time of each part of a full read (marker detection, seats' angle and plan, die, ...)")
     args = ap.parse_args(argv)
@@ -74,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     frames = [cv2.imread(str(args.data / "images" / t["image"])) for t in truth]
     load = [os.getloadavg()[0]]
     timing = _timing(frames, args.repeat)
+    noisy = _rendered_stream(args.rendered_stream, args.stream_frames) if args.rendered_stream else None
     load.append(os.getloadavg()[0])
     for t, frame in zip(truth, frames):
         r = reader.read(frame)
@@ -125,7 +138,57 @@ def main(argv: list[str] | None = None) -> int:
               f"(p95 {percentile(c, 95) * 1e3:.1f}), {statistics.median(c) / ref_c:.2f}x the reference op's "
               f"{ref_c * 1e3:.2f} ms CPU; wall median {statistics.median(w) * 1e3:.1f} ms, {statistics.median(w) / ref_w:.1f}x its "
               f"{ref_w * 1e3:.2f} ms wall")
+    if noisy is not None:
+        c = noisy["cpu"]
+        print(f"time per frame, rendered still tables read as streams (sensor noise and JPEG differ frame to frame), "
+              f"{noisy['tables']} tables x {noisy['frames'] - 1} timed frames, one thread: CPU median "
+              f"{statistics.median(c) * 1e3:.2f} ms (p95 {percentile(c, 95) * 1e3:.1f}), "
+              f"{statistics.median(c) / noisy['ref_cpu']:.2f}x the reference op's {noisy['ref_cpu'] * 1e3:.2f} ms CPU "
+              f"(timed before and after); roof reading kept from the frame before on {noisy['kept']} of {len(c)} frames; "
+              f"readings 'ok' with an angle on {noisy['angle']} of {len(c)}")
     return 0
+
+
+def _rendered_stream(tables: int, frames: int, seed: int = 7) -> dict:
+    """Time a still table's stream as a camera gives it (see the module notes): ``tables``
+    rendered tables (seed ``seed``, the condition kinds in turn), each read by a new reader as
+    one stream of ``frames`` frames of the same table and camera that differ only by the
+    sensor's noise and JPEG; the frames after the first are timed (thread CPU). Returns
+    ``cpu`` (seconds per timed frame), ``kept`` (timed frames whose camera model is the frame
+    before's: the roof reading kept), ``angle`` (timed frames read with an angle), ``tables``,
+    ``frames`` and ``ref_cpu`` (the reference op's CPU seconds, the mean of its medians before
+    and after)."""
+    import numpy as np
+
+    from companion.vision.sim_monsieur import (
+        CONDITION_KINDS,
+        MonsieurRenderer,
+        random_monsieur_conditions,
+        random_scene,
+    )
+
+    rng = np.random.default_rng(seed)
+    renderer = MonsieurRenderer()
+    kinds = list(CONDITION_KINDS)
+    ref = [reference_op_s(100, clock=time.thread_time)]
+    cpu: list[float] = []
+    kept = angle = 0
+    for i in range(max(tables, 0)):
+        scene = random_scene(rng, renderer.geometry)
+        cond = random_monsieur_conditions(rng, kinds[i % len(kinds)])
+        seq = [renderer.render(scene, cond, rng)[0] for _ in range(max(frames, 2))]
+        reader = MonsieurReader()
+        before = reader.read(seq[0], stream=True)
+        for f in seq[1:]:
+            c0 = time.thread_time()
+            got = reader.read(f, stream=True)
+            cpu.append(time.thread_time() - c0)
+            kept += got.camera is not None and got.camera is before.camera
+            angle += got.status == "ok" and got.carousel_angle_deg is not None
+            before = got
+    ref.append(reference_op_s(100, clock=time.thread_time))
+    return {"cpu": cpu, "kept": kept, "angle": angle, "tables": tables, "frames": max(frames, 2),
+            "ref_cpu": sum(ref) / len(ref)}
 
 
 def _timing(frames: list, rounds: int) -> dict:
