@@ -25,7 +25,8 @@ is there):
   class (the reason with its probabilities and shares masked: the fast reader's classifier takes two views
   where they agree, so a probability shown in a reason may differ); the photos that differ
   are listed, the photos whose readings are equal to the letter counted, and the exit status
-  is 1 if any differs;
+  is 1 if any differs (the reference's readings with the fast reader's changes made on purpose,
+  tests/dice_reference.py's ``ON_PURPOSE``);
 * ``--speed``: time per frame, CPU time of the thread (``time.thread_time``, the machine is
   shared) and as a ratio to the reference operation (bench/_common.py) timed in the same
   round, the two readers interleaved photo by photo over ``--rounds`` rounds, on the three
@@ -132,6 +133,21 @@ def _reason_class(reason: str) -> str:
     return re.sub(r"\d+\.\d+|\d+%", "#", reason)
 
 
+def on_purpose(split: str, photo: str, readings: list) -> list:
+    """The reference's readings (:func:`_key` list) of one photo with the changes the fast reader
+    makes on purpose (tests/dice_reference.py's ``ON_PURPOSE``) made."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from dice_reference import ON_PURPOSE
+
+    out = []
+    for box, value, reason in readings:
+        for (s, p, b), (old, new) in ON_PURPOSE.items():
+            if (s, p) == (split, photo) and max(abs(x - y) for x, y in zip(box, b)) <= 1.0 and (value, reason) == old:
+                value, reason = new
+        out.append((box, value, reason))
+    return out
+
+
 def same_readings(a: list, b: list) -> bool:
     """Whether two frames' readings (:func:`_key` lists) are the same: as many dice, each one's
     box within a pixel, its value and its reason's class equal."""
@@ -159,6 +175,7 @@ def equal(folder: Path, labels: dict, tray, pips_only: bool = False) -> int:
             print(f"{path}: cannot read the image", file=sys.stderr)
             return 1
         a, b = _key(old.read(frame)), _key(new.read(frame))
+        a = on_purpose(folder.name, path.name, a) if path.parent == folder else a
         frames += 1
         bad = not same_readings(a, b)
         letter += a == b
