@@ -606,6 +606,13 @@ class MonsieurReader:
         #: a kid's middle may read this share (0-1) of its seat's print (its foot tinted by the
         #: print's light) when its head is pale and light throughout and no glyph shows
         self.foot_print = 0.4
+        #: a kid told by the print behind its token shows the glyph's darkness on less than this
+        #: share (0-1) of its middle: a token covers the whole middle, its side in shade reading
+        #: as dark over part of it (0.53 of monsieur_057's, a dim photograph); a middle mostly
+        #: dark is the glyph, under a hand that hides the head's place and the print behind (a
+        #: rendered hand over the roof read an empty seat's middle 0.85 dark, its head's place
+        #: and behind it the hand's pale skin)
+        self.behind_core_dark = 0.6
         #: clear-ring samples a seat needs to be read (its print share, 75 %, and its local light
         #: are measured there: 12 samples 1 mm apart, each 8 % of the share; a token's own
         #: possible place hides half the ring or more from a tilted camera)
@@ -1073,9 +1080,11 @@ class MonsieurReader:
                               and core_print <= self.foot_print and core_dark < 0.1
                               and ring_pale <= self.max_ring_pale and not grey[k])
             # or: the print behind it hidden by something pale, the head pale and light, the
-            # middle not print (its side in shade may read dark), the clear ring as above
+            # middle not print (its side in shade may read dark over part of it, but not the
+            # glyph over most of it: a token covers the whole middle, so a middle showing the
+            # glyph has none, whatever pale thing above hides the rest), the clear ring as above
             hides_behind = (behind_seen and behind_any_print <= 0.05 and behind_pale >= 0.8 and head_seen
-                            and head_bright >= 0.7 and core_print <= 0.2
+                            and head_bright >= 0.7 and core_print <= 0.2 and core_dark < self.behind_core_dark
                             and ring_pale <= self.max_ring_pale_behind and not grey[k])
             empty = bare or no_token or shows_behind
             kid = (token or hides_behind) and not glare[k]
