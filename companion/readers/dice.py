@@ -1833,14 +1833,16 @@ def _partial(raw_at, box: Sequence[float], others: Sequence[Sequence[float]],
     ids = ids[ids > 0]
     if not len(ids):
         return ""
-    comp = np.isin(labels, ids)
-    t = margin * side
-    yy, xx = np.mgrid[wy0:wy1, wx0:wx1]
-    inside = (xx >= bx0 - t) & (xx <= bx1 + t) & (yy >= by0 - t) & (yy <= by1 + t)
-    outside = comp & ~inside
+    lut = np.zeros(n, bool)
+    lut[ids] = True
+    comp = lut[labels]
     if band is not None and band.shape == raw.shape:
-        outside &= band[wy0:wy1, wx0:wx1] == 0
-    beyond = int(outside.sum())
+        comp &= band[wy0:wy1, wx0:wx1] == 0
+    # the pixels (whole coordinates) within the box grown by the margin: a rectangle of the window
+    t = margin * side
+    ix0, ix1 = max(0, int(np.ceil(bx0 - t)) - wx0), max(0, int(np.floor(bx1 + t)) - wx0 + 1)
+    iy0, iy1 = max(0, int(np.ceil(by0 - t)) - wy0), max(0, int(np.floor(by1 + t)) - wy0 + 1)
+    beyond = int(np.count_nonzero(comp)) - int(np.count_nonzero(comp[iy0:iy1, ix0:ix1]))
     if beyond > area * (bx1 - bx0) * (by1 - by0):
         return "the box covers only part of a die (the die reaches beyond it)"
     return ""
