@@ -754,7 +754,9 @@ class DiceReader:
                     out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), False))
                 for sx, sy, sw, sh in pieces:
                     bx, by = x + sx + x0, y + sy + y0
-                    out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), True))
+                    # a piece much larger than the frame's typical die is still dice touching
+                    one = typical is None or max(sw, sh) <= TYPICAL_SIZE_RATIO * typical
+                    out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), one))
             # anything else is not dice (a tray wall, a hand): ignored
         out += [((float(bx + x0), float(by + y0), float(bx + bw + x0), float(by + bh + y0)), True)
                 for bx, by, bw, bh in inside]
@@ -1077,11 +1079,41 @@ class DiceReader:
         if fault:
             return None, fault
         partial = self.partial_die(frame, box)
-        if partial:
+        if partial and not self._whole_face(frame, box):
             return None, partial
         probs = self.model.probabilities(die_patch(frame, box)[None])[0] if self.model else None
         value, reason, seen = self.pip_readings(frame, box)
-        return decide(probs, value, reason, seen)
+        if partial and value is None:
+            return None, partial
+        got = decide(probs, value, reason, seen)
+        if got[0] == 1 and value is None and not self._one_pip_shows(frame, box):
+            return None, "the face looks like 1 but shows no pip of a one's size (a glint?)"
+        return got
+
+    @staticmethod
+    def _one_pip_shows(frame: np.ndarray, box: Sequence[float]) -> bool:
+        """A blob of a one's pip size near the first crop's centre (dice_face_checks.one_pip_seen)."""
+        from companion.readers.dice_face_checks import one_pip_seen
+
+        patch = _resample(frame, box, 0.0, PATCH_PX)
+        return one_pip_seen(_pip_candidates(pip_map(patch)) + _pip_candidates(face_map(patch)), patch.shape[1])
+
+    @staticmethod
+    def _whole_face(frame: np.ndarray, box: Sequence[float]) -> bool:
+        """The box's first two pip crops read one value whose face lies inside the box
+        (companion.readers.dice_face_checks.face_inside_box): a die touching another is read."""
+        from companion.readers.dice_face_checks import face_inside_box
+
+        x0, y0, x1, y1 = (float(v) for v in box)
+        w = x1 - x0
+        crops = []
+        for m, size in _VARIANTS[:2]:
+            v, _, pts = read_patch_pips(_resample(frame, box, m, size))
+            scale = size / max(w * (1 + 2 * m), 1e-6)
+            crops.append((v, np.column_stack([x0 - w * m + pts[:, 0] / scale, y0 - (y1 - y0) * m + pts[:, 1] / scale])
+                          if len(pts) else pts))
+        (v0, p0), (v1, p1) = crops
+        return v0 is not None and v0 == v1 and face_inside_box(box, [p0, p1], PIP_GRID_SHARE, _SPAN)
 
     def _covered(self, raw_at, centres: list[tuple[float, float]], half: float) -> list[tuple[float, float]]:
         """Of the square centres (frame px), those whose square (side ``2 half``) is at least
@@ -1220,7 +1252,8 @@ class DiceReader:
             pips, pip_reason, seen, found = self.pip_evidence(frame, box)
             if p is not None and int(np.argmax(p)) == 0 and pips is None and not (found and not seen):
                 continue  # neither reader sees a die here: a shadow, a hand, the tray's wall
-            partial = _partial(raw_at, box, singles[:i] + singles[i + 1:], self._band()) or self.too_small(box)
+            partial = ((_partial(raw_at, box, singles[:i] + singles[i + 1:], self._band())
+                        if not self._whole_face(frame, box) else "") or self.too_small(box))
             if partial:
                 readings.append(DieReading(box, UNKNOWN, partial))
                 continue
@@ -1233,6 +1266,8 @@ class DiceReader:
                 readings.append(got)
                 continue
             value, reason = decide(p, pips, pip_reason, seen)
+            if value == 1 and pips is None and not self._one_pip_shows(frame, box):
+                value, reason = None, "the face looks like 1 but shows no pip of a one's size (a glint?)"
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))
         return sorted(readings, key=lambda r: (round(r.centre[1] / 40), r.centre[0]))
 

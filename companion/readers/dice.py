@@ -992,7 +992,9 @@ class DiceReader:
         evidence = [e for e, _ in read]
         skipped = [k for k, (_, crops) in enumerate(read) if len(crops) < len(_VARIANTS)]
         band = self._band()
-        partial = [_partial(raw_at, box, singles[:i] + singles[i + 1:], band) or self.too_small(box)
+        # (a box whose pips give a whole face inside it holds that die: a neighbour touches it)
+        partial = [(_partial(raw_at, box, singles[:i] + singles[i + 1:], band)
+                    if not self._whole_face(box, read[i][1]) else "") or self.too_small(box)
                    for i, box in enumerate(singles)]
         box_votes = None
         if self.model is not None and singles:
@@ -1064,6 +1066,8 @@ class DiceReader:
             if got is _UNDECIDED:
                 return _UNDECIDED
             value, reason = got
+            if value == 1 and pips is None and not self._one_pip_shows(frame, box):
+                value, reason = None, "the face looks like 1 but shows no pip of a one's size (a glint?)"
             return DieReading(box, UNKNOWN if value is None else value, reason)
 
         results = {i: one(i, True) for i in which}
@@ -1248,7 +1252,9 @@ class DiceReader:
                     out.append(((float(x + x0), float(y + y0), float(x + bw + x0), float(y + bh + y0)), False))
                 for sx, sy, sw, sh in pieces:
                     bx, by = x + sx + x0, y + sy + y0
-                    out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), True))
+                    # a piece much larger than the frame's typical die is still dice touching
+                    one = typical is None or max(sw, sh) <= TYPICAL_SIZE_RATIO * typical
+                    out.append(((float(bx), float(by), float(bx + sw), float(by + sh)), one))
             # anything else is not dice (a tray wall, a hand): ignored
         out += [((float(bx + x0), float(by + y0), float(bx + bw + x0), float(by + bh + y0)), True)
                 for bx, by, bw, bh in inside]
@@ -1618,11 +1624,38 @@ class DiceReader:
         if fault:
             return None, fault
         partial = self.partial_die(frame, box)
-        if partial:
+        if partial and not self._whole_face(box, self._pip_evidence(frame, box, False)[1]):
             return None, partial
         probs = self.model.probabilities(die_patch(frame, box)[None])[0] if self.model else None
         value, reason, seen = self.pip_readings(frame, box)
-        return decide(probs, value, reason, seen)
+        if partial and value is None:
+            return None, partial
+        got = decide(probs, value, reason, seen)
+        if got[0] == 1 and value is None and not self._one_pip_shows(frame, box):
+            return None, "the face looks like 1 but shows no pip of a one's size (a glint?)"
+        return got
+
+    @staticmethod
+    def _one_pip_shows(frame: np.ndarray, box: Sequence[float]) -> bool:
+        """Whether the box's first crop shows a blob of a one's pip size near its centre
+        (:func:`~companion.readers.dice_face_checks.one_pip_seen`): a one the classifier alone
+        reads needs it (a glint on a die whose pips the pip reader did not see is no pip)."""
+        from companion.readers.dice_face_checks import one_pip_seen
+
+        patch = _resample(frame, box, 0.0, PATCH_PX)
+        return one_pip_seen(_pip_candidates(pip_map(patch)) + _pip_candidates(face_map(patch)), patch.shape[1])
+
+    @staticmethod
+    def _whole_face(box: Sequence[float], crops: Sequence[tuple]) -> bool:
+        """Whether the box's first two pip crops (``crops[:2]``, ``(value, reason, pips frame
+        px)`` each as :meth:`_pip_evidence` reads them) read one value whose face lies inside
+        ``box`` (:func:`~companion.readers.dice_face_checks.face_inside_box`): the box then holds a
+        whole die's top face, and foreground reaching beyond it is a die touching it, not the
+        rest of this one (a value still needs the pips and the classifier to agree)."""
+        from companion.readers.dice_face_checks import face_inside_box
+
+        (v0, _, p0), (v1, _, p1) = crops[:2]
+        return v0 is not None and v0 == v1 and face_inside_box(box, [p0, p1], PIP_GRID_SHARE, _SPAN)
 
     def _covered(self, raw_at, centres: list[tuple[float, float]], half: float) -> list[tuple[float, float]]:
         """Of the square centres (frame px), those whose square (side ``2 half``) is at least

@@ -1,0 +1,89 @@
+"""The dice reader's checks from a face's own geometry (companion/readers/dice_face_checks.py):
+a die touching another is read when its pips give a whole face inside its box; touching dice
+the finder's erosion left as one die-shaped piece are searched as dice touching; a one the
+classifier alone reads needs a pip of a one's size (a glint is none)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.readers.dice import _SPAN, PIP_GRID_SHARE, DiceReader
+from companion.readers.dice_face_checks import face_inside_box, one_pip_seen
+
+TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "dice" / "train"
+photos = pytest.mark.skipif(not TRAIN.is_dir(), reason="the real photo set's train split is not present")
+#: The real photos' tray (bench/dice_bench.py's default).
+TRAY = (0, 70, 640, 555)
+
+
+def _face(value: int, centre, side: float) -> np.ndarray:
+    """The pips (px) of a flat, upright face ``value`` of a die ``side`` px wide at ``centre``."""
+    grid = {1: [(0, 0)], 2: [(-1, -1), (1, 1)], 4: [(-1, -1), (-1, 1), (1, -1), (1, 1)],
+            5: [(-1, -1), (-1, 1), (1, -1), (1, 1), (0, 0)]}[value]
+    return np.array(centre, float) + PIP_GRID_SHARE * side * np.array(grid, float)
+
+
+def test_a_face_inside_its_box_is_whole_and_a_face_beyond_it_is_not():
+    box = (100.0, 100.0, 140.0, 140.0)
+    assert face_inside_box(box, [_face(5, (120, 120), 40)] * 2, PIP_GRID_SHARE, _SPAN)
+    assert face_inside_box(box, [_face(2, (121, 119), 38)], PIP_GRID_SHARE, _SPAN)
+    # the box over half of a die: its face's pips (a four) reach half a die beyond the box
+    assert not face_inside_box(box, [_face(4, (140, 120), 40)], PIP_GRID_SHARE, _SPAN)
+    # pips spaced for a die twice the box's size: a face larger than the box
+    assert not face_inside_box(box, [_face(4, (120, 120), 80)], PIP_GRID_SHARE, _SPAN)
+    # one crop off is enough to refuse
+    assert not face_inside_box(box, [_face(5, (120, 120), 40), _face(5, (135, 120), 40)], PIP_GRID_SHARE, _SPAN)
+    # a one: its pip in the box's central third
+    assert face_inside_box(box, [_face(1, (123, 118), 40)], PIP_GRID_SHARE, _SPAN)
+    assert not face_inside_box(box, [_face(1, (131, 120), 40)], PIP_GRID_SHARE, _SPAN)
+    assert not face_inside_box(box, [], PIP_GRID_SHARE, _SPAN)
+
+
+def test_a_ones_pip_is_large_and_central_a_glint_is_not():
+    assert one_pip_seen([(np.array([36.0, 37.0]), 10.0)], 72)
+    assert not one_pip_seen([(np.array([36.0, 37.0]), 3.5)], 72)  # a glint: a point
+    assert not one_pip_seen([(np.array([60.0, 37.0]), 10.0)], 72)  # a pip off the face's centre
+    assert not one_pip_seen([], 72)
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return DiceReader(tray=TRAY)
+
+
+@photos
+def test_touching_dice_are_read_box_given_and_end_to_end(reader):
+    # A three and a six face to face (the train split): one foreground, which made each box
+    # "only part of a die", and the finder's erosion left them one die-shaped piece.
+    frame = cv2.imread(str(TRAIN / "IMG_20191209_095336.jpg"))
+    assert reader.read_die(frame, (232.2, 270.9, 266.4, 305.6))[0] == 3
+    assert reader.read_die(frame, (256.1, 290.8, 297.4, 331.2))[0] == 6
+    got = {r.value for r in reader.read(frame) if 225 <= r.centre[0] <= 300 and 265 <= r.centre[1] <= 335}
+    assert got == {3, 6}
+
+
+@photos
+def test_a_glint_on_a_die_whose_pips_are_not_seen_is_no_one(reader):
+    # A dark die with dark red pips (a three) beside another: its middle shows a glint, the pip
+    # reader sees no face, and the classifier alone read it 1.
+    frame = cv2.imread(str(TRAIN / "IMG_20191209_095854.jpg"))
+    box = (159.0, 255.8, 190.0, 286.8)
+    assert reader.read_die(frame, box)[0] is None
+    near = [r for r in reader.read(frame) if abs(r.centre[0] - 174.5) < 10 and abs(r.centre[1] - 271.3) < 10]
+    assert [r.value for r in near] == ["unknown"] and "one's size" in near[0].reason
+
+
+@photos
+def test_the_frozen_reference_reads_these_photos_alike(reader):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from dice_reference import ReferenceDiceReader
+
+    old = ReferenceDiceReader(tray=TRAY)
+    for name in ("IMG_20191209_095336.jpg", "IMG_20191209_095854.jpg"):
+        frame = cv2.imread(str(TRAIN / name))
+        assert [(r.box, r.value, r.reason) for r in old.read(frame)] == [(r.box, r.value, r.reason) for r in reader.read(frame)]
