@@ -833,6 +833,10 @@ def with_face_fit(frame: np.ndarray, geometry: TrayGeometry, box: Sequence[float
         fit = fit_face(frame, geometry, face_centre_in_box(geometry, box))
     if value is not None:
         if fit.value is not None and fit.value != value:
+            if _crops_are_fit_and_off_face(geometry, fit, seen):
+                # The crops saw the fitted face's pips and blobs off that face (the felt in a
+                # corner of the box, a neighbour's pip): the crops read the fitted face.
+                return fit.value, "", (fit.value,) * len(seen), [fit.pips_px] * len(seen)
             return None, f"the pips read {value}, the face's grid {fit.value}", tuple(given) + (fit.value,), found
         return evidence
     if fit.value is None:
@@ -846,6 +850,37 @@ def with_face_fit(frame: np.ndarray, geometry: TrayGeometry, box: Sequence[float
             return None, "a one on its face's plane alone (its flatness not seen)", (), [fit.pips_px]
         fit = around
     return fit.value, "", (fit.value,), [fit.pips_px]
+
+
+#: A pip's centre on a flat top face lies at most a corner pip's distance from the face's centre
+#: (PIP_GRID_MM * sqrt 2, 6.1 mm); a blob farther than that and a pip reader's error beyond (2 x
+#: PIP_PX_ERR, in mm there) is not one of that face's pips.
+OFF_FACE_PX_ERR = 2 * PIP_PX_ERR
+
+
+def _crops_are_fit_and_off_face(geometry: TrayGeometry, fit: FaceFit, crops: Sequence[np.ndarray]) -> bool:
+    """Whether every crop's pips (frame px, ``n x 2`` each) are the fitted face's pips (each of
+    ``fit.pips_px`` within :data:`FIT_REFINE_MM` of one of the crop's) and blobs that lie off
+    that face: farther from its centre, on the plane of a flat die's top face, than any pip of
+    a flat face can (:data:`PIP_GRID_MM` x sqrt 2, plus :data:`OFF_FACE_PX_ERR` px in mm there).
+    Such blobs are no pips of this die's top face: the felt showing in a corner of the box of a
+    turned die, a neighbour's pip. False when ``crops`` is empty or the fit has no pips."""
+    if not crops or fit.value is None or not len(fit.pips_px):
+        return False
+    z = geometry.die_mm
+    c = geometry.to_plane(np.asarray(fit.centre_px, float)[None], z)[0]
+    mm_per_px = geometry.die_mm / max(geometry.face_side_px(fit.centre_px), 1e-6)
+    reach = math.hypot(PIP_GRID_MM, PIP_GRID_MM) + OFF_FACE_PX_ERR * mm_per_px
+    fit_mm = geometry.to_plane(np.asarray(fit.pips_px, float), z)
+    for pts in crops:
+        mm = geometry.to_plane(np.asarray(pts, float), z)
+        d = np.linalg.norm(mm[:, None, :] - fit_mm[None, :, :], axis=2)
+        if (d.min(axis=0) > FIT_REFINE_MM).any():
+            return False  # a pip of the fitted face that this crop did not see
+        others = mm[d.min(axis=1) > FIT_REFINE_MM]
+        if not len(others) or (np.linalg.norm(others - c, axis=1) <= reach).any():
+            return False  # no other blob, or one that may be a pip of this face
+    return True
 
 
 def _face_around_pip(frame: np.ndarray, geometry: TrayGeometry, pip_px: Sequence[float]) -> FaceFit | None:
