@@ -242,7 +242,10 @@ class Service:
             not on the reading before. 0 (no camera): applied at once.
         observers: told ``applied(observation, calls)`` after each observation is journaled
             (the entry source answers its client with the calls); the observation is the one
-            that was emitted, even when its time was moved up to keep time order.
+            that was emitted, even when its time was moved up to keep time order. An observer
+            with an ``arrived(observation)`` method is also told each observation when the loop
+            takes it in (and a resumed game's pending ones), before the jitter buffer delays it
+            (the Carrossel camera's watch: a play on its way is not read and sent again).
         paused: ``paused() -> bool``; while True the referee's deadlines are withheld (a part
             of the table is lost: no dead end is called while the camera is away).
         paused_at: the players paused the game (a restored game that was paused): the
@@ -478,6 +481,7 @@ class Service:
                 batch = []
                 self._pause_or_resume(obs)
             else:
+                self._tell_arrived(obs)
                 batch.append(obs)
         self._apply_batch(batch)
 
@@ -511,6 +515,7 @@ class Service:
         self._pending_resumed = True  # once: later runs find them in the buffer already
         for entry in self.journal.pending(self.session):  # type: ignore[arg-type]
             obs = self.journal.observation(entry, self.referee.vocabulary)
+            self._tell_arrived(obs)
             if self.delay_s > 0:
                 heapq.heappush(self._buffer, (obs.t, next(self._buffer_seq), obs, entry.id))
             else:
@@ -559,6 +564,16 @@ class Service:
         log.info("%s", call.to_json())
         self._announce(call, self.referee.summary(self.state))
         self._tell_observers(obs, [call])
+
+    def _tell_arrived(self, obs: Observation) -> None:
+        for observer in self.observers:
+            arrived = getattr(observer, "arrived", None)
+            if arrived is None:
+                continue
+            try:
+                arrived(obs)
+            except Exception:
+                log.exception("observer %s failed", type(observer).__name__)
 
     def _tell_observers(self, obs: Observation, calls: list[Call]) -> None:
         for observer in self.observers:

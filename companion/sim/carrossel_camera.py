@@ -286,7 +286,12 @@ class CameraCarrosselTable:
 
     # ---------------------------------------------------------------- announcer
     def announce(self, call: Any, summary: Any = None) -> None:
-        """A call of the referee: a gate the table waits at opens; the stream goes on from it."""
+        """A call of the referee: a gate the table waits at opens; the stream goes on from it.
+        A play the referee received is no longer one the players would tell after their wait
+        (they tell only the plays it did not see)."""
+        if call.TYPE == "play_received":
+            self._pending = [o for o in self._pending
+                             if not (o.TYPE == "play" and o.player == call.player)]  # type: ignore[attr-defined]
         if self._gate and call.TYPE in self._gate:
             self._gate, self._gate_deadline, self._pending = (), None, []
             if self._due is not None and self._i < len(self.steps):

@@ -13,7 +13,11 @@ once stable for ``settle_s`` seconds (the same settle-time stabiliser as Carrous
   player's colour stable on a cell the referee holds free, in that player's sector(s), while the
   referee waits for that player's play, is that player's play: its slot number and animal (two
   tiles with two players, in the order of the player's sectors). A play with an ability (Jump,
-  Recover, Single ticket, Remove clients) cannot be seen: it is entered by hand.
+  Recover, Single ticket, Remove clients) cannot be seen: it is entered by hand. A player's play
+  is sent at most once a round: not when the referee holds one (journaled), nor while one of
+  that player's plays from any source is on its way to the referee (taken in by the service,
+  not yet applied: :meth:`CarrosselWatch.arrived`), nor again after the camera sent one that the
+  referee took (a board read again after a restart, a new frame, a tile read otherwise later).
 * **checks**: a play entered by hand and the play read for the same player in the same round
   are compared, and the board as read is compared with the referee's board; a disagreement is
   told to the table (:class:`PlayDisagrees`, :class:`BoardDisagrees`), never taken silently.
@@ -141,7 +145,9 @@ class CarrosselWatch:
     """Follows the referee's state to turn the board as read into plays and to check the two.
 
     The service tells it every applied observation (:meth:`applied`, as an observer); it applies
-    each to its own copy of the referee's state (the engine is pure, so the copy is exact).
+    each to its own copy of the referee's state (the engine is pure, so the copy is exact). The
+    service also tells it every observation it takes in (:meth:`arrived`), before the jitter
+    buffer delays it: a play on its way is one the camera must not send again.
 
     Args:
         referee: a :class:`~companion.games.carrossel.CarrosselReferee` of the same data.
@@ -160,6 +166,8 @@ class CarrosselWatch:
         self._mine: list[Observation] = []  # the plays this watch made (by identity)
         self._read: dict[tuple[int, str], Any] = {}  # (round, player) -> the play read
         self._tried: set[tuple[int, str, int, tuple[str, ...]]] = set()
+        self._sent: set[tuple[int, str]] = set()  # (round, player): the camera's play sent, not refused
+        self._coming: list[Observation] = []  # plays taken in by the service, not yet applied
         self._disagree: dict[tuple[str, Any, Any], float] = {}
         self._told: set[tuple[str, Any, Any]] = set()
         self.disagreements: list[Call] = []
@@ -170,11 +178,16 @@ class CarrosselWatch:
         """An observation the service applied (any source), with the referee's calls."""
         with self._lock:
             mine = any(o is obs for o in self._mine)
+            if obs.TYPE == "play":
+                self._forget_coming(obs)
             st = self.state
             if obs.t < st.last_t:
                 obs = dataclasses.replace(obs, t=st.last_t)
             before = st
             self.state, _ = self.referee.apply(st, obs)
+            if mine and obs.TYPE == "play" and any(c.TYPE in ("illegal_play", "invalid_observation") for c in calls):
+                # refused (the table was told): a tile read otherwise later may be sent; the same play never again
+                self._sent.discard((before.round, obs.player))  # type: ignore[attr-defined]
             if obs.TYPE == "play" and not mine:
                 read = self._read.get((before.round, obs.player))  # type: ignore[attr-defined]
                 if read is not None and (read.slot, read.animals, read.ability) != (
@@ -184,6 +197,27 @@ class CarrosselWatch:
                         entered_animals=tuple(obs.animals), entered_ability=obs.ability,  # type: ignore[attr-defined]
                         read_slot=read.slot, read_animals=tuple(read.animals),
                         kept="entered" if any(c.TYPE in ("play_received", "revealed") for c in calls) else "read"))
+
+    def arrived(self, obs: Observation) -> None:
+        """An observation the service took in (any source; the loop's thread), before it is
+        applied: a play on its way keeps the camera from sending that player's play again
+        until it is applied (:meth:`applied`)."""
+        if obs.TYPE != "play":
+            return
+        with self._lock:
+            self._coming.append(obs)
+
+    def _forget_coming(self, obs: Observation) -> None:
+        """The play ``obs`` is applied: no longer on its way (the same object, else an equal
+        one: a play re-read from the journal after a restart)."""
+        for i, o in enumerate(self._coming):
+            if o is obs:
+                del self._coming[i]
+                return
+        for i, o in enumerate(self._coming):
+            if o == obs:
+                del self._coming[i]
+                return
 
     def _say(self, call: Call) -> None:
         self.disagreements.append(call)
@@ -223,7 +257,9 @@ class CarrosselWatch:
                 if form != "empty" and held[cell] == "empty":
                     new.setdefault(form[0], []).append((cell, form))
             if st.phase == "play":
-                played = {p.player for p in st.plays}
+                played = {p.player for p in st.plays}  # the referee holds their plays
+                played |= {o.player for o in self._coming}  # type: ignore[attr-defined]  # on their way
+                played |= {name for r, name in self._sent if r == st.round}  # the camera sent them
                 sectors = player_sectors(data, st)
                 n = 2 if len(st.players) == 2 else 1
                 for p in st.players:
@@ -240,6 +276,7 @@ class CarrosselWatch:
                     if key in self._tried:
                         continue
                     self._tried.add(key)
+                    self._sent.add((st.round, p.name))
                     play = PlayObserved(t=t, player=p.name, slot=slot, animals=animals)
                     self._mine.append(play)
                     self._read[(st.round, p.name)] = play
