@@ -107,19 +107,44 @@ def calibration_path(name: str, config: Any = None) -> Path:
     return shipped if shipped.is_file() else mine
 
 
-def explicit_or_calibration(path: str | os.PathLike[str] | None, name: str, config: Any = None) -> Path:
-    """``path`` (``~`` expanded) when given and not empty, else :func:`calibration_path`."""
+def _given(path: str | os.PathLike[str], key: str | None) -> Path:
+    """A path the user gave (``~`` expanded); with ``key`` (the setting that named it, e.g.
+    ``"[camera] geometry"``) it must be a file.
+
+    Raises:
+        ValueError: ``key`` given and no such file (the line names the key and the path).
+    """
+    given = Path(path).expanduser()
+    if key is not None and not given.is_file():
+        what = "a folder, not a file" if given.is_dir() else "no such file"
+        raise ValueError(f"{key} = {str(path)!r}: {what} (expected the calibration file; empty = the calibration "
+                         "folder's own)")
+    return given
+
+
+def explicit_or_calibration(path: str | os.PathLike[str] | None, name: str, config: Any = None,
+                            key: str | None = None) -> Path:
+    """``path`` (``~`` expanded) when given and not empty, else :func:`calibration_path`.
+
+    Raises:
+        ValueError: ``key`` (the setting that gave ``path``) given and ``path`` is no file.
+    """
     if path is not None and str(path) != "":
-        return Path(path).expanduser()
+        return _given(path, key)
     return calibration_path(name, config)
 
 
-def optional_calibration(path: str | os.PathLike[str] | None, name: str, config: Any = None) -> Path | None:
+def optional_calibration(path: str | os.PathLike[str] | None, name: str, config: Any = None,
+                         key: str | None = None) -> Path | None:
     """For a file that may be absent (``camera.json``, ``encoder.toml``, ``dice-tray.toml``):
     ``path`` when given and not empty, else the calibration folder's ``name`` when it exists,
-    else None."""
+    else None.
+
+    Raises:
+        ValueError: ``key`` (the setting that gave ``path``) given and ``path`` is no file.
+    """
     if path is not None and str(path) != "":
-        return Path(path).expanduser()
+        return _given(path, key)
     found = calibration_path(name, config)
     return found if found.is_file() else None
 

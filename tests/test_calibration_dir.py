@@ -203,3 +203,27 @@ def test_the_close_colour_threshold_is_where_the_reader_starts_to_confuse_them()
         assert [(p.first, p.second) for p in pairs] == ([("a", "b")] if confused else [])
     shipped = json.loads((SHIPPED_DIR / "carrousel-colours.json").read_text())
     assert close_reference_pairs(shipped["horses"], base) == []
+
+
+def test_a_calibration_file_named_in_the_config_that_is_not_there_names_its_key(tmp_path):
+    from companion.calibration_dir import explicit_or_calibration, optional_calibration
+
+    for resolve in (explicit_or_calibration, optional_calibration):
+        with pytest.raises(ValueError, match=r"^\[camera\] geometry = '/no/such\.json': no such file"):
+            resolve("/no/such.json", "carrousel-board.json", key="[camera] geometry")
+        with pytest.raises(ValueError, match=r"^\[camera\] intrinsics = .*: a folder, not a file"):
+            resolve(str(tmp_path), "camera.json", key="[camera] intrinsics")
+        assert resolve("/no/such.json", "camera.json") == Path("/no/such.json")  # a caller that checks itself
+    present = tmp_path / "camera.json"
+    present.write_text("{}")
+    assert optional_calibration(str(present), "camera.json", key="[camera] intrinsics") == present
+
+
+def test_run_with_a_missing_geometry_file_says_which_key(tmp_path, capsys):
+    config = tmp_path / "c.toml"
+    config.write_text(f'[service]\njournal = "{tmp_path / "j.db"}"\ntable = "hardware"\npin_factory = "mock"\n'
+                      '[speech]\nenabled = false\n[encoder]\nbackend = "sim"\n[web]\nenabled = false\n'
+                      f'[camera]\nsource = "opencv:{tmp_path / "v.mp4"}"\ngeometry = "{tmp_path / "none.json"}"\n')
+    assert main(["--config", str(config), "run"]) != 0
+    err = capsys.readouterr().err
+    assert "[camera] geometry = " in err and "none.json': no such file" in err and "Traceback" not in err

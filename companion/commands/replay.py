@@ -85,6 +85,7 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
     state = referee.initial_state()
     calls: list[dict[str, Any]] = []
     journaled: list[dict[str, Any]] = []
+    losses = journal.losses(session.id)  # first: a damaged index found there is then read around
     for entry in journal.entries(session.id):
         if entry.kind == "call":
             journaled.append(entry.body)
@@ -94,7 +95,7 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
             continue  # the players' pause is the service's: it journals no game call
         state, new_calls = referee.apply(state, observation)
         calls.extend(c.to_json() for c in new_calls)
-    return ReplayResult(calls, journaled, journal.losses(session.id), len(journal.pending(session.id)))
+    return ReplayResult(calls, journaled, losses, len(journal.pending(session.id)))
 
 
 def _result_words(result: dict[str, Any]) -> str:
@@ -168,6 +169,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if result.identical:
         waiting = f" ({result.waiting} observations were still waiting to be applied)" if result.waiting else ""
+        if not os.path.exists(args.journal + ".tail"):  # a copy of the file alone, or its tail deleted
+            waiting += (f" (no {args.journal}.tail: whether entries were lost at the journal's end "
+                        "cannot be checked)")
         print(f"replay of session {session.id}: all {n} calls reproduced exactly{waiting}", file=verdict)
         return 0
     i = result.first_difference

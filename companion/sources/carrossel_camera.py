@@ -510,7 +510,7 @@ def carrossel_camera_from_config(config: Any, frames: FrameSource | str, watch: 
 
     cam = config["camera"]
     geometry = CarrosselGeometry.load(config=config)
-    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config)
+    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config, key="[camera] intrinsics")
     lens = load_lens(intrinsics) if intrinsics is not None else None
     reader = CarrosselReader(geometry, LetterTemplates.load(config=config),
                              Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"],

@@ -476,10 +476,12 @@ def camera_source_from_config(config: Any, players: Sequence[str], spec: str | N
     from companion.vision.registration import Registrar
 
     cam = config["camera"]
-    geometry = CarrouselGeometry.load(explicit_or_calibration(cam["geometry"], "carrousel-board.json", config))
-    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config)
+    geometry = CarrouselGeometry.load(explicit_or_calibration(cam["geometry"], "carrousel-board.json", config,
+                                                              key="[camera] geometry"))
+    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config, key="[camera] intrinsics")
     lens = load_lens(intrinsics) if intrinsics is not None else None
-    reader = CarrouselReader(geometry, load_references(explicit_or_calibration(cam["colours"], "carrousel-colours.json", config)),
+    reader = CarrouselReader(geometry, load_references(explicit_or_calibration(cam["colours"], "carrousel-colours.json", config,
+                                                                                      key="[camera] colours")),
                              Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"],
                                        lens=lens))
     spec = spec or cam["source"]

@@ -5,14 +5,22 @@ Frames (any :mod:`companion.vision.frames` source) go through the
 becomes an observation of the game's vocabulary (``companion.games.monsieur_carrousel``):
 
 * ``die_rolled``: after a roll was asked (``turn``, ``roll_again``, ``twins_help``), the die
-  must leave the camera's sight (picked up, rolling, under a hand), then show one top colour
-  for ``settle_s``; a die still without a colour ``die_unread_s`` after it left (cocked on an
-  edge, out of the board) is ``die_rolled`` ``unknown`` (the referee asks for another roll).
+  must leave the camera's sight (picked up, rolling, under a hand: no colour read for
+  ``settle_s`` in a row; a frame of noise is not a roll), then show one top colour for
+  ``settle_s``; a die still without a colour ``die_unread_s`` after it left (cocked on an edge,
+  out of the board) is ``die_rolled`` ``unknown`` (the referee asks for another roll), once
+  until the die is seen again (a die that stays unseen is not asked for again and again). A
+  roll is watched only while the referee waits for one (its phase ``roll`` in the calls'
+  summary): a roll entered by hand ends the camera's watch.
+* a frozen camera (the reader's ``"camera frozen: ..."``, the same frame over and over) gives
+  nothing: no roll, no seat, no spin is read from a picture that does not change; the state
+  goes to ``on_status`` (the kit tells the table once that the camera is lost).
 * ``kid_seated``: a seat the game has no kid on reads ``kid`` for ``settle_s`` while a seat
   was asked for (``seat_kid``), the carousel at rest.
 * ``seat_unseen`` (a call told to the table, :class:`SeatUnseen`): a seat was asked for and no
   kid has been seen seated ``seat_unseen_s`` after, while the camera cannot read some seats
-  (the roof hides them, a hand, the board out of sight); told once per seat asked, it says how
+  (the roof hides them, a hand, the board out of sight: unread for ``settle_s`` in a row, not
+  a frame of noise); told once per seat asked, it says how
   to enter the seat (the web page's entries or ``companion enter monsieur-carrousel kid_seated
   seat=N``); the referee goes on waiting.
 * ``seats_seen``: once every seat has been read ``kid`` or ``empty`` (a seat hidden now keeps
@@ -192,10 +200,13 @@ class MonsieurCameraSource(ReadingThread):
         self._seat_asked: tuple[int, ...] | None = None
         self._seat_asked_t: float | None = None  # session time of the seat asked (its first frame)
         self._unseen_told = False  # SeatUnseen told for the seat asked
-        self._hidden: tuple[int, ...] = ()  # seats the last frame could not read
+        self._hidden: tuple[int, ...] = ()  # seats unread for settle_s in a row
+        self._unread_since: list[float | None] = [None] * n  # since when each seat reads unknown
         self._roll_asked = False
         self._die_left = False
         self._die_unread_since: float | None = None
+        self._die_gone_since: float | None = None  # since when the die reads no colour
+        self._unread_told = False  # die_rolled unknown sent; the die not seen since
         self._seen_emitted: tuple[int, ...] | None = None
         self._pending_turn: Any = None  # the stop awaiting the kids' answer
         self._rested = False
@@ -213,6 +224,11 @@ class MonsieurCameraSource(ReadingThread):
         """Hear a call (Announcer protocol): what the game asks for next."""
         kind = call.type
         with self._lock:
+            phase = summary.get("phase") if isinstance(summary, dict) else None
+            if phase is not None and phase != "roll":
+                self._roll_asked = False  # the roll was made (entered by hand) or is not wanted
+            if phase is not None and phase != "seat":
+                self._seat_asked = None
             if kind == "game_started":
                 self.game_seats = set()
                 self._reported = set()
@@ -266,10 +282,21 @@ class MonsieurCameraSource(ReadingThread):
         elif self.status.startswith(("board not visible", "colour lost", "camera frozen")) or not self.status:
             self._set_status("board visible")
         with self._lock:
-            out = self._observe(t, reading)
+            if reading.status.startswith("camera frozen"):
+                out = self._frozen()
+            else:
+                out = self._observe(t, reading)
         if self.on_frame is not None:
             self.on_frame(t)
         return out
+
+    def _frozen(self) -> list[Observation]:
+        """A frame of a frozen camera: nothing on the table is known to have changed or to be
+        hidden; what was under way waits for the camera to move again."""
+        self._die_gone_since = None
+        self._die_unread_since = None
+        self._unread_since = [None] * len(self._unread_since)
+        return []
 
     def _observe(self, t: float, reading: Any) -> list[Observation]:
         out: list[Observation] = []
@@ -285,7 +312,14 @@ class MonsieurCameraSource(ReadingThread):
         """Tell the table once when a seat asked for has not been seen taken ``seat_unseen_s``
         after, while seats are hidden (``seats`` None: the board not read)."""
         n = len(self.seats_known)
-        self._hidden = tuple(range(n)) if seats is None else tuple(k for k, s in enumerate(seats) if s == UNKNOWN)
+        for k in range(n):
+            unread = seats is None or seats[k] == UNKNOWN
+            if not unread:
+                self._unread_since[k] = None
+            elif self._unread_since[k] is None:
+                self._unread_since[k] = t
+        self._hidden = tuple(k for k, since in enumerate(self._unread_since)
+                             if since is not None and t - since >= self.settle_s)
         if self._seat_asked is None or self._unseen_told:
             return
         if self._seat_asked_t is None:
@@ -375,15 +409,21 @@ class MonsieurCameraSource(ReadingThread):
         return out
 
     def _die(self, t: float, die: str) -> list[Observation]:
+        colour = die != UNKNOWN
+        if colour:
+            self._die_gone_since = None
+            self._unread_told = False  # the die is seen again
+        elif self._die_gone_since is None:
+            self._die_gone_since = t
         if not self._roll_asked:
             self._die_stab.update(t, die)
             return []
-        colour = die != UNKNOWN
-        if not colour and not self._die_left:
+        if not self._die_left:
+            if self._die_gone_since is None or t - self._die_gone_since < self.settle_s:
+                return []  # still in sight (or a frame of noise): not rolled yet
             self._die_left = True  # picked up, rolling, under a hand
             self._die_stab.reset()
-        if not self._die_left:
-            return []
+            self._die_unread_since = self._die_gone_since
         if colour:
             self._die_unread_since = None
         elif self._die_unread_since is None:
@@ -392,8 +432,10 @@ class MonsieurCameraSource(ReadingThread):
         if settled is not None and settled != UNKNOWN:
             self._roll_asked = False
             return [DieRolled(t=t, colour=settled)]
-        if self._die_unread_since is not None and t - self._die_unread_since >= self.die_unread_s:
+        if (self._die_unread_since is not None and t - self._die_unread_since >= self.die_unread_s
+                and not self._unread_told):
             self._roll_asked = False
+            self._unread_told = True
             return [DieRolled(t=t, colour=UNKNOWN)]
         return []
 
@@ -437,7 +479,7 @@ def monsieur_camera_from_config(config: Any, table: Any, layout: str, spec: str 
     geometry = MonsieurGeometry.load(config=config)
     check_same_table(geometry, table)
     geometry = geometry_for_layout(geometry, table.layouts[layout])
-    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config)
+    intrinsics = optional_calibration(cam["intrinsics"], "camera.json", config, key="[camera] intrinsics")
     lens = load_lens(intrinsics) if intrinsics is not None else None
     reader = MonsieurReader(geometry, table.board.seat_margin_deg, table.board.zone_margin_deg,
                             Registrar(geometry.markers, geometry.dictionary, redetect_every=cam["redetect_every"], lens=lens))
