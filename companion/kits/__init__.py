@@ -47,6 +47,9 @@ def camera_fix(exc: BaseException) -> str:
 
 #: what the table is told when the camera is lost while playing
 CAMERA_LOST_FIX = "The game waits. Check the camera's cable; the game goes on when it sees the table again."
+#: A camera that gives the same picture over and over (the reader's "camera frozen: ...").
+CAMERA_FROZEN_FIX = ("The game waits: the camera sends the same picture over and over. Check the camera's cable, "
+                     "or restart the companion; the game goes on when the picture moves again.")
 ENCODER_FIX = ("plug the Pico in with a data USB cable (flashed as in firmware/README.md), or set "
                "[encoder] port, or [encoder] backend = \"gpio\" for a knob on the GPIO pins")
 
@@ -158,7 +161,8 @@ class _Converted:
 
 
 def camera_status(t: Table, spec: str, source: Callable[[], Any]) -> Callable[[str], None]:
-    """An ``on_status(text)`` for a camera source: ``camera lost`` -> the part is lost, the
+    """An ``on_status(text)`` for a camera source: ``camera lost`` or ``camera frozen`` (the
+    same frame over and over: told once, the game waits) -> the part is lost, the
     end of a video file or folder -> the run ends with a one-line summary (the frames read,
     and those the reader had no time for: ``source()`` gives the camera source, or None, whose
     ``frames_read`` and, when it captures on a thread of its own, ``frames_captured`` count
@@ -174,6 +178,8 @@ def camera_status(t: Table, spec: str, source: Callable[[], Any]) -> Callable[[s
             t.on_end(f"{spec}: the frames ended after {read} frames read{skipped}")
         elif text.startswith("camera lost"):
             t.parts.lost("camera", text, CAMERA_LOST_FIX)
+        elif text.startswith("camera frozen"):
+            t.parts.lost("camera", text, CAMERA_FROZEN_FIX)
         else:
             t.parts.back("camera", text)
 
