@@ -259,7 +259,8 @@ class _SeatPlan:
         # a token hides them, an empty seat shows its print there
         core_r = g.kid_base_radius_mm - g.kid_max_offset_mm - reader.behind_margin_mm
         sure_top = z + g.kid_height_mm - g.kid_base_radius_mm
-        ok[back_s] &= rays.passes(back_s, z, sure_top, centres[seat[back_s]], core_r)
+        # (rows gathered by np.take: numpy's fancy indexing of rows is several times slower)
+        ok[back_s] &= rays.passes(back_s, z, sure_top, np.take(centres, seat[back_s], axis=0), core_r)
         # a token on its own seat may hide a ring; a middle or a head only another seat's
         # token; only the two neighbours' can (the next ones are 85 mm away, beyond a token's
         # height times any tilt)
@@ -267,15 +268,15 @@ class _SeatPlan:
         wp = pts[wood_s]
         near = _within(wp[:, 0] - g.axis_mm[0], wp[:, 1] - g.axis_mm[1], g.disc_radius_mm - 1.5)
         for nb in reader._layout_neighbours:
-            other = centres[nb[wood_s]]
+            other = np.take(centres, nb[wood_s], axis=0)
             near &= ~_within(wp[:, 0] - other[:, 0], wp[:, 1] - other[:, 1], g.seat_diameter_mm / 2.0 + 1.5, strict=True)
         ok[wood_s] &= near
         every = slice(0, len(seat))
         rays._segments(every, z, top)  # (the rays' parts up to a token's top: for every sample)
         for sl in (ring_s, wood_s):
-            ok[sl] &= ~rays.passes(sl, z, top, centres[seat[sl]], reach)
+            ok[sl] &= ~rays.passes(sl, z, top, np.take(centres, seat[sl], axis=0), reach)
         for nb in reader._layout_neighbours:
-            ok &= ~rays.passes(every, z, top, centres[nb], reach)
+            ok &= ~rays.passes(every, z, top, np.take(centres, nb, axis=0), reach)
         # the roof (skirt and cone inside its cylinder) and the figure hide what lies behind them
         ok &= ~rays.passes(every, g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm), g.roof_radius_mm + 1.0)
         ok &= ~rays.passes(every, z, g.figure_top_z_mm, np.asarray(g.figure_mm), g.figure_radius_mm + 1.0)
@@ -902,10 +903,10 @@ class MonsieurReader:
         is_print = margin >= 0.0
         unsure = np.flatnonzero(np.abs(margin) < 4.0 * LAB_FAST_ERROR)
         if len(unsure):
-            lab = lab_exact(rel[unsure])
+            lab = lab_exact(np.take(rel, unsure, axis=0))
             chroma = np.hypot(lab[:, 1], lab[:, 2])
             seat = (unsure // shape[2]) % n
-            u = self._print_unit[seat]
+            u = np.take(self._print_unit, seat, axis=0)
             along = lab[:, 1] * u[:, 0] + lab[:, 2] * u[:, 1]
             is_print[unsure] = ((along >= self.cos_hue * chroma) & (chroma >= 12.0)
                                 & (chroma >= floor.reshape(-1)[seat] * lab[:, 0]))

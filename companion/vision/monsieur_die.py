@@ -295,28 +295,28 @@ class DieReader:
             # may pass the hue and chroma tests, told by the fast vectorised Lab, each
             # component within LAB_FAST_ERROR of it (so the tests' two sides by at most
             # (1 + cos) sqrt(2) of it: a margin of 3 of it); the others get no label either way
-            rel = white_relative(flat[cand], white)
+            rel = white_relative(np.take(flat, cand, axis=0), white)  # (np.take: numpy gathers rows by an index slowly)
             fast = lab_fast(rel)
             chroma = np.hypot(fast[:, 1], fast[:, 2])
             m = 3.0 * LAB_FAST_ERROR
             maybe = np.flatnonzero(chroma >= self.min_chroma - m)
-            along = self._unit @ fast[maybe, 1:].T  # K x N
+            along = self._unit @ np.take(fast[:, 1:], maybe, axis=0).T  # K x N
             thr = self.cos_hue * chroma[maybe] - m
             hue = along[0] >= thr
             for row in along[1:]:
                 hue |= row >= thr
             maybe = maybe[hue]
             cand = cand[maybe]
-            lab = lab_exact(rel[maybe])
+            lab = lab_exact(np.take(rel, maybe, axis=0))
         elif len(cand):
-            lab = lab_exact(white_relative(flat[cand], white))  # (linear_to_lab's values)
+            lab = lab_exact(white_relative(np.take(flat, cand, axis=0), white))  # (linear_to_lab's values)
         if len(cand):
             chroma = np.hypot(lab[:, 1], lab[:, 2])
             # the print colour of the pixel's hue (within the tolerance) with the most chroma
             # along it, -1 for none (or under min_chroma): the first of equals, as argmax takes it
             label = np.full(len(cand), -1, np.int64)
             strong = np.flatnonzero(chroma >= self.min_chroma)
-            along = lab[strong, 1:] @ self._unit.T  # N x K: chroma along each print colour's hue
+            along = np.take(lab[:, 1:], strong, axis=0) @ self._unit.T  # N x K: chroma along each print colour's hue
             thr = self.cos_hue * chroma[strong]
             got = np.full(len(strong), -1, np.int64)
             best = np.full(len(strong), -np.inf, np.float32)
