@@ -149,12 +149,18 @@ def test_the_appliance_restarted_after_a_finished_game_waits_for_the_next_one(tm
     with Journal(tmp_path / "j.db", checkpoint_s=None) as j:
         j.finish_session(2, {"phase": "over"})  # both games over: the appliance was between games
     config, command, root = _appliance(tmp_path)
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
     try:
         first = proc.stdout.readline()  # the last game played (Monsieur Carrousel), not [service] game
         assert first.startswith("game over: a new monsieur-carrousel game starts with a long press"), first
+        banner = proc.stderr.readline()  # the table's line names the game waited for too
+        assert banner.startswith("companion: the simulated monsieur-carrousel table"), banner
         with Journal(tmp_path / "j.db", readonly=True) as j:
             assert len(j.sessions()) == 2  # no game started by itself
+        capsys.readouterr()
+        assert main(["--config", config, "status", "--journal", str(tmp_path / "j.db")]) == 0
+        said = capsys.readouterr().out
+        assert "between games: waiting for the next Monsieur Carrousel game" in said and "session ?" not in said
         assert main(["--config", config, "enter", "--journal", str(tmp_path / "j.db"), "--new-game",
                      "monsieur-carrousel", "--players", "Zoe,Yann"]) == 0
         for line in proc.stdout:

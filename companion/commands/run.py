@@ -277,6 +277,10 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
         journal.close()  # a refused start leaves the journal unlocked
         raise
     speed = opts["service"]["speed"]
+    # Restarted between games: the game waited for is the last one played (it names the table).
+    waited = _waited_game(args, journal, opts["next_game"], game)
+    waiting_first = waited is not None
+    game = waited or game
     if table == "sim":
         # The simulated table runs on simulated time paced by the real clock: the same seed
         # plays the same game at any --speed.
@@ -301,7 +305,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                     "parts": {}, "summary": {}}
         return {"game": service.referee.name, "session": service.session, "table": table,
                 "t": round(service.clock.now(), 3), "over": service.referee.is_over(service.state),
-                "summary": _jsonable(service.referee.summary(service.state)), "players": service.players,
+                "summary": _jsonable(service.referee.summary(service.state)), "players": _players_in_play(service),
                 "parts": service.parts.snapshot(), "paused": service.paused_at is not None,
                 "waiting_for_next_game": nxt.waiting}
 
@@ -323,9 +327,6 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
     new = args.new
     failed = False
     players, seed = opts["players"], opts["seed"]
-    waited = _waited_game(args, journal, opts["next_game"], game)
-    waiting_first = waited is not None
-    game = waited or game
     try:
         while True:
             if waiting_first:
@@ -430,6 +431,15 @@ def _web_page(config: Any, journal_path: Any, table: str) -> Any:
     from companion.web import WebPage
 
     return WebPage(config, journal_path, table)
+
+
+def _players_in_play(service: Any) -> list[str] | None:
+    """The game's own players, in seat order: its state's (as ``game_start`` gave them, at a real
+    table too), else the table's configured ones (a game not yet started)."""
+    players = getattr(service.state, "players", None)
+    if players:
+        return [p if isinstance(p, str) else str(p.name) for p in players]
+    return service.players
 
 
 def _waited_game(args: argparse.Namespace, journal: Any, next_game: str, configured: str) -> str | None:

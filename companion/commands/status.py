@@ -91,6 +91,10 @@ def _print_status(status: Mapping[str, Any], out: Callable[[str], None]) -> None
     phase = summary.get("phase")
     over = " (game over)" if status.get("over") else (" (paused: `companion enter --resume`)"
                                                        if status.get("paused") else "")
+    if "session" not in status and status.get("waiting_for_next_game"):
+        out(f"between games: waiting for the next {_game_name(game)} game (a long press (3 s) on button 1, "
+            "or `companion enter --new-game [GAME]`)")
+        return
     out(f"session {status.get('session', '?')}{when}" + (f", phase {phase}" if phase else "") + over)
     for line in (scores_in_words(game, summary), _result_in_words(summary)):
         if line:
