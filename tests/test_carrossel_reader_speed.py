@@ -113,3 +113,57 @@ def test_relative_light_table_equals_the_division():
     table = CarrosselReader._relative_table(white)
     lin = carrossel.srgb_to_linear(px)
     assert np.array_equal(carrossel._relative(table, px), np.clip(lin / np.maximum(white, 1e-4), 0.0, 1.0))
+
+
+@needs_photos
+@pytest.mark.parametrize(("i", "axis", "shift"), [(12, 0, 0), (12, 0, 60), (0, 1, 150), (6, 0, -100)])
+def test_roofs_sampled_in_one_pass_give_each_roofs_samples(reader, i, axis, shift):
+    """The colour check samples the four booth roofs in one pass and splits them by roof: the
+    same fault (or none) as each roof sampled on its own, also when the frame cuts off a booth
+    or part of one (the photo shifted, a black band where it left the frame: the points
+    outside dropped roof by roof)."""
+    frame = np.roll(_photo(i), shift, axis=axis)
+    band = [slice(None), slice(None)]
+    band[axis] = slice(0, shift) if shift > 0 else slice(shift, None)
+    if shift:
+        frame[tuple(band)] = 0
+    rd = CarrosselReader(reader.geometry, reader.letters)
+    reg = rd.registrar.register(frame)
+    assert reg is not None, rd.registrar.status
+    flat = frame.reshape(-1, 3)
+    paper = carrossel._sample(flat, frame.shape, reg.to_image(rd._paper))
+    white = carrossel._white_of(paper)
+    found = rd.centre_marker_match(frame, reg)
+    assert not isinstance(found, str), found
+    _angle, view = rd.pose_from(reg, found[0], found[1])
+    code = carrossel._row_median(np.ascontiguousarray(paper.T))
+    roof_px = view.to_image(rd._roof_points, 55.0)
+    ends = rd._roof_ends
+    roofs = [carrossel._sample(flat, frame.shape, roof_px[a:b]) for a, b in zip([0] + ends[:-1], ends)]
+    if shift:
+        assert min(len(r) for r in roofs) < max(len(r) for r in roofs)  # a roof cut off, or part of one
+    px = np.concatenate(roofs)
+    lab = carrossel.linear_to_lab(carrossel.srgb_to_linear(px), white)
+    measured = np.full((len(rd.print_check.names), 3), np.nan)
+    roof = dict(zip(rd._booth_roofs, roofs))
+    for k, name in enumerate(rd.print_check.names):
+        p = roof[name]
+        p = p[(p < carrossel.CLIPPED).any(axis=1)]
+        if len(p) >= 0.5 * len(rd._booth_roofs[name]) and len(p) >= 10:
+            measured[k] = np.median(carrossel.srgb_to_linear(p), axis=0) / np.maximum(white, 1e-4)
+    # what the reader hands to the two checks: the roofs' Lab and each roof's measured colour
+    seen = {}
+
+    class Recorder:
+        def __init__(self, check, key):
+            self.check, self.key = check, key
+            self.names = getattr(check, "names", None)
+
+        def problem(self, *a):
+            seen[self.key] = a[-1]
+            return "" if self.key == "colour" else self.check.problem(*a)
+
+    rd.colour_check, rd.print_check = Recorder(rd.colour_check, "colour"), Recorder(rd.print_check, "print")
+    rd._colour_fault(flat, frame.shape, view, white, code)
+    np.testing.assert_array_equal(seen["colour"], lab)
+    np.testing.assert_allclose(seen["print"], measured, rtol=1e-6)
