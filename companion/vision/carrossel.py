@@ -77,6 +77,7 @@ from companion.vision.colour import (
     srgb_to_linear,
 )
 from companion.vision.frames import check_bgr_frame
+from companion.vision.skin import brighter_than_white, median_chroma
 from companion.vision.registration import (
     Registrar,
     Registration,
@@ -1508,6 +1509,12 @@ class CarrosselReader:
             if len(near):
                 exact = lab_exact(corner_rel.reshape(ncell, -1, 3)[idx[near]].reshape(-1, 3))
                 chroma[near] = corner_chroma(near, exact.reshape(len(near), -1, 3))
+            # a hand brighter than the white in every channel (nearer the lamp, in a dim frame)
+            # reads as the white itself in the table above: where it is most of the corners, their
+            # hue from the unclipped light of those pixels (companion/vision/skin.py)
+            bright = brighter_than_white(corner_px[idx], white) & lit
+            chroma = np.where(bright.mean(axis=1) >= 0.5,
+                              np.maximum(chroma, median_chroma(corner_px[idx], white, lit, brighter_only=True)), chroma)
             for (j, conf), best, wm, ch in zip(empties, scores.max(axis=1).tolist(), white_mid.tolist(),
                                                chroma.tolist()):
                 name = g.cell_names[int(index[j])]
