@@ -77,7 +77,8 @@ def _replay(referee: Referee, journal: Journal, session: int) -> tuple[Any, floa
     fill, the board to turn) among the calls of the newest step that made any call; nothing
     when that step made calls but no prompt (the game has gone on since its last question: a
     Carnival turn half played), so a stale question is never said again (a tuple of at most
-    one call)."""
+    one call). A refused observation (its step leaves the state as it was: an entry the rules
+    did not take) keeps the question before it: the game still waits for the same thing."""
     from companion.pause import Pause, is_pause_or_resume
 
     prompts = getattr(referee, "prompts", frozenset())
@@ -94,11 +95,15 @@ def _replay(referee: Referee, journal: Journal, session: int) -> tuple[Any, floa
         if is_pause_or_resume(obs):
             paused = isinstance(obs, Pause)
             continue
+        before = state
         state, calls = referee.apply(state, obs)
         n += 1
         if calls:
             asking = [c for c in calls if c.TYPE in prompts]
-            asked = (asking[-1],) if asking else ()
+            if asking:
+                asked = (asking[-1],)
+            elif state is not before and state != before:  # the game went on: its question is stale
+                asked = ()
     return state, last_t, n, paused, asked
 
 

@@ -78,7 +78,7 @@ def test_every_game_declares_its_prompts_as_call_types_it_makes():
 def test_a_carnival_turn_under_way_asks_nothing_again_and_one_not_begun_asks_for_its_turn(tmp_path):
     """The tester's restart after Ana had rolled: her turn's start ("exchange a wild or roll the
     dice") is not said again; a restart before she did anything says it."""
-    from companion.games.carnival import GameStart as CarnivalStart, Roll
+    from companion.games.carnival import Assign, GameStart as CarnivalStart, Roll
 
     path = str(tmp_path / "journal.db")
     with Journal(path) as journal:
@@ -94,6 +94,32 @@ def test_a_carnival_turn_under_way_asks_nothing_again_and_one_not_begun_asks_for
         again.emit(Roll(t=1.0, player="Ana", dice=(2, 5, 6)))
         again.run(until=1.0, stop_when_over=False)
         assert recorder2.calls[-1].TYPE == "rolled"
+        rolled = recorder2.calls[-1]
     with Journal(path) as journal:
-        _, recorder3, opened = _serve(journal, referee_for("carnival"), new=False)
-        assert opened.asked == ()  # the turn is under way: no stale "roll the dice"
+        again, recorder3, opened = _serve(journal, referee_for("carnival"), new=False)
+        assert opened.asked == (rolled,)  # "Ana rolls 2, 5 and 6 ... Choose two dice", not "roll the dice"
+        again.emit(Assign(t=2.0, player="Ana", dice=(2, 5)))
+        again.run(until=2.0, stop_when_over=False)
+        assert recorder3.calls[-1].TYPE == "dice_assigned"
+    with Journal(path) as journal:
+        _, _, opened = _serve(journal, referee_for("carnival"), new=False)
+        assert opened.asked == ()  # the turn is under way: no stale "choose two dice"
+
+
+def test_a_refused_entry_after_a_question_keeps_the_question_said_again(tmp_path):
+    """The tester's restart after a refused entry: the game still waits for the seat to fill,
+    and the table hears it again (the refusal is not the game's question)."""
+    path = str(tmp_path / "journal.db")
+    referee = referee_for("monsieur-carrousel")
+    with Journal(path) as journal:
+        service, recorder, _ = _serve(journal, referee, new=True)
+        service.emit(GameStart(t=0.0, players=("Ana", "Ben")))
+        service.emit(DieRolled(t=3.0, colour="red"))
+        service.run(until=3.0, stop_when_over=False)
+        asked = [c for c in recorder.calls if c.TYPE in referee.prompts][-1]
+        service.emit(GameStart(t=4.0, players=("Ana", "Ben")))  # refused: the game is under way
+        service.run(until=4.0, stop_when_over=False)
+        assert recorder.calls[-1].TYPE == "invalid_observation"
+    with Journal(path) as journal:
+        _, _, opened = _serve(journal, referee_for("monsieur-carrousel"), new=False)
+        assert opened.asked == (asked,) and asked.TYPE == "seat_kid"

@@ -985,9 +985,9 @@ class CarnivalReferee:
     name = "carnival"
     #: Calls that ask the table for the game's next step, said again when a game resumes after a
     #: restart if the newest step that made calls made one of them (the service's rule): whose
-    #: turn it is and what it expects first, the dice to show again. A turn already under way
-    #: (dice rolled, actions done) asks nothing again.
-    prompts = frozenset({"turn", "dice_unreadable"})
+    #: turn it is and what it expects first, the dice rolled and the two to choose, the dice to
+    #: show again. A turn further under way (dice chosen, actions done) asks nothing again.
+    prompts = frozenset({"turn", "rolled", "dice_unreadable"})
     vocabulary = VOCABULARY
 
     def __init__(
