@@ -35,3 +35,10 @@ def test_several_images_with_an_existing_file_are_refused(tmp_path, capsys):
 def test_an_empty_overlay_is_refused_not_ignored(capsys):
     err = _refused(capsys, str(PHOTO), "--overlay", "")
     assert "--overlay: empty" in err
+
+
+def test_one_image_with_a_new_folder_ending_in_a_slash_writes_into_that_folder(tmp_path, capsys):
+    folder = tmp_path / "annotated"
+    assert main(["read", "carrousel", str(PHOTO), "--overlay", f"{folder}/"]) == 0
+    capsys.readouterr()
+    assert [p.name for p in folder.iterdir()] == ["carrousel_024_overlay.png"]

@@ -58,7 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photographs (JPEG, PNG, ...)")
     parser.add_argument("--overlay", metavar="OUT",
                         help="write the image annotated with regions, labels and confidences: a file "
-                             "(.png, .jpg, ...) for one image; with several images (or an existing folder) a "
+                             "(.png, .jpg, ...) for one image; with several images (or a folder, or a path ending in /) a "
                              "folder, made if missing, that gets one NAME_overlay.png per image (an image "
                              "file name is refused then)")
     parser.add_argument("--geometry", metavar="FILE",
@@ -313,8 +313,9 @@ def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], 
 
     Args:
         images: image paths, in order.
-        overlay: an output image for one image, or a folder for several or for one
-            (``STEM_overlay.png``), or None.
+        overlay: an output image for one image, or a folder for several or for one (an
+            existing folder, or a path ending in ``/``, made if missing: ``STEM_overlay.png``),
+            or None.
         read: ``read(frame) -> reading``, the frame ``H x W x 3 uint8, BGR``.
         describe: ``describe(reading) -> dict``, the JSON fields after ``image``.
         draw: ``draw(frame, reading) -> H x W x 3 uint8`` image, the overlay.
@@ -358,7 +359,7 @@ def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], 
         if Path(overlay).suffix.lower() in (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"):
             raise UsageError(f"--overlay {overlay}: an image file name, but {len(images)} images write one "
                              "NAME_overlay.png each into a folder: give a folder (or one image)")
-    if overlay and (len(images) > 1 or Path(overlay).is_dir()):
+    if overlay and (len(images) > 1 or Path(overlay).is_dir() or overlay.endswith("/")):  # "new/": a folder
         overlay_dir = Path(overlay)
         try:
             overlay_dir.mkdir(parents=True, exist_ok=True)
