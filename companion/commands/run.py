@@ -312,6 +312,7 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
     entries = EntryServer(socket_path_for(journal.path), stdin=sys.stdin if args.entries == "-" else None,
                           status=status, on_new_game=nxt.request)
     web = _web_page(config, journal.path, table)  # [web]: the table's page (its hub now, its server below)
+    _page_language_kept(web, journal)
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("signal %d: stopping; the game stays resumable", signum)
@@ -431,6 +432,29 @@ def _web_page(config: Any, journal_path: Any, table: str) -> Any:
     from companion.web import WebPage
 
     return WebPage(config, journal_path, table)
+
+
+def _page_language_kept(web: Any, journal: Any) -> None:
+    """The language last chosen on the game page, as the journal's newest session with one
+    kept it (``page_language`` in its table settings), for the page after a restart; the
+    configured ``[speech] language`` when none was chosen (or the page is off)."""
+    from companion.journal import JournalError
+
+    hub = getattr(web, "hub", None)
+    if hub is None:
+        return
+    try:
+        sessions = journal.sessions()
+    except JournalError:
+        return  # a damaged sessions table: the resume says so
+    from companion.web.app import LANGUAGES
+
+    for session in reversed(sessions):
+        language = session.table.get("page_language") if isinstance(session.table, dict) else None
+        if language is not None:
+            if language in LANGUAGES:
+                hub.language = hub.chosen_language = language
+            return
 
 
 def _players_in_play(service: Any) -> list[str] | None:

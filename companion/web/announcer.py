@@ -68,8 +68,16 @@ class WebAnnouncer:
         self.signals = Signals()  # which calls are frequent (``[unspoken]``: every legal move)
 
     def attach(self, service: Any) -> None:
-        """Bind to the game's :class:`~companion.service.Service` and tell the pages a game began."""
+        """Bind to the game's :class:`~companion.service.Service` and tell the pages a game began.
+        A language chosen on the game page is kept in the session's table settings
+        (``page_language``, :meth:`~companion.service.Service.note_table`), now for a language
+        chosen before this game and at each choice, so a restart shows the page in it."""
         self.service = service
+        note = getattr(service, "note_table", None)
+        if note is not None:
+            self.hub.on_language = lambda language: note({"page_language": language})
+            if self.hub.chosen_language is not None:
+                note({"page_language": self.hub.chosen_language})
         self.hub.publish("game", {"game": self.game}, state=self._state(service.referee.summary(service.state)))
 
     def _state(self, summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -367,7 +367,9 @@ def make_app(hub: Hub, entries: Any, *, token: str, lan: bool = False, lan_url: 
         if "language" in obj:
             if obj["language"] not in LANGUAGES:
                 return refused(f"unknown language {obj['language']!r} (known: {', '.join(LANGUAGES)})")
-            hub.language = obj["language"]
+            hub.language = hub.chosen_language = obj["language"]
+            if hub.on_language is not None:  # kept for a restart (the game's journal session)
+                hub.on_language(hub.language)
             hub.publish("state", {"language": hub.language})
             return JSONResponse({"ok": True, "language": hub.language})
         what = obj.get("control")

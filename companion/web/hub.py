@@ -103,6 +103,11 @@ class Hub:
         history: the last :data:`HISTORY` call events (dicts, oldest first).
         published: events published so far.
         language: the language of the sentences the page shows (``en``, ``fr``, ``pt-BR``).
+        chosen_language: the language chosen on the game page (kept by the game's journal
+            session as ``page_language``, so that a restart shows the page in it), or None.
+        on_language: ``on_language(language)``, called when the game page chooses a language
+            (the running game's :class:`~companion.web.announcer.WebAnnouncer` keeps it in the
+            journal); None without a game.
         camera: ``camera() -> (jpeg bytes, overlay dict) | None``: the latest frame with the
             reader's overlay, set by a table with a camera; None when the table has none.
     """
@@ -116,6 +121,8 @@ class Hub:
         self.history: collections.deque[dict[str, Any]] = collections.deque(maxlen=HISTORY)
         self.published = 0
         self.language = language
+        self.chosen_language: str | None = None
+        self.on_language: Any = None
         self.camera: Any = None
         self.closed = False
 
