@@ -13,7 +13,8 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    are foreground. After a morphological opening and closing, each connected component of a
    die's size and squareness is a die. The dice of one frame are of one size: a region much
    larger than the frame's typical die (``TYPICAL_SIZE_RATIO``) holds touching dice and is split
-   by an erosion; a region much smaller (``SMALL_SIZE_RATIO``) is a die seen in part, its box
+   by an erosion (a piece the erosion leaves that large is still dice touching, and searched);
+   a region much smaller (``SMALL_SIZE_RATIO``) is a die seen in part, its box
    grown to the typical size.
 2. **Searching** (:meth:`DiceReader.search`): a region the erosion cannot split, and a patch
    where pip-like specks gather with no die region around them (a white die on a light floor
@@ -35,12 +36,16 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    no value: a third crop reading another value vetoes only a value the pips alone would
    give; :meth:`DiceReader._read_singles`).
 5. **Decision** (:func:`decide`): both readers agree (classifier probability at least
-   ``MODEL_WITH_PIPS``), or the pips abstain and the classifier is sure (``MODEL_ALONE``);
-   anything else - a disagreement (any of the pips' crops reading another value), an unsure
+   ``MODEL_WITH_PIPS``), or the pips abstain and the classifier is sure (``MODEL_ALONE``; a one
+   so read needs a blob of a one's pip size at the face's centre, not a glint:
+   :func:`~companion.readers.dice_face_checks.one_pip_seen`); anything else - a disagreement
+   (any of the pips' crops reading another value), an unsure
    classifier - is ``unknown`` with its reason. The thresholds were chosen on train photos
    held out of the classifier's training.
 6. **Never part of a die, never a colourless frame**: a box the die's foreground reaches well
-   beyond (:func:`_partial`) is ``unknown``; a frame that is grayscale, too dark or clipped
+   beyond (:func:`_partial`) is ``unknown``, unless its first two pip crops read one face that
+   lies inside it (a die touching another: :meth:`DiceReader._whole_face`); a frame that is
+   grayscale, too dark or clipped
    (:meth:`DiceReader.colour_problem`) reads one ``unknown`` over the tray. With no tray
    given, the tray is the floor the frame is centred on (:meth:`DiceReader.floor_region`).
 
