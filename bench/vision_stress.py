@@ -4,7 +4,7 @@ Usage: python bench/vision_stress.py [--frames 5000] [--seed 1] [--out bench/out
 
 Each frame shows a random position (five horses on consecutive spaces) and four random cards,
 rendered by the simulated camera under one kind of conditions (normal, dim, bright, warm, cool,
-tilted, blur, hands, any: see companion.vision.sim.random_conditions), and is read on its own
+tilted, blur, hands, any, covers: see companion.vision.sim.random_conditions), and is read on its own
 (full registration). A *wrong* reading is a space or card given a wrong value (never allowed);
 *unknown* is an abstention, counted separately for spaces a hand covers. Frames where the
 board is not visible (markers out of the frame at a steep tilt) are counted apart.
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from companion.vision.carrousel import CarrouselReader  # noqa: E402
 from companion.vision.sim import COLOURS, TableRenderer, random_conditions  # noqa: E402
 
-KINDS = ("normal", "dim", "bright", "warm", "cool", "tilted", "blur", "hands", "any")
+KINDS = ("normal", "dim", "bright", "warm", "cool", "tilted", "blur", "hands", "any", "covers")
 CARDS = list(itertools.permutations(COLOURS, 3))
 
 

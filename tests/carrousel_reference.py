@@ -370,6 +370,7 @@ class ReferenceCarrouselReader(CarrouselReader):
         if plan is None or plan.reg is not reg or plan.shape != frame.shape:
             plan = self._ref_plan = _Plan(self, reg, frame.shape)
         flat = frame.reshape(-1, 3)
+        self._frame_shape = frame.shape
         board_white = white_of(flat[plan.board]) if len(plan.board) >= 0.3 * plan.board_planned else None
         if board_white is None:
             return CarrouselReading("board not visible: the board's reference patch is out of the frame",
@@ -428,7 +429,8 @@ class ReferenceCarrouselReader(CarrouselReader):
                     reading = RegionReading(UNKNOWN, 0.0, f"covered: {seen[k]:.0%} of the space's outline seen",
                                             reading.fractions)
             out.append(reading)
-        return tuple(out)
+        whites = board_white[None, :] * gains[:, None]
+        return tuple(self.checks.apply(flat.reshape(self._frame_shape), plan.reg, out, whites, self.space_classifier))
 
     def _outline_seen(self, flat: np.ndarray, plan: _Plan) -> np.ndarray:
         """Share (0-1) of each space's printed outline that is visible: at each of 48 angles,

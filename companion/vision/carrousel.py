@@ -30,6 +30,7 @@ import numpy as np
 
 from companion.calibration_checks import between, expect, positive
 from companion.calibration_dir import SHIPPED_DIR, calibration_path
+from companion.vision.carrousel_checks import SpaceChecks
 from companion.vision.colour import (
     _GRID_LO,
     _GRID_NEW,
@@ -407,6 +408,8 @@ class CarrouselReader:
         self._outline_out = unit * (ro + 5.0)
         (cx, cy), r0, r1 = g.white_reference
         self._white_patch = _disc(r1, inner=r0, step=3.0) + np.array([cx, cy])
+        #: the checks of each space's reading against its own print and of the board as a whole
+        self.checks = SpaceChecks(g.space_centres_mm, self._space_disc, self._white_patch)
         self._card_disc = _disc(max(g.cards[0].disc_diameter_mm / 2 - 3.5, 2.0), step=1.0) if g.cards else None
         self._card_white = {}
         for slot in g.cards:
@@ -572,6 +575,7 @@ class CarrouselReader:
             return CarrouselReading(fault, registration=reg, white_level=board_y)
         spaces = self._spaces(plan, counts[:n * plan.space_width].reshape(n, -1),
                               px[plan.outline_start:plan.outline_end], gain_l, bad_light)
+        spaces = tuple(self.checks.apply(frame, reg, spaces, table[1:1 + n], self.space_classifier))
         cards = self._cards(plan, counts[nv + 1:nv + 2 * m:2].tolist(), counts[n * plan.space_width:nv].reshape(3 * m, -1),
                             [v / board_y for v in lum[1 + n:]])
         return CarrouselReading("ok", spaces, cards, reg, board_y)

@@ -39,6 +39,9 @@ OUTLINE = (44, 62, 92)
 CARD_WHITE = (250, 250, 250)
 SKIN = (165, 190, 232)
 SLEEVE = (90, 50, 40)
+#: skin tones of the small palms (BGR): pale, light, dark (the photographs' hands are
+#: (232, 190, 165) sRGB; pale and dark ends of human skin's reflectance)
+SKINS = ((180, 200, 236), (132, 166, 214), (60, 82, 120))
 
 # black-body white points, linear sRGB (R, G, B) normalised to G = 1 (CIE 1931 2-degree, Planckian locus)
 _KELVIN = np.array([2500, 3000, 3500, 4000, 4500, 5000, 5500, 6000, 6500, 7000], float)
@@ -73,6 +76,11 @@ class Conditions:
         blur_px: motion blur length (pixels, 0 = none).
         jpeg_quality: 30-100, or 0 for no JPEG compression.
         hands: spaces a hand hovers over (0, 1 or 2 of them).
+        palms: spaces a small hand lies over, low (a palm 10-16 mm across over the space's
+            centre, fingers and an arm to the frame's edge), as (space, skin) pairs; skin 0
+            pale, 1 light, 2 dark (``SKINS``), shaded across the palm.
+        shadows: soft shadows over spaces (something above the lamp's path), as (space, light
+            share under it, 0.15-0.6) pairs.
     """
 
     height_mm: float = 550.0
@@ -87,6 +95,8 @@ class Conditions:
     blur_px: float = 0.0
     jpeg_quality: int = 90
     hands: tuple[int, ...] = ()
+    palms: tuple[tuple[int, int], ...] = ()
+    shadows: tuple[tuple[int, float], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,8 +126,10 @@ def random_conditions(rng: np.random.Generator, kind: str = "any") -> Conditions
     Args:
         rng: the generator.
         kind: ``"normal"`` (normal light, little blur, no hands), ``"dim"``, ``"bright"``,
-            ``"warm"``, ``"cool"``, ``"tilted"``, ``"blur"``, ``"hands"`` or ``"any"`` (everything
-            in range: tilt up to 35 degrees, light 0.3-1.5x, 2700-6500 K, a hand one time in four).
+            ``"warm"``, ``"cool"``, ``"tilted"``, ``"blur"``, ``"hands"``, ``"any"`` (everything
+            in range: tilt up to 35 degrees, light 0.3-1.5x, 2700-6500 K, a hand one time in four)
+            or ``"covers"`` (one or two small shaded palms low over single spaces, a soft shadow
+            of 0.15-0.6x over another, sensor noise up to 8 levels, JPEG 30-95).
     """
     c = dict(
         height_mm=rng.uniform(520, 700), tilt_deg=rng.uniform(0, 20), azimuth_deg=rng.uniform(0, 360),
@@ -144,6 +156,12 @@ def random_conditions(rng: np.random.Generator, kind: str = "any") -> Conditions
         c.update(blur_px=rng.uniform(2, 6), jpeg_quality=int(rng.integers(40, 70)))
     elif kind == "hands":
         c.update(hands=_random_hands(rng))
+    elif kind == "covers":  # small palms and soft shadows over single spaces, a noisy sensor
+        picks = [int(v) for v in rng.permutation(7)[:3]]
+        palms = tuple((k, int(rng.integers(0, 3))) for k in picks[:int(rng.integers(1, 3))])
+        c.update(tilt_deg=rng.uniform(0, 30), light=rng.uniform(0.5, 1.4), kelvin=rng.uniform(2700, 6500),
+                 noise_sigma=rng.uniform(1, 8), jpeg_quality=int(rng.integers(30, 96)), palms=palms,
+                 shadows=((picks[2], float(rng.uniform(0.15, 0.6))),))
     elif kind != "normal":
         raise ValueError(f"unknown condition kind {kind!r}")
     return Conditions(**c)
@@ -315,6 +333,10 @@ class TableRenderer:
         for c, yaw, bgr in horses:
             self._horse(img, R, t, c, yaw, bgr)
         hidden = self._hands(img, R, t, cond.hands, rng) if cond.hands else ()
+        for k, share in cond.shadows:
+            self._shadow(img, R, t, k, share, rng)
+        if cond.palms:
+            hidden = tuple(sorted(set(hidden) | set(self._palms(img, R, t, cond.palms, rng))))
         img = self._camera(img, cond, rng)
         visible = tuple(sorted(
             mid for mid, corners in g.markers.items()
@@ -373,6 +395,60 @@ class TableRenderer:
             ring = self.project(R, t, np.column_stack([self._ellipse(c, 0, r, r, 16), np.zeros(16)])).astype(int)
             inside = [(0 <= x < mask.shape[1] and 0 <= y < mask.shape[0] and mask[y, x]) for x, y in ring]
             if any(inside):
+                hidden.append(k)
+        return tuple(hidden)
+
+    def _shadow(self, img: np.ndarray, R, t, k: int, share: float, rng) -> None:
+        """A soft shadow (an ellipse 25-40 mm across, blurred) over space ``k``: the light
+        under its middle is ``share`` of the rest (in linear light; ``img`` holds 2.2-power
+        codes)."""
+        h, w = img.shape[:2]
+        c = self.geometry.space_centres_mm[k] + rng.normal(0, 4.0, 2)
+        a = rng.uniform(25, 40)
+        poly = self.project(R, t, np.column_stack([self._ellipse(c, rng.uniform(0, np.pi), a, a * 0.7), np.zeros(24)]))
+        m = np.zeros((h, w), np.float32)
+        cv2.fillConvexPoly(m, poly.astype(np.int32), 1.0, cv2.LINE_AA)
+        px_mm = float(np.linalg.norm(poly[0] - poly[12])) / (2 * a)
+        m = cv2.GaussianBlur(m, (0, 0), max(1.0, a * px_mm / 3))
+        img *= (1.0 - (1.0 - share ** (1 / 2.2)) * m)[..., None]
+
+    def _palms(self, img: np.ndarray, R, t, palms: Sequence[tuple[int, int]], rng) -> tuple[int, ...]:
+        """Small hands low over single spaces (the palm 10-16 mm in radius over the space's
+        centre, 5-15 mm up; four fingers; the arm to the nearest frame edge), their skin shaded
+        across the palm (0.75-1.0) with a little texture. Returns the spaces they cover."""
+        h, w = img.shape[:2]
+        g = self.geometry
+        mask = np.zeros((h, w), np.uint8)
+        for k, skin in palms:
+            c = g.space_centres_mm[k] + rng.normal(0, 2.0, 2)
+            r = rng.uniform(10, 16)
+            z = rng.uniform(5, 15)
+            one = np.zeros((h, w), np.uint8)
+            palm = self.project(R, t, np.column_stack([self._ellipse(c, rng.uniform(0, np.pi), r, 0.8 * r), np.full(24, z)]))
+            cv2.fillConvexPoly(one, palm.astype(np.int32), 1)
+            centre = self.project(R, t, np.array([[c[0], c[1], z]]))[0]
+            cx, cy = int(centre[0]), int(centre[1])
+            px_mm = float(np.linalg.norm(palm[0] - palm[12])) / (2 * r)
+            ends = {(0, cy): cx, (w - 1, cy): w - cx, (cx, 0): cy, (cx, h - 1): h - cy}
+            cv2.line(one, (cx, cy), min(ends, key=ends.get), 1, max(2, int(1.2 * r * px_mm)))
+            for _ in range(4):
+                a = rng.uniform(0, 2 * np.pi)
+                tip = (int(cx + 1.8 * r * px_mm * np.cos(a)), int(cy + 1.8 * r * px_mm * np.sin(a)))
+                cv2.line(one, (cx, cy), tip, 1, max(2, int(0.25 * r * px_mm)))
+            yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+            shade = 0.75 + 0.25 * np.cos((xx - cx) / (3 * r * px_mm)) * np.cos((yy - cy) / (3 * r * px_mm))
+            colour = np.array(SKINS[skin], np.float32)[None, None, :] * shade[..., None]
+            colour += rng.normal(0, 3.0, colour.shape).astype(np.float32)
+            sel = one > 0
+            img[sel] = colour[sel]
+            mask |= one
+        hidden = []
+        r = g.space_diameter_mm / 2
+        for k, c in enumerate(g.space_centres_mm):
+            ring = self.project(R, t, np.column_stack([self._ellipse(c, 0, r, r, 16), np.zeros(16)])).astype(int)
+            disc = self.project(R, t, np.column_stack([c[None, :], np.zeros(1)])).astype(int)
+            pts = np.vstack([ring, disc])
+            if any(0 <= x < w and 0 <= y < h and mask[y, x] for x, y in pts):
                 hidden.append(k)
         return tuple(hidden)
 

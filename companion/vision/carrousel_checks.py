@@ -1,0 +1,259 @@
+"""The Carrousel reader's checks of each space's reading against the space's own print and the
+board as a whole (run after the region rule, on both the fast and the per-region read).
+
+A region's votes say what colours its pixels match; they cannot tell a hand from the floor nor
+a coloured horse in a shadow from a black one. These checks look at the space itself:
+
+* **empty needs the print seen** (:meth:`SpaceChecks.print_seen`): an empty space shows its own
+  printed fill where a horse would stand (its centre, 12 mm around it: a 36 mm horse always
+  covers it). The fill is measured on the same space, on its rim just inside the printed
+  outline (18.5-21.5 mm from the centre), in the same light, so the centre of an empty space
+  matches it whatever the lamp, the board's print or the exposure: in log luminance and in the
+  log chromaticities ``ln R/G``, ``ln B/G`` (ratios of linear light, so a gain or a lamp's
+  colour cancels). A pale or light hand over the centre is brighter or redder than the print
+  (skin's haemoglobin raises R/G), though its Lab chroma against the board's white is as low
+  as the print's and it counts as background. The quartiles of the centre's offsets must lie
+  within the bounds, widened by the sensor's noise (the robust spread of the same measures over
+  the board's white patch): a blob over a quarter of the centre moves a quartile.
+* **black in its own light** (:meth:`SpaceChecks.black_in_own_light`): a black reading means
+  colourless pixels against the light at the horse's place. A shadow over the space itself (its
+  rim's print darker than the ring outside by more than :attr:`SpaceChecks.SHADOW_RIM`) makes a
+  coloured horse's pixels dark and grey against the ring's white; the space's pixels are read
+  again against the rim's light, and a black reading stands only when that reading is black too.
+* **a colour leads its black votes** (:meth:`SpaceChecks.colour_leads`): a coloured horse seen
+  from above shows more of its colour than of its shaded side, so a chromatic label needs its
+  confidence (its share of every colour vote, black included) at least
+  :attr:`SpaceChecks.MIN_CONFIDENCE`; and, when black votes reach a quarter of the colour's,
+  the median a*, b* of the space's non-background pixels (a robust statistic: sensor noise
+  spreads a black horse's dark pixels' chroma both ways, its median stays grey) must point to
+  the colour (its projection on the reference's hue at least :attr:`SpaceChecks.MEDIAN_SHARE` of
+  the reference's chroma).
+* **each colour once** (:func:`distinct_colours`): the game has one horse of each colour, so a
+  board read with a colour on two spaces reads both ``unknown``.
+
+Rulebook: shared/rules/carrousel.txt (Components: five horses of different colours).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from companion.vision.colour import (
+    CLIPPED,
+    UNKNOWN,
+    RegionReading,
+    linear_to_lab,
+    srgb_to_linear,
+)
+from companion.vision.registration import Registration
+
+__all__ = ["SpaceChecks", "distinct_colours"]
+
+_LUMA = np.array([0.0722, 0.7152, 0.2126])  # linear B, G, R to luminance (Rec. 709)
+
+
+def _disc(radius: float, inner: float = 0.0, step: float = 1.5) -> np.ndarray:
+    u = np.arange(-radius, radius + 1e-9, step)
+    xx, yy = np.meshgrid(u, u)
+    p = np.stack([xx.ravel(), yy.ravel()], axis=1)
+    d = np.hypot(p[:, 0], p[:, 1])
+    return p[(d <= radius) & (d >= inner)]
+
+
+def print_measures(px: np.ndarray) -> np.ndarray:
+    """``N x 3 uint8`` BGR pixels to ``N x 3 float64`` (ln Y, ln R/G, ln B/G) of their linear
+    light (IEC 61966-2-1 decoding; Rec. 709 luminance), each channel at least 1e-4."""
+    lin = np.maximum(srgb_to_linear(px).astype(np.float64), 1e-4)
+    return np.stack([np.log(lin @ _LUMA), np.log(lin[:, 2] / lin[:, 1]), np.log(lin[:, 0] / lin[:, 1])], axis=1)
+
+
+def robust_sigma(x: np.ndarray) -> np.ndarray:
+    """Per column of ``N x C``: 1.4826 x the median absolute deviation (a normal's sigma)."""
+    med = np.median(x, axis=0)
+    return 1.4826 * np.median(np.abs(x - med), axis=0)
+
+
+class SpaceChecks:
+    """The checks above for one reader's geometry (board mm), each on one frame's pixels.
+
+    Args:
+        space_centres_mm: ``7 x 2`` the spaces' centres.
+        disc_mm: ``N x 2`` the reader's sample points inside a space (relative to its centre).
+        white_patch_mm: ``M x 2`` the board's white reference patch (board mm).
+
+    The sample points' pixels are found once per registration and frame size.
+    """
+
+    #: the rim where a space's fill is measured, and the centre a horse always covers (mm)
+    RIM_MM = (18.5, 21.5)
+    CENTRE_MM = 12.0
+    #: bounds on the quartiles of the centre's offsets from the rim's fill: ln Y (a light
+    #: gradient over 20 mm is a few per cent; a lamp's spot at its edge up to 8 %), ln R/G and
+    #: ln B/G (the same ink in the same light: 0; JPEG's chroma and a dim frame's noise move the
+    #: medians up to 0.04 and 0.1 on the 20 photographs), each widened by the noise's sigma
+    PRINT_BOUNDS = (0.12, 0.08, 0.08)
+    #: how many noise sigmas widen them
+    NOISE_WIDTH = 2.0
+    #: a rim whose fill is darker than this share of the ring's light is in a shadow
+    SHADOW_RIM = 0.8
+    #: a chromatic label's least confidence (its share of all colour votes, black included)
+    MIN_CONFIDENCE = 0.5
+    #: black votes at this share of the colour's call for the median test
+    BLACK_SHARE = 0.25
+    #: the non-background pixels' median a*, b* projected on the reference's hue, at least this
+    #: share of the reference's chroma
+    MEDIAN_SHARE = 0.3
+
+    def __init__(self, space_centres_mm: np.ndarray, disc_mm: np.ndarray, white_patch_mm: np.ndarray):
+        self.centres = np.asarray(space_centres_mm, dtype=np.float64)
+        self.disc = np.asarray(disc_mm, dtype=np.float64)
+        self.rim = _disc(self.RIM_MM[1], inner=self.RIM_MM[0], step=1.0)
+        self.centre = _disc(self.CENTRE_MM, step=1.5)
+        self.patch = np.asarray(white_patch_mm, dtype=np.float64)
+        #: pairs of neighbouring patch points (at most 3.5 mm apart) whose differences measure
+        #: the sensor's noise (the light changes little over 3 mm)
+        gap = np.hypot(*(self.patch[1:] - self.patch[:-1]).T)
+        self._pairs = np.flatnonzero(gap <= 3.5)
+        self._key: tuple[int, tuple[int, ...]] | None = None
+        self._reg: Registration | None = None
+        self._index: dict[str, list[np.ndarray]] = {}
+
+    def _pixels(self, frame: np.ndarray, reg: Registration, part: str, k: int = 0) -> np.ndarray:
+        """``N x 3 uint8`` pixels of ``part`` (``"rim"``, ``"centre"``, ``"disc"`` of space
+        ``k``, or ``"patch"``) inside the frame."""
+        key = (id(reg), frame.shape)
+        if self._key != key or self._reg is not reg:
+            self._key, self._reg, self._index = key, reg, {}
+        idx = self._index.get(part)
+        if idx is None:
+            h, w = frame.shape[:2]
+            offsets = {"rim": self.rim, "centre": self.centre, "disc": self.disc}.get(part)
+            sets = [self.patch] if offsets is None else [offsets + c for c in self.centres]
+            idx = []
+            for pts in sets:
+                p = np.rint(reg.to_image(pts)).astype(np.int64)
+                ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+                idx.append(p[ok, 1] * w + p[ok, 0])
+            self._index[part] = idx
+        return frame.reshape(-1, 3)[idx[k]]
+
+    def print_seen(self, frame: np.ndarray, reg: Registration, k: int) -> str:
+        """``""`` when space ``k``'s centre shows the print of its rim, else why not (one
+        line). Needs 20 pixels on the rim and in the centre (else: not seen)."""
+        rim, centre = self._pixels(frame, reg, "rim", k), self._pixels(frame, reg, "centre", k)
+        if len(rim) < 20 or len(centre) < 20:
+            return "the space's print is out of the frame"
+        fill = np.median(print_measures(rim), axis=0)
+        d = print_measures(centre) - fill
+        q = np.percentile(d, [25.0, 75.0], axis=0)
+        off = np.abs(q).max(axis=0)
+        noise = self.noise(frame, reg)
+        bounds = np.asarray(self.PRINT_BOUNDS) + self.NOISE_WIDTH * noise
+        j = int(np.argmax(off - bounds))
+        if off[j] > bounds[j]:
+            name = ("ln Y", "ln R/G", "ln B/G")[j]
+            return (f"the space's print is not seen where a horse stands ({name} off its rim's by "
+                    f"{off[j]:.2f} > {bounds[j]:.2f}): a hand?")
+        return ""
+
+    def noise(self, frame: np.ndarray, reg: Registration) -> np.ndarray:
+        """The sensor's noise (and JPEG's) on the board's white patch: ``3`` sigmas of (ln Y,
+        ln R/G, ln B/G), from the robust spread of neighbouring points' differences over
+        sqrt(2). 0 when the patch is partly out of the frame (its points' order is lost)."""
+        px = self._pixels(frame, reg, "patch")
+        if len(px) != len(self.patch):
+            return np.zeros(3)
+        m = print_measures(px)
+        d = m[self._pairs + 1] - m[self._pairs]
+        return 1.4826 * np.median(np.abs(d), axis=0) / np.sqrt(2.0)
+
+    def rim_light(self, frame: np.ndarray, reg: Registration, k: int, white: np.ndarray) -> float:
+        """Luminance of space ``k``'s rim fill (median, linear) over that of ``white`` (``3``
+        linear BGR, the ring's light); 1.0 when the rim is out of the frame."""
+        rim = self._pixels(frame, reg, "rim", k)
+        if len(rim) < 20:
+            return 1.0
+        y = np.median(srgb_to_linear(rim).astype(np.float64) @ _LUMA)
+        return float(y / max(float(np.asarray(white, dtype=np.float64) @ _LUMA), 1e-6))
+
+    def black_in_own_light(self, frame: np.ndarray, reg: Registration, k: int, white: np.ndarray,
+                           classifier) -> str:
+        """``""`` when a black reading of space ``k`` (read against ``white``, ``3`` linear BGR
+        float32) stands against the light on its own rim, else why not."""
+        ratio = self.rim_light(frame, reg, k, white)
+        if ratio >= self.SHADOW_RIM:
+            return ""
+        px = self._pixels(frame, reg, "disc", k)
+        clipped = px.min(axis=1) >= CLIPPED
+        own = np.asarray(white, dtype=np.float32) * np.float32(ratio)
+        again = classifier.read(linear_to_lab(srgb_to_linear(px[~clipped]), own), int(clipped.sum()))
+        if again.label == "black":
+            return ""
+        return (f"a shadow over the space ({ratio:.2f}x the light around it): against its own light "
+                f"it reads {again.label}, not black")
+
+    def colour_leads(self, frame: np.ndarray, reg: Registration, k: int, white: np.ndarray,
+                     reading: RegionReading, classifier) -> str:
+        """``""`` when the chromatic ``reading`` of space ``k`` (read against ``white``) leads
+        its black votes, else why not."""
+        if reading.confidence < self.MIN_CONFIDENCE:
+            return (f"{reading.label} at confidence {reading.confidence:.2f}: its votes do not lead "
+                    f"the other colours' and black's")
+        fr = reading.fractions
+        if fr.get("black", 0.0) < self.BLACK_SHARE * fr.get(reading.label, 0.0):
+            return ""
+        px = self._pixels(frame, reg, "disc", k)
+        px = px[px.min(axis=1) < CLIPPED]
+        lab = linear_to_lab(srgb_to_linear(px), np.asarray(white, dtype=np.float32))
+        cls = classifier.pixel_classes_table(lab)
+        fg = lab[cls != -1]
+        if len(fg) < 10:
+            return ""
+        ref = classifier.references.lab[classifier.references.names.index(reading.label)]
+        chroma = float(np.hypot(ref[1], ref[2]))
+        med = np.median(fg[:, 1:].astype(np.float64), axis=0)
+        along = float(med @ ref[1:] / max(chroma, 1e-6))
+        if along >= self.MEDIAN_SHARE * chroma:
+            return ""
+        return (f"{reading.label} votes beside black ones, but the piece's median colour is "
+                f"{along:.0f} along {reading.label}'s hue (at least {self.MEDIAN_SHARE * chroma:.0f} needed)")
+
+    def apply(self, frame: np.ndarray, reg: Registration, readings: Sequence[RegionReading],
+              whites: Sequence[np.ndarray], classifier) -> list[RegionReading]:
+        """Every check on the region rule's ``readings`` (one per space) of ``frame``:
+        ``whites[k]`` is space ``k``'s white (``3`` linear BGR float32, the board's white times
+        its ring's light), ``classifier`` the space classifier. Returns the readings, a failed
+        one as ``unknown`` with its reason (fractions kept)."""
+        out = list(readings)
+        empty = classifier.background_label
+        for k, rd in enumerate(out):
+            if rd.label == UNKNOWN:
+                continue
+            if rd.label == empty:
+                why = self.print_seen(frame, reg, k)
+            elif rd.label in classifier.shadow_like:
+                why = self.black_in_own_light(frame, reg, k, whites[k], classifier)
+            else:
+                why = self.colour_leads(frame, reg, k, whites[k], rd, classifier)
+            if why:
+                out[k] = RegionReading(UNKNOWN, 0.0, why, rd.fractions)
+        return distinct_colours(out, empty)
+
+
+def distinct_colours(readings: Sequence[RegionReading], background: str | None = "empty") -> list[RegionReading]:
+    """The readings with every colour read on two or more spaces made ``unknown`` (the board
+    has one horse of each colour: shared/rules/carrousel.txt, Components)."""
+    seen: dict[str, list[int]] = {}
+    for k, rd in enumerate(readings):
+        if rd.label not in (UNKNOWN, background):
+            seen.setdefault(rd.label, []).append(k)
+    out = list(readings)
+    for label, ks in seen.items():
+        if len(ks) > 1:
+            where = ", ".join(str(k) for k in ks)
+            for k in ks:
+                out[k] = RegionReading(UNKNOWN, 0.0, f"{label} read on spaces {where}: the board has one {label} horse",
+                                       readings[k].fractions)
+    return out
