@@ -5,8 +5,9 @@ Frames (any :mod:`companion.vision.frames` source) go through the
 becomes an observation of the game's vocabulary (``companion.games.monsieur_carrousel``):
 
 * ``die_rolled``: after a roll was asked (``turn``, ``roll_again``, ``twins_help``), the die
-  must leave the camera's sight (picked up, rolling, under a hand: no colour read for
-  ``settle_s`` in a row; a frame of noise is not a roll), then show one top colour for
+  must leave the camera's sight (picked up, rolling, under a hand: no colour read on two
+  frames in a row or more, spanning ``settle_s / 2`` at least; a frame of noise is not a
+  roll), then show one top colour for
   ``settle_s``; a die still without a colour ``die_unread_s`` after it left (cocked on an edge,
   out of the board) is ``die_rolled`` ``unknown`` (the referee asks for another roll), once
   until the die is seen again (a die that stays unseen is not asked for again and again). A
@@ -206,6 +207,7 @@ class MonsieurCameraSource(ReadingThread):
         self._die_left = False
         self._die_unread_since: float | None = None
         self._die_gone_since: float | None = None  # since when the die reads no colour
+        self._die_gone_frames = 0  # frames in a row without a colour
         self._unread_told = False  # die_rolled unknown sent; the die not seen since
         self._seen_emitted: tuple[int, ...] | None = None
         self._pending_turn: Any = None  # the stop awaiting the kids' answer
@@ -293,7 +295,7 @@ class MonsieurCameraSource(ReadingThread):
     def _frozen(self) -> list[Observation]:
         """A frame of a frozen camera: nothing on the table is known to have changed or to be
         hidden; what was under way waits for the camera to move again."""
-        self._die_gone_since = None
+        self._die_gone_since, self._die_gone_frames = None, 0
         self._die_unread_since = None
         self._unread_since = [None] * len(self._unread_since)
         return []
@@ -411,15 +413,18 @@ class MonsieurCameraSource(ReadingThread):
     def _die(self, t: float, die: str) -> list[Observation]:
         colour = die != UNKNOWN
         if colour:
-            self._die_gone_since = None
+            self._die_gone_since, self._die_gone_frames = None, 0
             self._unread_told = False  # the die is seen again
-        elif self._die_gone_since is None:
-            self._die_gone_since = t
+        else:
+            self._die_gone_frames += 1
+            if self._die_gone_since is None:
+                self._die_gone_since = t
         if not self._roll_asked:
             self._die_stab.update(t, die)
             return []
         if not self._die_left:
-            if self._die_gone_since is None or t - self._die_gone_since < self.settle_s:
+            if (self._die_gone_since is None or self._die_gone_frames < 2
+                    or t - self._die_gone_since < self.settle_s / 2):
                 return []  # still in sight (or a frame of noise): not rolled yet
             self._die_left = True  # picked up, rolling, under a hand
             self._die_stab.reset()
