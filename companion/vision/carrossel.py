@@ -78,6 +78,7 @@ from companion.vision.colour import (
 )
 from companion.vision.frames import check_bgr_frame
 from companion.vision.skin import brighter_than_white, median_chroma
+from companion.vision import standee_checks
 from companion.vision.registration import (
     Registrar,
     Registration,
@@ -1682,6 +1683,18 @@ class CarrosselReader:
             ab = _row_median(np.ascontiguousarray(np.concatenate([lab[..., 1], lab[..., 2]])))
             chroma[dim] = np.hypot(ab[:len(dim)], ab[len(dim):])
         rim = _masked_quantile(ring_lum, under_all, 0.5) / cream
+        # a hand is larger than the figure: the middle's colour on the corners outside the
+        # region a standee may cover (companion/vision/standee_checks.py)
+        beyond = np.zeros(len(rows))
+        if flat is not None and table is not None:
+            hidden = self.standee_mask(view, centres[cells], ups[cells], self._corner_points, standee_checks.REGION_GROW_MM)
+            corner_px = flat[rows][:, self._sel_corner]
+            lit = ~np.all(corner_px >= CLIPPED, axis=-1) & ~np.all(corner_px == 0, axis=-1)
+            corner_lab = lab_exact(_relative(table, corner_px.reshape(-1, 3))).reshape(len(rows), -1, 3)
+            middle_px = flat[rows, :self._n_region][:, centre]
+            middle_lab = lab_exact(_relative(table, middle_px.reshape(-1, 3))).reshape(len(rows), -1, 3)
+            tile_lab = np.array([self.references.lab[self.references.names.index(u[1])] for u in unclear])
+            beyond = standee_checks.paint_beyond(corner_lab, lit & ~hidden, middle_lab, tile_lab)
         out: dict[str, SlotReading] = {}
         for k, (j, colour, conf, best, second) in enumerate(unclear):
             name = g.cell_names[int(index[j])]
@@ -1698,6 +1711,15 @@ class CarrosselReader:
                                                         + (f" of chroma {chroma[k]:.1f}" if self.STANDEE_CENTRE_INK <= level[k]
                                                            < self.STANDEE_CENTRE_MIN else "")
                                                         + f"; rim where it would stand {rim[k]:.2f} of the cream)")
+                continue
+            if best >= self.LETTER_MIN:
+                # a standee's body hides the whole letter (standee_checks)
+                out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; the letter is seen (r {best:.2f}), which a "
+                                                        "standee's body would hide")
+                continue
+            if beyond[k] > standee_checks.PAINT_BEYOND_MAX:
+                out[name] = SlotReading(UNKNOWN, reason=f"{unclear_why}; the middle's colour on {beyond[k]:.0%} of the "
+                                                        "corners beyond a standee's place: a hand?")
                 continue
             if blurred is None:
                 known = self._grey
