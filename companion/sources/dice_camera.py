@@ -23,7 +23,10 @@ the engine says whose turn it is and what step it is in (``turn``, ``rolled``, t
 Jogo 3, option 2) and again in ``assign`` (a re-read replaces the roll until two dice are
 placed; docs/carnival.md, ruling 6). Only then does a settled tray become a
 :class:`~companion.games.carnival.Roll` for the active player; at any other time the dice are
-ignored (put on the tableau, pushed aside). A roll is three dice lying flat and still: three
+ignored (put on the tableau, pushed aside). A roll is three dice lying flat and still with
+nothing over the tray: a hand over the felt (:func:`~companion.readers.dice_cover.tray_cover`,
+asked on every reading) hides dice, so such a tray is no roll whatever the dice read, and the
+table is told (:class:`HandOverTray`, "a hand is over the tray"). Three
 dice with one read as ``"unknown"`` are still sent (the referee answers ``dice_unreadable``), and
 ``on_status`` says so; a tray of three where a die does not lie flat (``cocked``), or of any other
 count, is no roll: the table is told what is wrong by a call of the dice camera itself
@@ -66,6 +69,7 @@ from companion.clock import Clock
 from companion.events import Call, Observation, event_type
 from companion.games.carnival import Roll
 from companion.readers.dice import COCKED, UNKNOWN, DiceReader, DieReading, RollSettler
+from companion.readers.dice_cover import CoverCheck, TrayCover
 from companion.readers.dice_tray import MIN_FACE_PX, TrayGeometry, TrayGeometryError
 from companion.sources import Emit
 from companion.sources.reading_thread import ReadingThread
@@ -80,6 +84,7 @@ __all__ = [
     "DiceCameraSource",
     "DiceCocked",
     "DiceCount",
+    "HandOverTray",
     "tray_call",
     "dice_source_from_config",
     "TRAY_COMMAND",
@@ -113,18 +118,21 @@ ROLL_STEPS = ("choose", "assign")
 _WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
-def dice_status(readings: Sequence[DieReading], dice: int = DICE) -> str:
+def dice_status(readings: Sequence[DieReading], dice: int = DICE, covered: bool = False) -> str:
     """What is wrong with a settled tray, in words for the table; "" when it holds ``dice``
     readable dice or nothing at all.
 
     Args:
         readings: the reader's readings of one still tray.
         dice: dice in a roll.
+        covered: a hand is over the tray (:func:`~companion.readers.dice_cover.tray_cover`).
 
     Returns:
-        ``"I see four dice: roll three dice"``, ``"a die is cocked: roll it again"``, ``"a die
-        cannot be read: roll it again"``, or "".
+        ``"a hand is over the tray: take it away"``, ``"I see four dice: roll three dice"``, ``"a
+        die is cocked: roll it again"``, ``"a die cannot be read: roll it again"``, or "".
     """
+    if covered:
+        return "a hand is over the tray: take it away"
     n = len(readings)
     if n == 0:
         return ""
@@ -158,6 +166,19 @@ class DiceCocked(Call):
     several: bool = False
 
 
+@event_type("hand_over_tray")
+@dataclasses.dataclass(frozen=True, slots=True)
+class HandOverTray(Call):
+    """A call of the dice camera: a hand (skin) is over the still tray, so dice may be hidden;
+    the tray is no roll until it is taken away. Not a referee's call, not journaled.
+
+    Attributes:
+        player: whose roll it is.
+    """
+
+    player: str = ""
+
+
 @event_type("dice_count")
 @dataclasses.dataclass(frozen=True, slots=True)
 class DiceCount(Call):
@@ -176,14 +197,19 @@ class DiceCount(Call):
     one: bool = False
 
 
-def tray_call(t: float, player: str, readings: Sequence[DieReading], dice: int = DICE) -> Call | None:
+def tray_call(t: float, player: str, readings: Sequence[DieReading], dice: int = DICE,
+              covered: bool = False) -> Call | None:
     """The call that tells the table why a settled tray is no roll, or None when it is one
-    (``dice`` dice, none cocked; unreadable dice go on to the referee) or empty.
+    (``dice`` dice, none cocked, nothing over the tray; unreadable dice go on to the referee) or
+    empty.
 
     Args:
         t: session time (s). player: whose roll it is. readings: the tray's readings.
         dice: dice in a roll.
+        covered: a hand is over the tray: :class:`HandOverTray` whatever the dice read.
     """
+    if covered:
+        return HandOverTray(t=t, player=player)
     n = len(readings)
     if n == 0:
         return None
@@ -352,6 +378,9 @@ class DiceCameraSource(ReadingThread):
         self.rolls = 0
         self.status = ""
         self.last_readings: list[DieReading] = []
+        #: what covers the tray at the last reading (:func:`~companion.readers.dice_cover.tray_cover`)
+        self.last_cover: TrayCover = TrayCover(False)
+        self._cover: CoverCheck | None = None  # made at the first reading (the reader's tray and die size)
         #: ``(t_s, frame H x W x 3 uint8 BGR, [DieReading])`` of the last frame read, or None; the
         #: readings are [] while the tray moves (the web page's camera view draws it when asked).
         self.latest: tuple[float, np.ndarray, list[DieReading]] | None = None
@@ -501,24 +530,30 @@ class DiceCameraSource(ReadingThread):
             read_t = None  # the tray is as it was read (the motion gate says so)
         if read_t is not None:
             self.last_readings = self.reader.read(image)
+            if self._cover is None:
+                self._cover = CoverCheck(self.reader.tray, getattr(self.reader, "geometry", None),
+                                         getattr(self.reader, "die_px", None))
+            self.last_cover = self._cover.check(image)
             self.latest = (t, image, self.last_readings)
             self.readings_made += 1
             self._last_read_t = read_t
         return self._settle(read_t if read_t is not None else t, t, self.last_readings)
 
     def _settle(self, read_t: float, t: float, readings: list[DieReading]) -> list[Observation]:
-        key = (len(readings), tuple(sorted(str(r.value) for r in readings)))
+        covered = self.last_cover.covered
+        key = (covered, len(readings), tuple(sorted(str(r.value) for r in readings)))
         if key != self._tray_key:
             self._tray_key, self._tray_since, self._tray_done = key, read_t, False
         settled = not self._tray_done and read_t - self._tray_since >= self.settle_s
-        values = self.settler.update(read_t, readings)
+        # a hand over the tray may hide dice: what shows is no roll (the settler starts again)
+        values = self.settler.update(read_t, [] if covered else readings)
         player, ok = self.expected()
         out: list[Observation] = []
         if settled:
             self._tray_done = True
             if ok:
-                self._say(dice_status(readings))
-                call = tray_call(t, player, readings)
+                self._say(dice_status(readings, covered=covered))
+                call = tray_call(t, player, readings, covered=covered)
                 if call is not None:
                     log.info("dice: %s", call.TYPE)
                     if self.on_call is not None:

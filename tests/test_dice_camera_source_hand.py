@@ -1,0 +1,121 @@
+"""A hand over the dice tray: no roll, the table told (companion/readers/dice_cover.py and its use
+in companion/sources/dice_camera.py's roll decision).
+
+Rendered trays (companion/sim/dice_render.py: light, shading, tilt, blur, noise, hands of four
+skin tones) with the hand's label image as the truth; the rule's figures come from skin's CIE
+hue and chroma and the calibration's die size, not from these frames."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from companion.games.carnival import Roll
+from companion.readers.dice import DieReading
+from companion.readers.dice_cover import tray_cover
+from companion.sim.dice_render import HAND_LABEL, TrayRenderer, random_scene
+from companion.sources.dice_camera import DiceCameraSource, HandOverTray, dice_status, tray_call
+
+
+def _with_hand(scene, rng, over=0):
+    """The scene with a hand hovering over die ``over`` (the renderer's own hand: palm and arm)."""
+    target = scene.dice[over].centre_mm[:2]
+    return dataclasses.replace(scene, hand=(float(target[0]), float(target[1]), float(rng.uniform(34, 60)),
+                                            float(math.atan2(target[1], target[0])), 95.0, 80.0))
+
+
+@pytest.fixture(scope="module")
+def trays():
+    """Three rendered trays of three dice, each with and without a hand over a die."""
+    renderer = TrayRenderer(supersample=1)
+    out = []
+    for seed in (101, 102, 103):
+        rng = np.random.default_rng(seed)
+        scene = dataclasses.replace(random_scene(rng, n_dice=3), hand=None)
+        bare, _, _ = renderer.render(scene)
+        handed, labels, _ = renderer.render(_with_hand(scene, rng))
+        out.append((scene, bare, handed, labels))
+    return out
+
+
+def test_a_hand_over_the_tray_is_found_and_a_bare_tray_is_not(trays):
+    for scene, bare, handed, labels in trays:
+        geo = scene.geometry
+        roi = geo.roi()
+        x0, y0, x1, y1 = roi
+        assert (labels[y0:y1, x0:x1] == HAND_LABEL).sum() > geo.face_px_range()[1] ** 2  # the hand is over the felt
+        assert tray_cover(handed, roi, geo).covered, (scene.seed, scene.felt, scene.skin, scene.lighting)
+        assert not tray_cover(bare, roi, geo).covered, (scene.seed, scene.felt, scene.lighting)
+
+
+def test_without_a_calibration_the_tray_box_alone_is_looked_at():
+    """A flat felt with a die-sized ivory square (no hand) and then a skin-coloured arm across
+    the box's edge: only the arm covers the tray."""
+    frame = np.full((240, 320, 3), (52, 84, 36), np.uint8)  # BGR dark green felt
+    frame[100:130, 150:180] = (188, 222, 234)  # an ivory die, 30 px
+    assert not tray_cover(frame, (20, 20, 300, 220), die_px=(22, 40)).covered
+    frame[20:140, 60:100] = (132, 166, 214)  # skin (sRGB 214, 166, 132) from the box's top edge: 3 faces
+    cover = tray_cover(frame, (20, 20, 300, 220), die_px=(22, 40))
+    assert cover.covered and cover.box[1] == 20
+
+
+def test_the_source_gives_no_roll_while_a_hand_is_over_the_tray(trays):
+    """The dice camera with the real reader on a still tray: under a hand, the table is told
+    and no roll goes to the referee; once the hand is gone (motion, then still), the roll."""
+    scene, bare, handed, _ = trays[0]
+    calls, statuses = [], []
+    source = DiceCameraSource(_Frames(), {"settle_s": 0.3}, tray=scene.geometry.roi(), geometry=scene.geometry,
+                              on_call=calls.append, on_status=statuses.append)
+    source.announce(_Turn(), {"phase": "playing", "player": "Ana", "step": "choose"})
+    out = []
+    t = 0.0
+    for _ in range(6):
+        out += source.step(t, handed)
+        t += 0.1
+    assert [o for o in out if isinstance(o, Roll)] == []
+    assert [type(c) for c in calls] == [HandOverTray] and calls[0].player == "Ana"
+    assert statuses[-1] == "a hand is over the tray: take it away"
+    for _ in range(6):
+        out += source.step(t, bare)
+        t += 0.1
+    rolls = [o for o in out if isinstance(o, Roll)]
+    assert len(rolls) == 1 and rolls[0].player == "Ana" and len(rolls[0].dice) == 3
+
+
+def test_the_words_and_the_call_put_the_hand_first():
+    three = [DieReading((0, 0, 10, 10), v) for v in (5, 2, 5)]
+    assert dice_status(three, covered=True) == "a hand is over the tray: take it away"
+    assert tray_call(1.0, "Ana", three, covered=True) == HandOverTray(t=1.0, player="Ana")
+    assert tray_call(1.0, "Ana", three) is None
+    assert dice_status(three[:2]) == "I see two dice: roll three dice"
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "pt-BR"])
+def test_the_call_has_a_sentence_and_a_signal(lang):
+    from companion.announcers.speech import Catalogue
+
+    text = Catalogue(lang).text(HandOverTray(t=1.0, player="Ana"), "carnival")
+    assert text and "Ana" in text and "{" not in text
+    import tomllib
+    from pathlib import Path
+
+    import companion
+
+    signals = tomllib.loads((Path(companion.__file__).parent / "data" / "signals.toml").read_text())
+    assert "hand_over_tray" in signals["carnival"]
+
+
+class _Turn:
+    type = TYPE = "turn"
+    player = "Ana"
+
+
+class _Frames:
+    def read(self):
+        return None
+
+    def close(self):
+        pass
