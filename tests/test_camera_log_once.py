@@ -66,9 +66,12 @@ def test_a_still_video_logs_board_visible_and_camera_frozen_once_each(caplog):
         if src.step(clock.now()) is None:
             break
         clock.advance(0.1)
-    frozen = [r for r in caplog.records if "camera frozen" in r.getMessage()]
-    visible = [r for r in caplog.records if "board visible" in r.getMessage()]
+    frozen = [r for r in caplog.records if "camera frozen" in r.getMessage() and r.name != "companion.health"]
+    visible = [r for r in caplog.records if "board visible" in r.getMessage() and r.name != "companion.health"]
     assert len(frozen) == 1, [r.getMessage() for r in frozen[:5]]
+    # the table is told once that the camera is lost (the parts' one line), and again when it is back
+    lost = [r for r in caplog.records if r.name == "companion.health" and "camera lost: camera frozen" in r.getMessage()]
+    assert len(lost) == 1
     assert len(visible) == 2, [(r.name, r.getMessage()) for r in visible]  # at the start, and once it moves again
     assert caplog.records.index(visible[0]) < caplog.records.index(frozen[0]) < caplog.records.index(visible[1])
     assert frozen[0].name == visible[0].name == "companion.sources"
