@@ -62,11 +62,30 @@ def _disc(radius: float, inner: float = 0.0, step: float = 1.5) -> np.ndarray:
     return p[(d <= radius) & (d >= inner)]
 
 
+#: ln of each 8-bit code's linear light (at least 1e-4), float64
+_LN = np.log(np.maximum(srgb_to_linear(np.arange(256, dtype=np.uint8)).astype(np.float64), 1e-4))
+_LIN = np.maximum(srgb_to_linear(np.arange(256, dtype=np.uint8)).astype(np.float64), 1e-4)
+
+
 def print_measures(px: np.ndarray) -> np.ndarray:
     """``N x 3 uint8`` BGR pixels to ``N x 3 float64`` (ln Y, ln R/G, ln B/G) of their linear
     light (IEC 61966-2-1 decoding; Rec. 709 luminance), each channel at least 1e-4."""
-    lin = np.maximum(srgb_to_linear(px).astype(np.float64), 1e-4)
-    return np.stack([np.log(lin @ _LUMA), np.log(lin[:, 2] / lin[:, 1]), np.log(lin[:, 0] / lin[:, 1])], axis=1)
+    px = np.asarray(px, dtype=np.uint8).reshape(-1, 3)
+    ln = _LN[px]
+    out = np.empty((len(px), 3))
+    out[:, 0] = np.log(_LIN[px] @ _LUMA)
+    np.subtract(ln[:, 2], ln[:, 1], out=out[:, 1])
+    np.subtract(ln[:, 0], ln[:, 1], out=out[:, 2])
+    return out
+
+
+def _quantile_sorted(x: np.ndarray, q: float) -> np.ndarray:
+    """The ``q`` quantile of each column of ``N x C`` sorted columns (linear interpolation
+    between order statistics, as ``np.percentile``'s default)."""
+    pos = q * (len(x) - 1)
+    i = int(pos)
+    f = pos - i
+    return x[i] if f == 0.0 or i + 1 >= len(x) else x[i] * (1.0 - f) + x[i + 1] * f
 
 
 def robust_sigma(x: np.ndarray) -> np.ndarray:
@@ -139,17 +158,21 @@ class SpaceChecks:
             self._index[part] = idx
         return frame.reshape(-1, 3)[idx[k]]
 
-    def print_seen(self, frame: np.ndarray, reg: Registration, k: int) -> str:
+    def print_seen(self, frame: np.ndarray, reg: Registration, k: int, noise: np.ndarray | None = None) -> str:
         """``""`` when space ``k``'s centre shows the print of its rim, else why not (one
-        line). Needs 20 pixels on the rim and in the centre (else: not seen)."""
+        line). Needs 20 pixels on the rim and in the centre (else: not seen). ``noise``:
+        :meth:`noise` of the frame when already measured."""
         rim, centre = self._pixels(frame, reg, "rim", k), self._pixels(frame, reg, "centre", k)
         if len(rim) < 20 or len(centre) < 20:
             return "the space's print is out of the frame"
-        fill = np.median(print_measures(rim), axis=0)
+        m = print_measures(rim)
+        m.sort(axis=0)
+        fill = _quantile_sorted(m, 0.5)
         d = print_measures(centre) - fill
-        q = np.percentile(d, [25.0, 75.0], axis=0)
-        off = np.abs(q).max(axis=0)
-        noise = self.noise(frame, reg)
+        d.sort(axis=0)
+        off = np.maximum(np.abs(_quantile_sorted(d, 0.25)), np.abs(_quantile_sorted(d, 0.75)))
+        if noise is None:
+            noise = self.noise(frame, reg)
         bounds = np.asarray(self.PRINT_BOUNDS) + self.NOISE_WIDTH * noise
         j = int(np.argmax(off - bounds))
         if off[j] > bounds[j]:
@@ -166,8 +189,9 @@ class SpaceChecks:
         if len(px) != len(self.patch):
             return np.zeros(3)
         m = print_measures(px)
-        d = m[self._pairs + 1] - m[self._pairs]
-        return 1.4826 * np.median(np.abs(d), axis=0) / np.sqrt(2.0)
+        d = np.abs(m[self._pairs + 1] - m[self._pairs])
+        d.sort(axis=0)
+        return 1.4826 * _quantile_sorted(d, 0.5) / np.sqrt(2.0)
 
     def rim_light(self, frame: np.ndarray, reg: Registration, k: int, white: np.ndarray) -> float:
         """Luminance of space ``k``'s rim fill (median, linear) over that of ``white`` (``3``
@@ -228,11 +252,14 @@ class SpaceChecks:
         one as ``unknown`` with its reason (fractions kept)."""
         out = list(readings)
         empty = classifier.background_label
+        noise = None
         for k, rd in enumerate(out):
             if rd.label == UNKNOWN:
                 continue
             if rd.label == empty:
-                why = self.print_seen(frame, reg, k)
+                if noise is None:
+                    noise = self.noise(frame, reg)
+                why = self.print_seen(frame, reg, k, noise)
             elif rd.label in classifier.shadow_like:
                 why = self.black_in_own_light(frame, reg, k, whites[k], classifier)
             else:
