@@ -1226,7 +1226,11 @@ class DiceReader:
                     singles += found
                     if not found and self.geometry is not None and not self.on_floor(box, WALL_CLEAR, 0.0):
                         continue  # against the wall, no die found in it: the wall's shading
-                    if not found:
+                    lo, hi = self.die_px
+                    w, h = box[2] - box[0], box[3] - box[1]
+                    if not found and lo <= max(w, h) <= hi and max(w, h) <= 1.5 * min(w, h):
+                        singles.append(box)  # one die's shape, no two dice in it: one larger die
+                    elif not found:
                         readings.append(DieReading(box, UNKNOWN, "dice touching"))
             left = self._leftovers(raw_at, singles, side)
             if self.geometry is not None:

@@ -1650,6 +1650,15 @@ class DiceReader:
         patch = _resample(frame, box, 0.0, PATCH_PX)
         return one_pip_seen(_pip_candidates(pip_map(patch)) + _pip_candidates(face_map(patch)), patch.shape[1])
 
+    def _one_die_shape(self, box: Sequence[float]) -> bool:
+        """Whether ``box`` has one die's size and shape (``die_px``, sides within 1.5 of each
+        other), as a piece of the finder's erosion must: a region of touching dice that the
+        search finds no die in, yet shaped so, is one die larger than the frame's others (dice
+        of a mixed set), read as one."""
+        lo, hi = self.die_px
+        w, h = box[2] - box[0], box[3] - box[1]
+        return lo <= max(w, h) <= hi and max(w, h) <= 1.5 * min(w, h)
+
     @staticmethod
     def _whole_face(box: Sequence[float], crops: Sequence[tuple]) -> bool:
         """Whether the box's first two pip crops (``crops[:2]``, ``(value, reason, pips frame
@@ -1800,7 +1809,9 @@ class DiceReader:
                 singles += found
                 if not found and self.geometry is not None and not self.on_floor(box, WALL_CLEAR, 0.0):
                     continue  # against the wall, no die found in it: the wall's shading
-                if not found:
+                if not found and self._one_die_shape(box):
+                    singles.append(box)  # no two dice found in it: one die larger than the others
+                elif not found:
                     readings.append(DieReading(box, UNKNOWN, "dice touching"))
             left = self._leftovers(raw_at, singles, side)
             if self.geometry is not None:
