@@ -119,3 +119,22 @@ class _Frames:
 
     def close(self):
         pass
+
+
+def test_the_dice_command_gives_no_roll_under_a_hand(trays, tmp_path, capsys):
+    """``companion dice`` on a photo with a hand over the tray: the dice it sees, no roll."""
+    import json
+
+    from companion.cli import main
+    from companion.vision.images import write_image
+
+    scene, bare, handed, _ = trays[0]
+    cal = tmp_path / "dice-tray.toml"
+    cal.write_text(scene.geometry.to_toml(), encoding="utf-8")
+    image = tmp_path / "hand.png"
+    write_image(image, handed, "photo")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[service]\npin_factory = "mock"\n', encoding="utf-8")
+    assert main(["--config", str(cfg), "dice", "--calibration", str(cal), str(image)]) == 0
+    out = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert out["roll"] is None and out["covered"] == "a hand is over the tray"

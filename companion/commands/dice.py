@@ -165,13 +165,18 @@ def run(args: argparse.Namespace) -> int:
             readings = reader.read(frame)
         except ValueError as exc:
             raise UsageError(f"{path}: {exc}") from None
+        from companion.readers.dice_cover import CoverCheck
+
+        # a hand over the tray may hide dice: no roll, whatever the dice read (the camera's rule)
+        cover = CoverCheck(reader.tray, reader.geometry, reader.die_px).check(frame)
         out = {
             "image": path,
             "dice": [
                 {"box": [round(v, 1) for v in r.box], "value": r.value, **({"reason": r.reason} if r.reason else {})}
                 for r in readings
             ],
-            "roll": roll_values(readings),
+            "roll": None if cover.covered else roll_values(readings),
+            **({"covered": "a hand is over the tray", "cover_box": list(cover.box or ())} if cover.covered else {}),
         }
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
