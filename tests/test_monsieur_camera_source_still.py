@@ -99,6 +99,10 @@ def test_a_frozen_camera_is_told_once_and_asks_for_no_roll(still_photo):
     assert len(lost) == 1 and lost[0].part == "camera" and "same picture" in lost[0].fix
     assert table.parts.snapshot()["camera"]["state"] == "lost"
     assert table.parts.snapshot()["camera"]["detail"].startswith("camera frozen")
+    from companion.announcers.speech import Catalogue
+
+    line = Catalogue("en").text(lost[0], "monsieur-carrousel", console=True)  # the screen says why
+    assert "same picture over and over" in line
 
 
 def test_a_frozen_camera_that_moves_again_is_back():
