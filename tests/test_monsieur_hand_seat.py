@@ -33,3 +33,24 @@ def test_a_hand_over_an_empty_seats_head_place_is_no_kid(reader):  # noqa: F811
         assert reader.read(image).seats[11] == KID
     finally:
         reader.behind_core_dark = keep
+
+
+def test_glare_over_an_empty_seat_whose_print_shows_behind_is_no_kid(reader):  # noqa: F811
+    # a rendered frame of bench/monsieur_rendered.py (seed 1202, the "any" kind, the roof out of
+    # view): a glossy print's glare over empty seat 1 read its middle and head pale and light
+    scene = MonsieurScene(angle_deg=325.48, kids=(None,) * 12, die="yellow", die_xy_mm=(146.19, -56.71),
+                          die_yaw_deg=55.89)
+    cond = MonsieurConditions(height_mm=511.67, tilt_deg=26.54, azimuth_deg=240.68, roll_deg=189.33,
+                              look_mm=(-3.92, -4.06), light=1.39, kelvin=6029.0, gradient=0.332, vignetting=0.043,
+                              noise_sigma=2.85, jpeg_quality=69, lamp_xy=(-0.099, -0.092), glare=0.649,
+                              glare_xy_mm=(61.16, 53.58), gradient_deg=358.13, fill_kelvin=3170.9)
+    image, truth = MonsieurRenderer(hfov_deg=58.0).render(scene, cond, np.random.default_rng(0))
+    got = reader.read(image)
+    assert got.seats[1] != KID and truth.seats[1] == "empty"
+    assert [k for k, s in enumerate(got.seats) if s != "unknown" and s != truth.seats[k]] == []
+    keep = reader.behind_bars_kid
+    try:
+        reader.behind_bars_kid = 1.01
+        assert reader.read(image).seats[1] == KID
+    finally:
+        reader.behind_bars_kid = keep

@@ -614,6 +614,9 @@ class MonsieurReader:
         #: rendered hand over the roof read an empty seat's middle 0.85 dark, its head's place
         #: and behind it the hand's pale skin)
         self.behind_core_dark = 0.6
+        #: no seat reads a kid where the print behind a token's place shows (any print, not only
+        #: the strict test's) on this share (0-1) of those samples: a token would hide them all
+        self.behind_bars_kid = 0.6
         #: clear-ring samples a seat needs to be read (its print share, 75 %, and its local light
         #: are measured there: 12 samples 1 mm apart, each 8 % of the share; a token's own
         #: possible place hides half the ring or more from a tilted camera)
@@ -1088,7 +1091,10 @@ class MonsieurReader:
                             and head_bright >= 0.7 and core_print <= 0.2 and core_dark < self.behind_core_dark
                             and ring_pale <= self.max_ring_pale_behind and not grey[k])
             empty = bare or no_token or shows_behind
-            kid = (token or hides_behind) and not glare[k]
+            # (and never where the print behind a token's place shows, strictly or not, on
+            # behind_print of its samples: a token would hide them all; a rendered glossy print's
+            # glare over an empty orange seat read its middle and head pale and light)
+            kid = (token or hides_behind) and not glare[k] and not (behind_seen and behind_any_print >= self.behind_bars_kid)
             # the print behind a token's place not shown (under 0.3 of it: a token, or a shadow
             # or glare there) bars every "empty" (a wooden token under a warm bright lamp can
             # look as saturated as a red print over the middle)
