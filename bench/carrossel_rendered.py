@@ -8,7 +8,7 @@ Each frame is a fresh table drawn as the photographs have it (board angle 90 q +
 tiles on 30-65 % of the cells, a standee on about 30 % of them) under conditions of one kind,
 the kinds taken in turn (``any`` twice as often).
 
-    .venv/bin/python bench/carrossel_rendered.py [--frames 2000] [--seed 1] [--start 0] [--wrong-out DIR]
+    .venv/bin/python bench/carrossel_rendered.py [--frames 2000] [--seed 1] [--start 0] [--wrong-out DIR] [--kinds harsh]
 
 ``--frames`` is the end of the range read (``--start 1000 --frames 2000`` reads frames
 1000-1999 of the same sequence as one run of 2,000).
@@ -37,6 +37,7 @@ from bench._common import machine, percentile, reference_op_s  # noqa: E402
 from companion.vision.carrossel import CarrosselReader  # noqa: E402
 from companion.vision.sim_carrossel import (  # noqa: E402
     CONDITION_KINDS,
+    EXTRA_KINDS,
     CarrosselRenderer,
     random_carrossel_conditions,
     random_tiles,
@@ -52,6 +53,8 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=int, default=0, help="the first frame read (each frame i is drawn from "
                     "the generator seeded (seed, i), so a run splits across processes)")
     ap.add_argument("--wrong-out", default="", help="write each frame with a wrong reading here (PNG + JSON)")
+    ap.add_argument("--kinds", default="", help="comma-separated condition kinds taken in turn instead of the "
+                    "default rotation (e.g. harsh: noise sigma 10-20, JPEG 25-40, hands; sim_carrossel.EXTRA_KINDS)")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
     ref0 = reference_op_s()
@@ -59,6 +62,13 @@ def main(argv=None) -> int:
     reader = CarrosselReader()
     g = renderer.geometry
     kinds = [k for k in CONDITION_KINDS] + ["any"]
+    shown = kinds[:-1]  # the table's rows ("any" is drawn twice as often)
+    if args.kinds:
+        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+        bad = [k for k in kinds if k not in CONDITION_KINDS + EXTRA_KINDS]
+        if bad:
+            ap.error(f"unknown kind(s) {', '.join(bad)}: expected {', '.join(CONDITION_KINDS + EXTRA_KINDS)}")
+        shown = list(dict.fromkeys(kinds))
     per_kind: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     total: collections.Counter = collections.Counter()
     tiles_right = tiles_seen = empty_right = empty_seen = standee_seen = standee_partial = 0
@@ -121,7 +131,7 @@ def main(argv=None) -> int:
 
     print("| kind | frames | facing right | facing wrong | slots right (not covered) | slots wrong | covered slots wrong | angle wrong |")
     print("|---|---|---|---|---|---|---|---|")
-    for kind in kinds[:-1]:
+    for kind in shown:
         c = per_kind[kind]
         nf = c["facing_right"] + c["facing_wrong"] + c["facing_abstain"]
         ns = c["slot_right"] + c["slot_wrong"] + c["slot_abstain"] + c["slot_partial"]

@@ -64,6 +64,11 @@ SKIN = ((165, 190, 232), (120, 150, 200), (90, 120, 170), (60, 85, 130))
 SLEEVE = ((90, 50, 40), (60, 60, 60), (40, 90, 140), (120, 110, 40))
 #: the kinds of conditions :func:`random_carrossel_conditions` draws
 CONDITION_KINDS = ("normal", "dim", "bright", "warm", "cool", "tilted", "blur", "noise", "hands", "glare", "any")
+#: kinds drawn only when asked (not in the benches' default rotation, which stays as it was):
+#: ``"harsh"``, a cheap camera at its worst: sensor noise of sigma 10-20 levels, JPEG quality
+#: 25-40, light 0.3-1.5 x, a hand over one or two cells half the time (the camera-like
+#: transforms the readers must survive without a wrong reading)
+EXTRA_KINDS = ("harsh",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,14 +146,15 @@ def random_carrossel_conditions(rng: np.random.Generator, kind: str = "any",
             (0.3-0.5x), ``"bright"`` (1.3-1.5x), ``"warm"`` (2700-3200 K), ``"cool"`` (6000-6500 K),
             ``"tilted"`` (25-35 degrees), ``"blur"`` (2-6 px, JPEG 40-70), ``"noise"`` (sigma 5-8),
             ``"hands"``, ``"glare"``, or ``"any"`` (everything in range, a hand one time in four,
-            a glare spot one time in five).
+            a glare spot one time in five); or one of :data:`EXTRA_KINDS` (``"harsh"``: noise
+            sigma 10-20, JPEG 25-40).
         cells: the slot names a hand may hover over (the geometry's ``cell_names``).
 
     Raises:
         ValueError: an unknown kind.
     """
-    if kind not in CONDITION_KINDS:
-        raise ValueError(f"unknown condition kind {kind!r} (expected one of {', '.join(CONDITION_KINDS)})")
+    if kind not in CONDITION_KINDS + EXTRA_KINDS:
+        raise ValueError(f"unknown condition kind {kind!r} (expected one of {', '.join(CONDITION_KINDS + EXTRA_KINDS)})")
     c: dict[str, Any] = dict(
         height_mm=rng.uniform(450, 700), tilt_deg=rng.uniform(0, 20), azimuth_deg=rng.uniform(0, 360),
         roll_deg=rng.uniform(-15, 15), look_mm=tuple(rng.uniform(-20, 20, 2)), light=rng.uniform(0.8, 1.2),
@@ -179,6 +185,9 @@ def random_carrossel_conditions(rng: np.random.Generator, kind: str = "any",
         c.update(hands=hands)
     elif kind == "glare":
         c.update(glare=float(rng.uniform(0.6, 1.0)))
+    elif kind == "harsh":
+        c.update(light=rng.uniform(0.3, 1.5), noise_sigma=rng.uniform(10, 20), jpeg_quality=int(rng.integers(25, 41)),
+                 hands=hands if rng.random() < 0.5 else ())
     return CarrosselConditions(**c)
 
 
