@@ -98,6 +98,7 @@ from companion.vision.monsieur_die import (
     clipped_pixels,
     white_relative,
 )
+from companion.vision.monsieur_cast import seats_under_clipped_white, white_upper_bound
 from companion.vision.monsieur_geometry import (
     MonsieurGeometry,
     RoofReading,
@@ -680,6 +681,8 @@ class MonsieurReader:
         self.die_change_levels = 3.0
         self._die_cache: tuple[_SeatPlan, np.ndarray, np.ndarray, DieReading] | None = None
         self._paper_plan: tuple[Registration, tuple[int, int], np.ndarray, np.ndarray] | None = None
+        #: the frame's white with the paper's clipped channels at their brightest (None: none clipped)
+        self._white_hi: np.ndarray | None = None
 
     # ------------------------------------------------------------------ geometry answers
     def pointed(self, angle_deg: float) -> tuple[int | str, float]:
@@ -751,6 +754,9 @@ class MonsieurReader:
         white, code = self._white(frame, reg)
         if white is None:
             return MonsieurReading("board not visible: the markers' white paper is out of the frame", registration=reg)
+        # a colour cast clipping one channel of the paper: the seats read against both ends of
+        # what that channel may be (companion.vision.monsieur_cast)
+        self._white_hi = white_upper_bound(frame, reg, g.markers, white, code, g.marker_size_mm)
         if roof.camera is None:
             # the seats placed by their own print and the disc's zero mark (the camera from the
             # board plane alone): companion.vision.monsieur_seat_angle
@@ -948,6 +954,8 @@ class MonsieurReader:
         on every neighbour: the samples one could hide are not planned). With the frame's
         ``white``, a seat is read only where it reads the same had a gain been applied to the
         codes after the camera's tone curve (:mod:`companion.vision.monsieur_tone`)."""
+        if white is not None and self._white_hi is not None:
+            return seats_under_clipped_white(self, plan, pix, lab, white, self._white_hi)
         if white is not None:
             return seats_under_gains(self, plan, pix, lab, white)
         return self._seats_pass(plan, pix, lab, np.ones(len(plan.seg), dtype=bool))

@@ -1,0 +1,116 @@
+"""The Monsieur Carrousel white reference when a colour cast clips one channel of the paper.
+
+The reader's white is the fixed markers' paper (236/255 printed, neutral), and every seat rule
+is a ratio against it (von Kries, per channel). A colour cast (a white balance gone wrong, a
+lamp far from the one the camera was set for) scales each channel by its own gain; a strong
+one pushes one channel of the paper past the sensor's top while the others stay below it. The
+paper then reads, in that channel, only as bright as full scale: the white is too dark there,
+every pixel divided by it too strong in that channel, and the pale tokens lose their paleness
+(a blue cast of x1.35 made a lilac token read as its purple seat's print, monsieur_003 seat
+11, ``empty``, truth a kid).
+
+The paper's colour is still seen where it is not clipped: along each marker's edge the lens
+mixes the paper with the black square, in linear light, ``a * paper + (1 - a) * black``, and
+the black (14/255, linear 0.004 against the paper's 0.84) hardly adds. So in the mixed pixels
+whose channels are all below clipping, the clipped channel over an unclipped one is the
+paper's own ratio, whatever the mix ``a`` (for a cast applied in linear light, before the tone
+curve; a cast applied to the codes makes the ratio vary with the level, and JPEG's halved
+chroma pulls the mixes next to the clipped paper down). Rather than trust one estimate the
+seats are read twice, against the white as measured (the clipped channel at full scale: the
+least it can be) and against the white with that channel raised to the mixed pixels' 90th
+percentile ratio (the most it plausibly is), and a seat is read only where both agree (as
+``monsieur_tone`` does for a gain after the tone curve). With no unclipped channel (the whole
+paper clipped) or too few mixed pixels nothing changes.
+
+Source: ``shared/data/monsieur-table/README.md`` (the markers' paper 236/255 and black 14/255
+around the 36 mm square).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from companion.vision.colour import CLIPPED, lab_exact, srgb_to_linear
+from companion.vision.monsieur_die import white_relative
+from companion.vision.monsieur_tone import seats_under_gains
+
+__all__ = ["white_upper_bound", "seats_under_clipped_white"]
+
+#: mixed pixels need this many codes in the unclipped reference channel (below it the noise and
+#: the black's share scatter the ratio)
+MIN_MIX_CODE = 25
+#: mixed pixels needed for the ratio
+MIN_MIX_PIXELS = 20
+#: the ratio's bound: this percentile of the mixed pixels' ratios (a camera that applies the
+#: cast after its tone curve, on the codes, gives ratios that vary with the mix's level)
+BOUND_PERCENTILE = 90.0
+#: the reason of a seat the two whites read differently
+DISAGREE = "read otherwise with the paper's clipped channel as bright as its edges say (a colour cast)"
+
+
+def white_upper_bound(frame: np.ndarray, reg, markers: dict[int, np.ndarray], white: np.ndarray,
+                      code: np.ndarray, square_mm: float, step_mm: float = 0.5) -> np.ndarray | None:
+    """The brightest the white may be in the paper's clipped channels, from the markers' edges.
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR.
+        reg: the fixed markers' :class:`~companion.vision.registration.Registration`
+            (``marker_ids``, ``to_image``).
+        markers: each fixed marker's corners on the board (``4 x 2`` mm), by id.
+        white: ``3`` linear BGR, the paper's median (the reader's white).
+        code: ``3`` the paper's median 8-bit codes.
+        square_mm: the marker's black square's side (mm): the samples span it and 2 mm of
+            paper around it (inside the paper's 4 mm margin: its outer edge mixes with the
+            board's print, not with the black).
+        step_mm: the samples' spacing on the board (mm).
+
+    Returns:
+        ``3 float32`` linear BGR, ``white`` with each clipped channel (code at least
+        :data:`~companion.vision.colour.CLIPPED`) raised to the unclipped brightest channel's
+        white times the :data:`BOUND_PERCENTILE` percentile of the mixed pixels' ratio; None
+        when no channel is clipped, all are, fewer than :data:`MIN_MIX_PIXELS` mixed pixels
+        are found, or the bound is no brighter than ``white``.
+    """
+    white = np.asarray(white, dtype=np.float32).reshape(3)
+    code = np.asarray(code, dtype=np.float64).reshape(3)
+    clipped = code >= CLIPPED
+    if not clipped.any() or clipped.all():
+        return None
+    ref = int(np.argmax(np.where(clipped, -1.0, code)))
+    half = square_mm / 2.0 + 2.0
+    u = np.arange(-half, half + 1e-9, step_mm)
+    xx, yy = np.meshgrid(u, u)
+    grid = np.stack([xx.ravel(), yy.ravel()], axis=1)
+    pts = np.concatenate([np.asarray(markers[i], dtype=np.float64).mean(axis=0) + grid for i in reg.marker_ids])
+    px = np.rint(reg.to_image(pts)).astype(np.int64)
+    h, w = frame.shape[:2]
+    ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
+    idx = np.unique(px[ok, 1] * w + px[ok, 0])
+    pix = np.take(frame.reshape(-1, 3), idx, axis=0)
+    lin = srgb_to_linear(pix).reshape(-1, 3)
+    mixed = (pix.max(axis=1) < CLIPPED) & (pix[:, ref] >= MIN_MIX_CODE)
+    if int(mixed.sum()) < MIN_MIX_PIXELS:
+        return None
+    out = white.copy()
+    for c in np.flatnonzero(clipped):
+        ratio = float(np.percentile(lin[mixed, c] / lin[mixed, ref], BOUND_PERCENTILE))
+        out[c] = max(float(white[c]), float(white[ref]) * ratio)
+    if np.all(out <= white * 1.02):
+        return None
+    return out
+
+
+def seats_under_clipped_white(reader, plan, pix: np.ndarray, lab: np.ndarray, white: np.ndarray,
+                              white_hi: np.ndarray) -> tuple[str, ...]:
+    """Each seat's state (``12`` of ``"kid"`` / ``"empty"`` / ``"unknown"``) read against the
+    measured ``white`` and against ``white_hi`` (:func:`white_upper_bound`), each with
+    :func:`~companion.vision.monsieur_tone.seats_under_gains`; a seat the two read differently
+    is ``"unknown"``. ``pix``: the plan's samples, ``N x 3 uint8``; ``lab``: their ``N x 3``
+    L*a*b* against ``white``. Sets ``reader.seat_reasons``."""
+    first = seats_under_gains(reader, plan, pix, lab, white)
+    if all(s == "unknown" for s in first):
+        return first
+    why = reader.seat_reasons
+    other = seats_under_gains(reader, plan, pix, lab_exact(white_relative(pix, white_hi)), white_hi)
+    reader.seat_reasons = tuple(w if a == b else DISAGREE for w, a, b in zip(why, first, other))
+    return tuple(a if a == b else "unknown" for a, b in zip(first, other))

@@ -1,0 +1,62 @@
+"""The Monsieur Carrousel reader under a colour cast that clips one channel of the markers'
+paper (companion/vision/monsieur_cast.py): the seats are read against the white as measured and
+against the white with the clipped channel as bright as the markers' edges allow, and a seat the
+two read differently is unknown (a blue cast made a lilac token read as its purple seat's print)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+import companion.vision.monsieur as monsieur
+from companion.vision.monsieur import EMPTY, KID, MonsieurReader
+from companion.vision.monsieur_cast import DISAGREE
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
+if not DATA.is_dir():
+    DATA = Path("/work/shared/data/monsieur-table")
+photos = pytest.mark.skipif(not (DATA / "truth.json").is_file(), reason="monsieur-table photographs not present")
+
+
+def _truth(name: str) -> dict:
+    return next(t for t in json.loads((DATA / "truth.json").read_text())["images"] if t["image"] == name)
+
+
+def _cast(frame: np.ndarray, gains: tuple[float, float, float]) -> np.ndarray:
+    """The codes times a gain per channel (B, G, R), rounded and clipped: a white balance gone wrong."""
+    return np.clip(np.rint(frame.astype(np.float32) * np.asarray(gains, np.float32)), 0, 255).astype(np.uint8)
+
+
+@photos
+def test_a_blue_cast_clipping_the_paper_leaves_no_lilac_kid_read_empty(monkeypatch):
+    """monsieur_003 with its codes x (1.35, 1.0, 0.75): the paper's blue clips at 255 while its
+    red is 184; against that white the lilac kid on purple seat 11 read as the seat's print
+    (empty). Read against both ends of the white's blue it is not read empty, and no seat is wrong."""
+    t = _truth("monsieur_003.jpg")
+    img = _cast(cv2.imread(str(DATA / "images" / "monsieur_003.jpg")), (1.35, 1.0, 0.75))
+    reader = MonsieurReader()
+    got = reader.read(img)
+    assert got.status == "ok"
+    occupied = [s["occupied"] for s in t["seats"]]
+    assert all((s == KID) == occupied[k] for k, s in enumerate(got.seats) if s in (KID, EMPTY))
+    assert got.seats[11] != EMPTY
+    assert sum(s in (KID, EMPTY) for s in got.seats) >= 3
+    assert reader.seat_reasons[11] == DISAGREE or got.seats[11] == KID
+    # the white as measured alone (no bound for the clipped channel): seat 11 read empty
+    monkeypatch.setattr(monsieur, "white_upper_bound", lambda *a, **k: None)
+    assert MonsieurReader().read(img).seats[11] == EMPTY
+
+
+@photos
+def test_an_unclipped_photograph_reads_as_before(monkeypatch):
+    """monsieur_030 (no channel of its paper clipped): no upper bound, the same seats."""
+    img = cv2.imread(str(DATA / "images" / "monsieur_030.jpg"))
+    reader = MonsieurReader()
+    got = reader.read(img)
+    assert reader._white_hi is None
+    monkeypatch.setattr(monsieur, "white_upper_bound", lambda *a, **k: None)
+    assert MonsieurReader().read(img).seats == got.seats
