@@ -1099,16 +1099,18 @@ class MonsieurReader:
                             and head_bright >= 0.7 and core_print <= 0.2 and core_dark < self.behind_core_dark
                             and ring_pale <= self.max_ring_pale_behind and not grey[k])
             empty = bare or no_token or shows_behind
-            # (and never where the print behind a token's place shows, strictly or not, on
-            # behind_print of its samples: a token would hide them all; a rendered glossy print's
-            # glare over an empty orange seat read its middle and head pale and light)
-            kid = (token or hides_behind) and not glare[k] and not (behind_seen and behind_any_print >= self.behind_bars_kid)
+            kid = (token or hides_behind) and not glare[k]
+            # never a kid where the print behind a token's place shows, strictly or not, on
+            # behind_bars_kid of its samples: a token would hide them all (a rendered glossy
+            # print's glare over an empty orange seat read its middle and head pale and light);
+            # such a seat is unknown, its kid evidence still barring "empty"
+            barred = behind_seen and behind_any_print >= self.behind_bars_kid
             # the print behind a token's place not shown (under 0.3 of it: a token, or a shadow
             # or glare there) bars every "empty" (a wooden token under a warm bright lamp can
             # look as saturated as a red print over the middle)
             if empty and not kid and not (behind_seen and behind_any_print < 0.3):
                 out.append(EMPTY)
-            elif kid and not empty:
+            elif kid and not empty and not barred:
                 out.append(KID)
             else:
                 out.append(UNKNOWN)
