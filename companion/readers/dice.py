@@ -13,7 +13,8 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    are foreground. After a morphological opening and closing, each connected component of a
    die's size and squareness is a die. The dice of one frame are of one size: a region much
    larger than the frame's typical die (``TYPICAL_SIZE_RATIO``) holds touching dice and is split
-   by an erosion (a piece the erosion leaves that large is still dice touching, and searched);
+   by an erosion (a piece the erosion leaves that large is still dice touching, and searched;
+   one of a die's shape that the search finds no die in is one die larger than the others);
    a region much smaller (``SMALL_SIZE_RATIO``) is a die seen in part, its box
    grown to the typical size.
 2. **Searching** (:meth:`DiceReader.search`): a region the erosion cannot split, and a patch
