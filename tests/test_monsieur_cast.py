@@ -60,3 +60,44 @@ def test_an_unclipped_photograph_reads_as_before(monkeypatch):
     assert reader._white_hi is None
     monkeypatch.setattr(monsieur, "white_upper_bound", lambda *a, **k: None)
     assert MonsieurReader().read(img).seats == got.seats
+
+
+def _blurred(frame: np.ndarray, sigma: float) -> np.ndarray:
+    """A lens blur (Gaussian, sigma px) on the codes, then JPEG 92 (what a user's copy is)."""
+    img = np.clip(np.rint(cv2.GaussianBlur(frame.astype(np.float32), (0, 0), sigma)), 0, 255).astype(np.uint8)
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+@photos
+def test_the_markers_edges_measure_the_blur():
+    """monsieur_051 as photographed (0.6-0.7 px: the pixels' and the sampling's own spread) and
+    blurred more: the estimate grows with the blur and the guard applies only to the blurred."""
+    from companion.vision.monsieur_cast import BLUR_GUARD, CALIBRATED_EDGE_SIGMA_PX
+    frame = cv2.imread(str(DATA / "images" / "monsieur_051.jpg"))
+    reader = MonsieurReader()
+    sigmas = []
+    for s in (0.0, 1.2, 1.6):
+        reader.read(frame if s == 0 else _blurred(frame, s))
+        sigmas.append(reader._edge_sigma_px)
+    assert 0.5 < sigmas[0] < BLUR_GUARD * CALIBRATED_EDGE_SIGMA_PX < sigmas[1] < sigmas[2] < 2.0
+
+
+@photos
+def test_a_blurred_glyph_is_not_read_as_a_kid(monkeypatch):
+    """monsieur_051 (its roof under a hand: the seats placed by their print) blurred by sigma
+    1.6 px: the orange seat 7's dark x, mixed with its print, read pale and light in its middle
+    and its head's place, a kid (truth empty). With the blurred glyph's mixes also read as
+    glyph, the seat is not read kid and no seat is wrong."""
+    t = _truth("monsieur_051.jpg")
+    img = _blurred(cv2.imread(str(DATA / "images" / "monsieur_051.jpg")), 1.6)
+    reader = MonsieurReader()
+    got = reader.read(img)
+    assert got.status == "ok"
+    occupied = [s["occupied"] for s in t["seats"]]
+    assert not occupied[7] and got.seats[7] != KID
+    assert all((s == KID) == occupied[k] for k, s in enumerate(got.seats) if s in (KID, EMPTY))
+    assert sum(s in (KID, EMPTY) for s in got.seats) >= 5
+    # without the blur's guard the seat reads kid
+    monkeypatch.setattr(monsieur, "edge_blur_px", lambda *a, **k: None)
+    assert MonsieurReader().read(img).seats[7] == KID

@@ -98,7 +98,7 @@ from companion.vision.monsieur_die import (
     clipped_pixels,
     white_relative,
 )
-from companion.vision.monsieur_cast import seats_under_clipped_white, white_upper_bound
+from companion.vision.monsieur_cast import edge_blur_px, seats_guarded, white_upper_bound
 from companion.vision.monsieur_geometry import (
     MonsieurGeometry,
     RoofReading,
@@ -683,6 +683,8 @@ class MonsieurReader:
         self._paper_plan: tuple[Registration, tuple[int, int], np.ndarray, np.ndarray] | None = None
         #: the frame's white with the paper's clipped channels at their brightest (None: none clipped)
         self._white_hi: np.ndarray | None = None
+        #: the frame's blur from the markers' edges (Gaussian sigma, px; None: not measured)
+        self._edge_sigma_px: float | None = None
 
     # ------------------------------------------------------------------ geometry answers
     def pointed(self, angle_deg: float) -> tuple[int | str, float]:
@@ -757,6 +759,8 @@ class MonsieurReader:
         # a colour cast clipping one channel of the paper: the seats read against both ends of
         # what that channel may be (companion.vision.monsieur_cast)
         self._white_hi = white_upper_bound(frame, reg, g.markers, white, code, g.marker_size_mm)
+        # a lens blur beyond the calibration's: the blurred glyph's mixes may pass for a token
+        self._edge_sigma_px = edge_blur_px(frame, reg, g.markers)
         if roof.camera is None:
             # the seats placed by their own print and the disc's zero mark (the camera from the
             # board plane alone): companion.vision.monsieur_seat_angle
@@ -954,8 +958,8 @@ class MonsieurReader:
         on every neighbour: the samples one could hide are not planned). With the frame's
         ``white``, a seat is read only where it reads the same had a gain been applied to the
         codes after the camera's tone curve (:mod:`companion.vision.monsieur_tone`)."""
-        if white is not None and self._white_hi is not None:
-            return seats_under_clipped_white(self, plan, pix, lab, white, self._white_hi)
+        if white is not None and (self._white_hi is not None or self._edge_sigma_px is not None):
+            return seats_guarded(self, plan, pix, lab, white, self._white_hi, self._edge_sigma_px, _PARTS)
         if white is not None:
             return seats_under_gains(self, plan, pix, lab, white)
         return self._seats_pass(plan, pix, lab, np.ones(len(plan.seg), dtype=bool))

@@ -28,13 +28,14 @@ around the 36 mm square).
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from companion.vision.colour import CLIPPED, lab_exact, srgb_to_linear
 from companion.vision.monsieur_die import white_relative
 from companion.vision.monsieur_tone import seats_under_gains
 
-__all__ = ["white_upper_bound", "seats_under_clipped_white"]
+__all__ = ["edge_blur_px", "glyph_mixes_as_glyph", "seats_guarded", "seats_under_clipped_white", "white_upper_bound"]
 
 #: mixed pixels need this many codes in the unclipped reference channel (below it the noise and
 #: the black's share scatter the ratio)
@@ -113,4 +114,114 @@ def seats_under_clipped_white(reader, plan, pix: np.ndarray, lab: np.ndarray, wh
     why = reader.seat_reasons
     other = seats_under_gains(reader, plan, pix, lab_exact(white_relative(pix, white_hi)), white_hi)
     reader.seat_reasons = tuple(w if a == b else DISAGREE for w, a, b in zip(why, first, other))
+    return tuple(a if a == b else "unknown" for a, b in zip(first, other))
+
+
+# ---------------------------------------------------------------------- lens blur
+
+#: the markers' edge blur (Gaussian sigma, pixels) of the two photographs the seat rules' glyph
+#: lightness was set on (monsieur_030 0.63, monsieur_045 0.65, by :func:`edge_blur_px`)
+CALIBRATED_EDGE_SIGMA_PX = 0.65
+#: a frame blurred beyond this many times the calibrated sigma (an extra lens blur of sigma
+#: 0.5 px in quadrature) is read also as if its glyph-print mixes were the glyph
+BLUR_GUARD = 1.25
+#: the reason of a seat read differently when its blurred glyph's mixes are taken as glyph
+BLURRED = "read otherwise were its blurred glyph's mix with the print the glyph (a lens blur)"
+
+
+def edge_blur_px(frame: np.ndarray, reg, markers: dict[int, np.ndarray], half_px: float = 3.0,
+                 step_px: float = 0.25) -> float | None:
+    """The frame's blur as a Gaussian's sigma (pixels) from the fixed markers' black-to-paper
+    edges.
+
+    Profiles across each registered marker's four outer edges (7 each, 20-80 % along it),
+    ``half_px`` either side, are sampled (bilinear) in linear grey light; a step of contrast
+    ``A`` blurred by a Gaussian of sigma ``s`` has a steepest slope ``A / (s sqrt(2 pi))``, so
+    each profile gives ``s = A / (sqrt(2 pi) max slope)`` (the slope smoothed over 3 samples);
+    the median over profiles of contrast 0.1 or more. It includes the pixels' own and the
+    sampling's spread (0.6-0.7 px on the photographs).
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR.
+        reg: the fixed markers' registration (``marker_ids``, ``to_image``).
+        markers: each fixed marker's corners on the board (``4 x 2`` mm), by id.
+        half_px, step_px: the profiles' half length and spacing (pixels).
+
+    Returns:
+        sigma in pixels (float), or None with fewer than 8 profiles of enough contrast.
+    """
+    lin = srgb_to_linear(frame).mean(axis=2, dtype=np.float32)
+    t = np.arange(-half_px, half_px + 1e-9, step_px)
+    starts, normals = [], []
+    for i in reg.marker_ids:
+        c = np.asarray(markers[i], dtype=np.float64)
+        for a, b in zip(c, np.roll(c, -1, axis=0)):
+            d = b - a
+            nrm = np.array([d[1], -d[0]]) / np.linalg.norm(d)
+            p = a[None, :] + d[None, :] * np.linspace(0.2, 0.8, 7)[:, None]
+            q0, q1 = reg.to_image(p), reg.to_image(p + nrm[None, :])
+            n_img = q1 - q0
+            starts.append(q0)
+            normals.append(n_img / np.maximum(np.linalg.norm(n_img, axis=1, keepdims=True), 1e-9))
+    if not starts:
+        return None
+    q0, n_img = np.concatenate(starts), np.concatenate(normals)
+    pts = q0[:, None, :] + t[None, :, None] * n_img[:, None, :]  # profiles x samples x 2
+    v = cv2.remap(lin, pts[..., 0].astype(np.float32), pts[..., 1].astype(np.float32), cv2.INTER_LINEAR,
+                  borderMode=cv2.BORDER_CONSTANT, borderValue=-1.0)
+    inside = (v >= 0).all(axis=1)
+    contrast = np.abs(v[:, -3:].mean(axis=1) - v[:, :3].mean(axis=1))
+    slope = np.abs(np.diff(v, axis=1)) / step_px
+    slope = (slope[:, :-2] + slope[:, 1:-1] + slope[:, 2:]) / 3.0
+    ok = inside & (contrast >= 0.1)
+    if int(ok.sum()) < 8:
+        return None
+    return float(np.median(contrast[ok] / (np.sqrt(2.0 * np.pi) * slope[ok].max(axis=1))))
+
+
+def glyph_mixes_as_glyph(plan, lab: np.ndarray, kid_chromaticity: float, cos_hue: float, parts: int) -> np.ndarray:
+    """``lab`` (``N x 3``, the plan's samples) with every middle and head sample that could be
+    the seat's blurred glyph set to the glyph (L* a* b* 0): pale (chroma under
+    ``kid_chromaticity`` of its lightness), of the seat's print hue (within the tolerance,
+    ``cos_hue``; chroma 6 or more) and no lighter than the median of its seat's clear ring (the
+    print's local light: a mix of the dark glyph and the print lies between them). A token's
+    pale colour passes too where it is as dark as the print (its shade): the pass with these
+    as glyph can only find less of a token, so agreeing with it only turns readings unknown."""
+    seg = plan.seg
+    part = seg % parts
+    seat = seg // parts
+    light = lab[:, 0]
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    n = int(seat.max()) + 1 if len(seat) else 0
+    ring = part == 0
+    ring_l = np.full(n, -np.inf)
+    for k in np.unique(seat[ring]):
+        ring_l[k] = float(np.median(light[ring & (seat == k)]))
+    along = lab[:, 1] * plan.unit[:, 0] + lab[:, 2] * plan.unit[:, 1]
+    mix = (((part == 1) | (part == 2)) & (chroma < kid_chromaticity * light) & (chroma >= 6.0)
+           & (along >= cos_hue * chroma) & (light <= ring_l[seat]))
+    out = np.array(lab, dtype=np.float32, copy=True)
+    out[mix] = 0.0
+    return out
+
+
+def seats_guarded(reader, plan, pix: np.ndarray, lab: np.ndarray, white: np.ndarray, white_hi: np.ndarray | None,
+                  sigma_px: float | None, parts: int) -> tuple[str, ...]:
+    """Each seat's state (``12`` of ``"kid"`` / ``"empty"`` / ``"unknown"``) read only where every
+    reading of the doubts that apply agrees: against both ends of a clipped white
+    (:func:`seats_under_clipped_white`, with ``white_hi``), and, for a frame blurred beyond
+    :data:`BLUR_GUARD` times :data:`CALIBRATED_EDGE_SIGMA_PX` (``sigma_px``, from
+    :func:`edge_blur_px`), with the blurred glyph's mixes taken as glyph
+    (:func:`glyph_mixes_as_glyph`). ``pix``: the plan's samples, ``N x 3 uint8``; ``lab``: their
+    L*a*b* against ``white``; ``parts``: sample parts per seat. Sets ``reader.seat_reasons``."""
+    if white_hi is not None:
+        first = seats_under_clipped_white(reader, plan, pix, lab, white, white_hi)
+    else:
+        first = seats_under_gains(reader, plan, pix, lab, white)
+    if sigma_px is None or sigma_px < BLUR_GUARD * CALIBRATED_EDGE_SIGMA_PX or all(s == "unknown" for s in first):
+        return first
+    why = reader.seat_reasons
+    mixed = glyph_mixes_as_glyph(plan, lab, reader.kid_chromaticity, reader.cos_hue, parts)
+    other = reader._seats_pass(plan, pix, mixed, np.ones(len(plan.seg), dtype=bool))
+    reader.seat_reasons = tuple(w if a == b else BLURRED for w, a, b in zip(why, first, other))
     return tuple(a if a == b else "unknown" for a, b in zip(first, other))
