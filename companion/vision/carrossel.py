@@ -1513,9 +1513,10 @@ class CarrosselReader:
             # a hand brighter than the white in every channel (nearer the lamp, in a dim frame)
             # reads as the white itself in the table above: where it is most of the corners, their
             # hue from the unclipped light of those pixels (companion/vision/skin.py)
-            bright = brighter_than_white(corner_px[idx], white) & lit
-            chroma = np.where(bright.mean(axis=1) >= 0.5,
-                              np.maximum(chroma, median_chroma(corner_px[idx], white, lit, brighter_only=True)), chroma)
+            bright = np.flatnonzero((brighter_than_white(corner_px[idx], white) & lit).mean(axis=1) >= 0.5)
+            if len(bright):
+                chroma[bright] = np.maximum(chroma[bright], median_chroma(corner_px[idx[bright]], white, lit[bright],
+                                                                          brighter_only=True))
             for (j, conf), best, wm, ch in zip(empties, scores.max(axis=1).tolist(), white_mid.tolist(),
                                                chroma.tolist()):
                 name = g.cell_names[int(index[j])]
@@ -1685,16 +1686,29 @@ class CarrosselReader:
         rim = _masked_quantile(ring_lum, under_all, 0.5) / cream
         # a hand is larger than the figure: the middle's colour on the corners outside the
         # region a standee may cover (companion/vision/standee_checks.py)
+        # (only for the tiles every other test would read as a standee's)
         beyond = np.zeros(len(rows))
-        if flat is not None and table is not None:
-            hidden = self.standee_mask(view, centres[cells], ups[cells], self._corner_points, standee_checks.REGION_GROW_MM)
-            corner_px = flat[rows][:, self._sel_corner]
+        best_all = np.array([u[3] for u in unclear])
+        cand = np.flatnonzero((n_seen >= 20) & (n_under >= self.STANDEE_RIM_MIN) & (spread <= self.STANDEE_CENTRE_SPREAD)
+                              & (light <= self.STANDEE_CENTRE_CREAM) & (rim <= self.STANDEE_RIM_MAX)
+                              & ~((level < self.STANDEE_CENTRE_MIN) & (chroma < self.STANDEE_CENTRE_CHROMA))
+                              & (best_all < self.LETTER_MIN))
+        if len(cand) and flat is not None and table is not None:
+            grown = self._pose_cache_for(view, angle).setdefault("corners_grown", {})  # cell -> corners it may cover
+            cand_cells = cells[cand]
+            new_cells = [int(c) for c in cand_cells if int(c) not in grown]
+            if new_cells:
+                grown.update(zip(new_cells, self.standee_mask(view, centres[new_cells], ups[new_cells], self._corner_points,
+                                                              standee_checks.REGION_GROW_MM)))
+            hidden = np.array([grown[int(c)] for c in cand_cells])
+            corner_px = flat[rows[cand]][:, self._sel_corner]
             lit = ~np.all(corner_px >= CLIPPED, axis=-1) & ~np.all(corner_px == 0, axis=-1)
-            corner_lab = lab_exact(_relative(table, corner_px.reshape(-1, 3))).reshape(len(rows), -1, 3)
-            middle_px = flat[rows, :self._n_region][:, centre]
-            middle_lab = lab_exact(_relative(table, middle_px.reshape(-1, 3))).reshape(len(rows), -1, 3)
-            tile_lab = np.array([self.references.lab[self.references.names.index(u[1])] for u in unclear])
-            beyond = standee_checks.paint_beyond(corner_lab, lit & ~hidden, middle_lab, tile_lab)
+            # the fast Lab (within LAB_FAST_ERROR): the test's distances are of 12 units
+            corner_lab = lab_fast(_relative(table, corner_px.reshape(-1, 3))).reshape(len(cand), -1, 3)
+            middle_px = flat[rows[cand], :self._n_region][:, centre]
+            middle_lab = lab_fast(_relative(table, middle_px.reshape(-1, 3))).reshape(len(cand), -1, 3)
+            tile_lab = np.array([self.references.lab[self.references.names.index(unclear[k][1])] for k in cand])
+            beyond[cand] = standee_checks.paint_beyond(corner_lab, lit & ~hidden, middle_lab, tile_lab)
         out: dict[str, SlotReading] = {}
         for k, (j, colour, conf, best, second) in enumerate(unclear):
             name = g.cell_names[int(index[j])]
