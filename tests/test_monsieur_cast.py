@@ -101,3 +101,26 @@ def test_a_blurred_glyph_is_not_read_as_a_kid(monkeypatch):
     # without the blur's guard the seat reads kid
     monkeypatch.setattr(monsieur, "edge_blur_px", lambda *a, **k: None)
     assert MonsieurReader().read(img).seats[7] == KID
+
+
+def test_a_green_cast_clipping_the_paper_leaves_the_die_unknown_not_wrong(monkeypatch):
+    """A rendered table (58 degree lens) under a green cast on the codes (B, G, R x 0.83, 1.01,
+    0.79) at x1.4: the paper's green clips, the white is too dark in green and the yellow top
+    read green. Against both ends of the white's green the die is not read wrong."""
+    from companion.vision.sim_monsieur import MonsieurConditions, MonsieurRenderer, MonsieurScene
+    scene = MonsieurScene(angle_deg=115.47, kids=("pastel_sky", "pastel_mint", None, "pastel_pink", "natural_wood",
+                                                  "pastel_lilac", "pastel_sky", "natural_wood", "natural_wood",
+                                                  "pastel_mint", "natural_wood", None),
+                          die="yellow", die_xy_mm=(-106.48, 84.39), die_yaw_deg=21.47)
+    cond = MonsieurConditions(height_mm=554.3, tilt_deg=11.75, azimuth_deg=29.08, roll_deg=1.48, look_mm=(5.42, -3.84),
+                              light=1.143, kelvin=4739.0, gradient=0.0759, vignetting=0.344, noise_sigma=2.63,
+                              jpeg_quality=85, lamp_xy=(0.048, -0.348), gradient_deg=27.39, tone="srgb", code_gain=1.4,
+                              channel_gains=(0.832, 1.011, 0.790))
+    img, truth = MonsieurRenderer(hfov_deg=58.0).render(scene, cond, np.random.default_rng(3))
+    got = MonsieurReader().read(img)
+    assert got.status == "ok"
+    assert got.die in ("unknown", "yellow")
+    assert all(s == truth.seats[k] for k, s in enumerate(got.seats) if s in (KID, EMPTY))
+    # the white as measured alone: the die read green
+    monkeypatch.setattr(monsieur, "white_upper_bound", lambda *a, **k: None)
+    assert MonsieurReader().read(img).die == "green"

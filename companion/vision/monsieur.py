@@ -98,7 +98,7 @@ from companion.vision.monsieur_die import (
     clipped_pixels,
     white_relative,
 )
-from companion.vision.monsieur_cast import edge_blur_px, seats_guarded, white_upper_bound
+from companion.vision.monsieur_cast import die_under_clipped_white, edge_blur_px, seats_guarded, white_upper_bound
 from companion.vision.monsieur_geometry import (
     MonsieurGeometry,
     RoofReading,
@@ -797,7 +797,7 @@ class MonsieurReader:
             most = np.maximum(np.maximum(diff[:, 0], diff[:, 1]), diff[:, 2])  # (numpy reduces a short axis slowly)
             if float(diff.mean()) < self.die_change_levels and float(np.mean(most > 40)) < 0.01:
                 return cached[3]
-        reading = self.die_reader.read(frame, cam, angle, white)
+        reading = die_under_clipped_white(self.die_reader, frame, cam, angle, white, self._white_hi)
         if stream:
             g = self.geometry
             x0, y0, x1, y1 = g.die_area_mm

@@ -28,6 +28,8 @@ around the 36 mm square).
 
 from __future__ import annotations
 
+import dataclasses
+
 import cv2
 import numpy as np
 
@@ -35,7 +37,7 @@ from companion.vision.colour import CLIPPED, lab_exact, srgb_to_linear
 from companion.vision.monsieur_die import white_relative
 from companion.vision.monsieur_tone import seats_under_gains
 
-__all__ = ["edge_blur_px", "glyph_mixes_as_glyph", "seats_guarded", "seats_under_clipped_white", "white_upper_bound"]
+__all__ = ["die_under_clipped_white", "edge_blur_px", "glyph_mixes_as_glyph", "seats_guarded", "seats_under_clipped_white", "white_upper_bound"]
 
 #: mixed pixels need this many codes in the unclipped reference channel (below it the noise and
 #: the black's share scatter the ratio)
@@ -45,6 +47,8 @@ MIN_MIX_PIXELS = 20
 #: the ratio's bound: this percentile of the mixed pixels' ratios (a camera that applies the
 #: cast after its tone curve, on the codes, gives ratios that vary with the mix's level)
 BOUND_PERCENTILE = 90.0
+#: the die's status when the two whites read it differently
+DIE_DISAGREE = "the die reads otherwise with the paper's clipped channel as bright as its edges say (a colour cast)"
 #: the reason of a seat the two whites read differently
 DISAGREE = "read otherwise with the paper's clipped channel as bright as its edges say (a colour cast)"
 
@@ -225,3 +229,20 @@ def seats_guarded(reader, plan, pix: np.ndarray, lab: np.ndarray, white: np.ndar
     other = reader._seats_pass(plan, pix, mixed, np.ones(len(plan.seg), dtype=bool))
     reader.seat_reasons = tuple(w if a == b else BLURRED for w, a, b in zip(why, first, other))
     return tuple(a if a == b else "unknown" for a, b in zip(first, other))
+
+
+def die_under_clipped_white(die_reader, frame: np.ndarray, cam, angle: float, white: np.ndarray,
+                            white_hi: np.ndarray | None):
+    """The die's :class:`~companion.vision.monsieur_die.DieReading` against the measured
+    ``white`` (``3`` linear BGR) and, with ``white_hi`` (:func:`white_upper_bound`, or None),
+    against it too: a colour the two read differently is ``"unknown"`` with
+    :data:`DIE_DISAGREE` (a green cast clipping the paper's green read a yellow top green).
+    ``die_reader``: the reader's :class:`~companion.vision.monsieur_die.DieReader`; ``frame``,
+    ``cam``, ``angle``: as it takes them."""
+    first = die_reader.read(frame, cam, angle, white)
+    if white_hi is None or first.colour == "unknown":
+        return first
+    other = die_reader.read(frame, cam, angle, white_hi)
+    if other.colour == first.colour:
+        return first
+    return dataclasses.replace(first, colour="unknown", status=DIE_DISAGREE)

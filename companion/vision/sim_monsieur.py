@@ -76,7 +76,7 @@ CONDITION_KINDS = ("normal", "dim", "bright", "warm", "cool", "tilted", "blur", 
 #: Kinds :func:`random_monsieur_conditions` also draws, outside :data:`CONDITION_KINDS` (whose
 #: frames, seed by seed, the tests and benchmarks keep): ``exposure``, a gain on the codes
 #: after an sRGB tone curve.
-EXTRA_KINDS = ("exposure",)
+EXTRA_KINDS = ("exposure", "cast")
 
 TABLE_BGR = (92, 118, 140)        # the table under the board (oak-like), BGR
 SUN_BGR = (176, 234, 250)         # the sun half's light print
@@ -132,6 +132,9 @@ class MonsieurConditions:
             shadows against the lights (a power law keeps their ratios).
         focus_sigma_px: the lens's blur (a Gaussian's sigma, pixels, on the linear light; 0 =
             none): the photographs' glyphs read L* 24-35 through it and JPEG, not their printed 4.
+        channel_gains: gains on the codes per channel (B, G, R) after the tone curve and
+            ``code_gain``: a white balance gone wrong (1, 1, 1 = none); a strong one clips one
+            channel of the markers' paper.
     """
 
     height_mm: float = 560.0
@@ -156,6 +159,7 @@ class MonsieurConditions:
     tone: str = "power"
     code_gain: float = 1.0
     focus_sigma_px: float = 0.0
+    channel_gains: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
 
 def random_monsieur_conditions(rng: np.random.Generator, kind: str = "normal") -> MonsieurConditions:
@@ -169,7 +173,9 @@ def random_monsieur_conditions(rng: np.random.Generator, kind: str = "normal") -
     the sRGB tone curve with a gain on its codes (x0.25-0.7 three times in four, else
     x1.2-1.5, clipping the lights), light 0.5-1.2, a lens blur of sigma 0.6-1.2 px, noise
     sigma 0-5 and JPEG 60-95 three times in four: a dim, noisy, quantised frame whose shadows
-    are lifted against its lights, or an overexposed one.
+    are lifted against its lights, or an overexposed one; ``cast`` a colour cast on the codes
+    (each channel x0.7-1.35), a lens blur of sigma 0.8-2.0 px half the time, an exposure of
+    x0.5 or x1.4 a third of the time each.
 
     Raises:
         ValueError: an unknown kind.
@@ -219,6 +225,10 @@ def random_monsieur_conditions(rng: np.random.Generator, kind: str = "normal") -
         c.update(tone="srgb", code_gain=float(gain), light=rng.uniform(0.5, 1.2), noise_sigma=rng.uniform(0, 5),
                  jpeg_quality=int(rng.integers(60, 96)) if rng.random() < 0.75 else 0,
                  focus_sigma_px=rng.uniform(0.6, 1.2))
+    elif kind == "cast":
+        c.update(tone="srgb", channel_gains=tuple(float(v) for v in rng.uniform(0.7, 1.35, 3)),
+                 focus_sigma_px=float(rng.uniform(0.8, 2.0)) if rng.random() < 0.5 else 0.0,
+                 code_gain=float(rng.choice([1.0, 0.5, 1.4])))
     return MonsieurConditions(**c)
 
 
@@ -956,6 +966,8 @@ class MonsieurRenderer:
         oy, ox = int(rng.integers(0, 64)), int(rng.integers(0, 64))
         if cond.code_gain != 1.0:
             exposed = exposed * np.float32(cond.code_gain)
+        if tuple(cond.channel_gains) != (1.0, 1.0, 1.0):  # a colour cast on the codes
+            exposed = exposed * np.asarray(cond.channel_gains, dtype=np.float32)
         out = exposed + _NOISE[oy:oy + h, ox:ox + w] * np.float32(cond.noise_sigma)
         out8 = np.clip(out, 0, 255).astype(np.uint8)
         if cond.jpeg_quality:
