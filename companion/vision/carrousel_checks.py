@@ -7,7 +7,9 @@ a coloured horse in a shadow from a black one. These checks look at the space it
 * **empty needs the print seen** (:meth:`SpaceChecks.print_seen`): an empty space shows its own
   printed fill where a horse would stand (its centre, 12 mm around it: a 36 mm horse always
   covers it). The fill is measured on the same space, on its rim just inside the printed
-  outline (18.5-21.5 mm from the centre), in the same light, so the centre of an empty space
+  outline (15.5-19 mm from the centre: 4 mm or more inside the outline's inner edge, beyond
+  JPEG's chroma bleed from the dark outline, which moved ln B/G by 0.1 at 18.5-21.5 mm on rendered
+  frames), in the same light, so the centre of an empty space
   matches it whatever the lamp, the board's print or the exposure: in log luminance and in the
   log chromaticities ``ln R/G``, ``ln B/G`` (ratios of linear light, so a gain or a lamp's
   colour cancels). A pale or light hand over the centre is brighter or redder than the print
@@ -105,8 +107,9 @@ class SpaceChecks:
     The sample points' pixels are found once per registration and frame size.
     """
 
-    #: the rim where a space's fill is measured, and the centre a horse always covers (mm)
-    RIM_MM = (18.5, 21.5)
+    #: the rim where a space's fill is measured (inside the outline, clear of its chroma bleed
+    #: under JPEG), and the centre a horse always covers (mm)
+    RIM_MM = (15.5, 19.0)
     CENTRE_MM = 12.0
     #: bounds on the quartiles of the centre's offsets from the rim's fill: ln Y (a light
     #: gradient over 20 mm is a few per cent; a lamp's spot at its edge up to 8 %), ln R/G and
