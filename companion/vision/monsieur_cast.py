@@ -18,7 +18,8 @@ curve; a cast applied to the codes makes the ratio vary with the level, and JPEG
 chroma pulls the mixes next to the clipped paper down). Rather than trust one estimate the
 seats are read twice, against the white as measured (the clipped channel at full scale: the
 least it can be) and against the white with that channel raised to the mixed pixels' 90th
-percentile ratio (the most it plausibly is), and a seat is read only where both agree (as
+percentile ratio or twice its measured value, whichever is more (:data:`CLIP_HEADROOM`: the
+most it is assumed to be), and a seat is read only where both agree (as
 ``monsieur_tone`` does for a gain after the tone curve). With no unclipped channel (the whole
 paper clipped) or too few mixed pixels nothing changes.
 
@@ -37,7 +38,7 @@ from companion.vision.colour import CLIPPED, lab_exact, srgb_to_linear
 from companion.vision.monsieur_die import white_relative
 from companion.vision.monsieur_tone import seats_under_gains
 
-__all__ = ["die_under_clipped_white", "edge_blur_px", "glyph_mixes_as_glyph", "seats_guarded", "seats_under_clipped_white", "white_upper_bound"]
+__all__ = ["corner_whites", "die_under_clipped_white", "edge_blur_px", "glyph_mixes_as_glyph", "seats_guarded", "seats_under_clipped_white", "white_upper_bound"]
 
 #: mixed pixels need this many codes in the unclipped reference channel (below it the noise and
 #: the black's share scatter the ratio)
@@ -49,6 +50,13 @@ MIN_MIX_PIXELS = 20
 BOUND_PERCENTILE = 90.0
 #: the die's status when the two whites read it differently
 DIE_DISAGREE = "the die reads otherwise with the paper's clipped channel as bright as its edges say (a colour cast)"
+#: ASSUMED: a clipped channel of the paper is at least this many times brighter (linear light)
+#: than full scale at the upper end (codes x 1.33 through the sRGB curve: a cast of x 1.35 on
+#: the codes clips the paper's 236 by that much). The edges' mixes alone underestimate it
+#: under JPEG: its chroma, halved in resolution, averages each edge pixel's colour with the
+#: black square's and the clipped paper's (a rendered x 1.4 frame's green mixes read 1.1-1.3
+#: times its blue against the paper's own 2.0)
+CLIP_HEADROOM = 2.0
 #: the reason of a seat the two whites read differently
 DISAGREE = "read otherwise with the paper's clipped channel as bright as its edges say (a colour cast)"
 
@@ -72,9 +80,10 @@ def white_upper_bound(frame: np.ndarray, reg, markers: dict[int, np.ndarray], wh
     Returns:
         ``3 float32`` linear BGR, ``white`` with each clipped channel (code at least
         :data:`~companion.vision.colour.CLIPPED`) raised to the unclipped brightest channel's
-        white times the :data:`BOUND_PERCENTILE` percentile of the mixed pixels' ratio; None
-        when no channel is clipped, all are, fewer than :data:`MIN_MIX_PIXELS` mixed pixels
-        are found, or the bound is no brighter than ``white``.
+        white times the :data:`BOUND_PERCENTILE` percentile of the mixed pixels' ratio, or to
+        :data:`CLIP_HEADROOM` times its measured value, whichever is brighter; None when no
+        channel is clipped, all are, or fewer than :data:`MIN_MIX_PIXELS` mixed pixels are
+        found.
     """
     white = np.asarray(white, dtype=np.float32).reshape(3)
     code = np.asarray(code, dtype=np.float64).reshape(3)
@@ -99,26 +108,49 @@ def white_upper_bound(frame: np.ndarray, reg, markers: dict[int, np.ndarray], wh
     out = white.copy()
     for c in np.flatnonzero(clipped):
         ratio = float(np.percentile(lin[mixed, c] / lin[mixed, ref], BOUND_PERCENTILE))
-        out[c] = max(float(white[c]), float(white[ref]) * ratio)
-    if np.all(out <= white * 1.02):
-        return None
+        out[c] = max(float(white[c]) * CLIP_HEADROOM, float(white[ref]) * ratio)
+    return out
+
+
+def corner_whites(white: np.ndarray, white_hi: np.ndarray) -> list[np.ndarray]:
+    """The whites at the corners of the box between ``white`` and ``white_hi`` (``3`` linear
+    BGR each) other than ``white`` itself: each non-empty subset of the raised channels at its
+    upper end (one channel clipped: 1 white; two: 3). The seats' and the die's evidence moves
+    one way with each channel's scale, but two raised together can cancel (a blue and a green
+    both raised keep a lilac's balance of blue to green): every corner is read."""
+    white = np.asarray(white, dtype=np.float32).reshape(3)
+    white_hi = np.asarray(white_hi, dtype=np.float32).reshape(3)
+    raised = [c for c in range(3) if white_hi[c] > white[c]]
+    out = []
+    for mask in range(1, 1 << len(raised)):
+        w = white.copy()
+        for b, c in enumerate(raised):
+            if mask >> b & 1:
+                w[c] = white_hi[c]
+        out.append(w)
     return out
 
 
 def seats_under_clipped_white(reader, plan, pix: np.ndarray, lab: np.ndarray, white: np.ndarray,
                               white_hi: np.ndarray) -> tuple[str, ...]:
     """Each seat's state (``12`` of ``"kid"`` / ``"empty"`` / ``"unknown"``) read against the
-    measured ``white`` and against ``white_hi`` (:func:`white_upper_bound`), each with
-    :func:`~companion.vision.monsieur_tone.seats_under_gains`; a seat the two read differently
+    measured ``white`` and against every corner white up to ``white_hi``
+    (:func:`white_upper_bound`, :func:`corner_whites`), each with
+    :func:`~companion.vision.monsieur_tone.seats_under_gains`; a seat any two read differently
     is ``"unknown"``. ``pix``: the plan's samples, ``N x 3 uint8``; ``lab``: their ``N x 3``
     L*a*b* against ``white``. Sets ``reader.seat_reasons``."""
     first = seats_under_gains(reader, plan, pix, lab, white)
-    if all(s == "unknown" for s in first):
-        return first
     why = reader.seat_reasons
-    other = seats_under_gains(reader, plan, pix, lab_exact(white_relative(pix, white_hi)), white_hi)
-    reader.seat_reasons = tuple(w if a == b else DISAGREE for w, a, b in zip(why, first, other))
-    return tuple(a if a == b else "unknown" for a, b in zip(first, other))
+    out = list(first)
+    for w in corner_whites(white, white_hi):
+        if all(s == "unknown" for s in out):
+            break
+        other = seats_under_gains(reader, plan, pix, lab_exact(white_relative(pix, w)), w)
+        for k, (a, b) in enumerate(zip(out, other)):
+            if a != b:
+                out[k] = "unknown"
+    reader.seat_reasons = tuple(w if a == b else DISAGREE for w, a, b in zip(why, first, out))
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------- lens blur
@@ -154,25 +186,30 @@ def edge_blur_px(frame: np.ndarray, reg, markers: dict[int, np.ndarray], half_px
     Returns:
         sigma in pixels (float), or None with fewer than 8 profiles of enough contrast.
     """
-    lin = srgb_to_linear(frame).mean(axis=2, dtype=np.float32)
     t = np.arange(-half_px, half_px + 1e-9, step_px)
-    starts, normals = [], []
+    h, w = frame.shape[:2]
+    vals = []
     for i in reg.marker_ids:
         c = np.asarray(markers[i], dtype=np.float64)
-        for a, b in zip(c, np.roll(c, -1, axis=0)):
-            d = b - a
-            nrm = np.array([d[1], -d[0]]) / np.linalg.norm(d)
-            p = a[None, :] + d[None, :] * np.linspace(0.2, 0.8, 7)[:, None]
-            q0, q1 = reg.to_image(p), reg.to_image(p + nrm[None, :])
-            n_img = q1 - q0
-            starts.append(q0)
-            normals.append(n_img / np.maximum(np.linalg.norm(n_img, axis=1, keepdims=True), 1e-9))
-    if not starts:
+        d = np.roll(c, -1, axis=0) - c  # the four edges
+        nrm = np.stack([d[:, 1], -d[:, 0]], axis=1) / np.linalg.norm(d, axis=1, keepdims=True)
+        along = np.linspace(0.2, 0.8, 7)
+        p = (c[:, None, :] + d[:, None, :] * along[None, :, None]).reshape(-1, 2)
+        q0 = reg.to_image(p)
+        n_img = reg.to_image(p + np.repeat(nrm, len(along), axis=0)) - q0
+        n_img /= np.maximum(np.linalg.norm(n_img, axis=1, keepdims=True), 1e-9)
+        pts = q0[:, None, :] + t[None, :, None] * n_img[:, None, :]  # profiles x samples x 2
+        # only the marker's own crop is taken to linear grey light
+        x0, y0 = (np.floor(pts.reshape(-1, 2).min(axis=0)).astype(int) - 1).tolist()
+        x1, y1 = (np.ceil(pts.reshape(-1, 2).max(axis=0)).astype(int) + 2).tolist()
+        if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+            continue  # (a marker at the frame's edge: its profiles would leave the frame)
+        lin = srgb_to_linear(frame[y0:y1, x0:x1]).mean(axis=2, dtype=np.float32)
+        vals.append(cv2.remap(lin, (pts[..., 0] - x0).astype(np.float32), (pts[..., 1] - y0).astype(np.float32),
+                              cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=-1.0))
+    if not vals:
         return None
-    q0, n_img = np.concatenate(starts), np.concatenate(normals)
-    pts = q0[:, None, :] + t[None, :, None] * n_img[:, None, :]  # profiles x samples x 2
-    v = cv2.remap(lin, pts[..., 0].astype(np.float32), pts[..., 1].astype(np.float32), cv2.INTER_LINEAR,
-                  borderMode=cv2.BORDER_CONSTANT, borderValue=-1.0)
+    v = np.concatenate(vals)
     inside = (v >= 0).all(axis=1)
     contrast = np.abs(v[:, -3:].mean(axis=1) - v[:, :3].mean(axis=1))
     slope = np.abs(np.diff(v, axis=1)) / step_px
@@ -235,14 +272,15 @@ def die_under_clipped_white(die_reader, frame: np.ndarray, cam, angle: float, wh
                             white_hi: np.ndarray | None):
     """The die's :class:`~companion.vision.monsieur_die.DieReading` against the measured
     ``white`` (``3`` linear BGR) and, with ``white_hi`` (:func:`white_upper_bound`, or None),
-    against it too: a colour the two read differently is ``"unknown"`` with
-    :data:`DIE_DISAGREE` (a green cast clipping the paper's green read a yellow top green).
-    ``die_reader``: the reader's :class:`~companion.vision.monsieur_die.DieReader`; ``frame``,
-    ``cam``, ``angle``: as it takes them."""
+    against every corner white up to it (:func:`corner_whites`): a colour any of them reads
+    differently is ``"unknown"`` with :data:`DIE_DISAGREE` (a green cast clipping the paper's
+    green read a yellow top green). ``die_reader``: the reader's
+    :class:`~companion.vision.monsieur_die.DieReader`; ``frame``, ``cam``, ``angle``: as it
+    takes them."""
     first = die_reader.read(frame, cam, angle, white)
     if white_hi is None or first.colour == "unknown":
         return first
-    other = die_reader.read(frame, cam, angle, white_hi)
-    if other.colour == first.colour:
-        return first
-    return dataclasses.replace(first, colour="unknown", status=DIE_DISAGREE)
+    for w in corner_whites(white, white_hi):
+        if die_reader.read(frame, cam, angle, w).colour != first.colour:
+            return dataclasses.replace(first, colour="unknown", status=DIE_DISAGREE)
+    return first
