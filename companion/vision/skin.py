@@ -18,7 +18,8 @@ readers use them to say ``unknown`` where a hand's skin would otherwise pass for
   Color Res. Appl. 2017; the melanin/haemoglobin absorption spectra), chroma 10-35 whatever its
   lightness (:func:`skin_like`). The table's prints that share that hue are far more saturated
   (the tiles' red and yellow, chroma 60 and more nominal) or neutral (the white and cream print,
-  ink).
+  ink). (The Carrossel reader uses the first point; :func:`skin_like` is not yet used by a
+  reader: natural wood, a standee's and a token's paint, lies in the same hue band.)
 
 Source of the hand's look in the project's test sets: the path-traced photographs' hands
 (``shared/data/*/README.md``, four skin tones) and the blobs of the attacker's transforms
@@ -136,26 +137,3 @@ def skin_like(lab: np.ndarray) -> np.ndarray:
     chroma = np.hypot(a, b)
     return ((hue >= SKIN_HUE_DEG[0]) & (hue <= SKIN_HUE_DEG[1])
             & (chroma >= SKIN_CHROMA[0]) & (chroma <= SKIN_CHROMA[1]))
-
-
-def skin_share(px_bgr: np.ndarray, white: np.ndarray, use: np.ndarray | None = None) -> np.ndarray:
-    """Per row of pixels, the share of the used pixels of skin's colour (:func:`skin_like` of
-    :func:`unclipped_lab`); sensor-clipped pixels are left out.
-
-    Args:
-        px_bgr: ``n x m x 3 uint8`` BGR.
-        white: ``3`` linear BGR of the white reference.
-        use: ``n x m bool`` pixels to use (default all).
-
-    Returns:
-        ``n float64`` share 0-1 (0 for a row with no pixel used).
-    """
-    px = np.asarray(px_bgr, dtype=np.uint8)
-    if px.size == 0:
-        return np.zeros(px.shape[0] if px.ndim == 3 else 0)
-    ok = ~np.all(px >= CLIPPED, axis=-1)
-    if use is not None:
-        ok &= np.asarray(use, dtype=bool)
-    skin = skin_like(unclipped_lab(px, white)) & ok
-    n = ok.sum(axis=1)
-    return np.where(n > 0, skin.sum(axis=1) / np.maximum(n, 1), 0.0)
