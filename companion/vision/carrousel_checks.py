@@ -8,15 +8,20 @@ a coloured horse in a shadow from a black one. These checks look at the space it
   printed fill where a horse would stand (its centre, 12 mm around it: a 36 mm horse always
   covers it). The fill is measured on the same space, on its rim just inside the printed
   outline (15.5-19 mm from the centre: 4 mm or more inside the outline's inner edge, beyond
-  JPEG's chroma bleed from the dark outline, which moved ln B/G by 0.1 at 18.5-21.5 mm on rendered
-  frames), in the same light, so the centre of an empty space
-  matches it whatever the lamp, the board's print or the exposure: in log luminance and in the
+  JPEG's chroma bleed from the dark outline, which moved ln B/G by 0.1 at 18.5-21.5 mm on
+  rendered frames), in the same light, so the centre of an empty space matches it whatever the
+  lamp, the board's print or the exposure: in log luminance and in the
   log chromaticities ``ln R/G``, ``ln B/G`` (ratios of linear light, so a gain or a lamp's
   colour cancels). A pale or light hand over the centre is brighter or redder than the print
   (skin's haemoglobin raises R/G), though its Lab chroma against the board's white is as low
   as the print's and it counts as background. The quartiles of the centre's offsets must lie
-  within the bounds, widened by the sensor's noise (the robust spread of the same measures over
-  the board's white patch): a blob over a quarter of the centre moves a quartile.
+  within the bounds, widened by the sensor's noise (the robust spread of neighbouring points'
+  differences of the same measures over the board's white patch): a blob over a quarter of the
+  centre moves a quartile. The bounds (:attr:`SpaceChecks.PRINT_BOUNDS`) allow a light gradient
+  and JPEG's chroma; they are round figures chosen while looking at the photographs' empty
+  spaces (all 20: the dim carrousel_042's ln B/G offsets, 0.1, set the chroma bounds) and
+  checked on rendered frames, not derived from physics alone (the least margin on the
+  photographs' empty spaces read empty: 0.05).
 * **black in its own light** (:meth:`SpaceChecks.black_in_own_light`): a black reading means
   colourless pixels against the light at the horse's place. A shadow over the space itself (its
   rim's print darker than the ring outside by more than :attr:`SpaceChecks.SHADOW_RIM`) makes a
