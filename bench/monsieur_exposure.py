@@ -45,7 +45,7 @@ def exposed(frame: np.ndarray, gain: float, noise: float, jpeg: int, rng: np.ran
         out += rng.normal(0.0, noise, out.shape).astype(np.float32)
     img = np.clip(np.rint(out), 0, 255).astype(np.uint8)
     if jpeg:
-        ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(jpeg)])
+        _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(jpeg)])
         img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return img
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from companion.vision.monsieur import KID
-from companion.vision.sim_monsieur import MonsieurConditions, MonsieurRenderer, MonsieurScene
+from companion.vision.sim_monsieur import (
+    MonsieurConditions,
+    MonsieurRenderer,
+    MonsieurScene,
+)
 from tests.monsieur_fixtures import reader  # noqa: F401  (a pytest fixture)
 
 
@@ -48,9 +52,5 @@ def test_glare_over_an_empty_seat_whose_print_shows_behind_is_no_kid(reader):  #
     got = reader.read(image)
     assert got.seats[1] != KID and truth.seats[1] == "empty"
     assert [k for k, s in enumerate(got.seats) if s != "unknown" and s != truth.seats[k]] == []
-    keep = reader.behind_bars_kid
-    try:
-        reader.behind_bars_kid = 1.01
-        assert reader.read(image).seats[1] == KID
-    finally:
-        reader.behind_bars_kid = keep
+    # (this frame read seat 1 kid before behind_bars_kid; the white under a clipped channel,
+    # companion/vision/monsieur_cast.py, now makes it unknown on its own as well)

@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 
 from companion.vision.monsieur import KID, UNKNOWN
-from companion.vision.monsieur_tone import AGREE_ABOVE, gain_floor, relit, srgb_decode, srgb_encode
+from companion.vision.monsieur_tone import (
+    AGREE_ABOVE,
+    gain_floor,
+    relit,
+    srgb_decode,
+    srgb_encode,
+)
 from tests.monsieur_fixtures import reader, renderer  # noqa: F401  (pytest fixtures)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
@@ -96,7 +102,11 @@ def test_the_renderer_codes_a_gain_after_an_srgb_curve(renderer):  # noqa: F811
 
 
 def test_rendered_dim_frames_read_no_wrong_seat(reader, renderer):  # noqa: F811
-    from companion.vision.sim_monsieur import compare, random_monsieur_conditions, random_scene
+    from companion.vision.sim_monsieur import (
+        compare,
+        random_monsieur_conditions,
+        random_scene,
+    )
 
     rng = np.random.default_rng(77)
     read = 0
