@@ -373,25 +373,39 @@ class Journal:
         count is left to :mod:`companion.journal_check`."""
         try:
             table = self._db.execute("SELECT count(*) FROM entries NOT INDEXED").fetchone()[0]
-            index = self._db.execute("SELECT count(*) FROM entries INDEXED BY entries_by_session").fetchone()[0]
-        except (*_DAMAGE, sqlite3.OperationalError):  # damaged, or a journal without that index
+        except _DAMAGE:  # the table itself: left to the check, row by row
             return True
+        try:
+            index = self._db.execute("SELECT count(*) FROM entries INDEXED BY entries_by_session").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if "no such index" in str(exc):  # a journal without that index: no query uses it
+                return True
+            return False
+        except _DAMAGE:  # a page of the index SQLite cannot walk
+            return False
         return bool(table == index)
 
     def rebuild_index(self, why: str) -> None:
         """Rebuild the index of entries by session from the entries table (``REINDEX``): an
         index is derived from the table, so nothing is lost; the line saying so is logged and
-        kept in :attr:`index_rebuilt`. On a read-only journal the entries are read without the
-        index instead (:meth:`entries`).
+        kept in :attr:`index_rebuilt`. On a read-only journal, or when SQLite cannot rebuild it
+        (a page of it too damaged to free), the entries are read without the index instead
+        (:meth:`entries`, a scan in id order), and an error line says so.
 
         Args:
             why: what was found wrong with the index (for the line).
+
+        Raises:
+            sqlite3.OperationalError: the disk refused the rebuild (full, read-only); at open
+                this stops the start with the journal's one line (:class:`JournalError`).
         """
         if self.readonly:
             self._index_damaged = True
             return
         try:
             self._db.execute("REINDEX entries_by_session")
+        except sqlite3.OperationalError:
+            raise
         except _DAMAGE as exc:
             self._index_damaged = True
             log.error("%s: the index of entries by session is damaged (%s) and cannot be rebuilt (%s); "
@@ -834,8 +848,8 @@ class Journal:
         from companion.journal_check import check_connection
 
         report = check_connection(self._db, self.path, read_tail(self.path) if self.path != ":memory:" else None)
-        if report.index_problems:  # derived data: rebuilt (or done without), never a loss of entries
-            self.rebuild_index(report.index_problems[0])
+        if report.index_problems and not self._index_damaged:  # derived data: rebuilt (or done
+            self.rebuild_index(report.index_problems[0])  # without), never a loss of entries
         return report.lines(session)
 
     def observation(self, entry: Entry, vocabulary: Any) -> Any:

@@ -105,6 +105,8 @@ class WebAnnouncer:
                          state=self._state(summary))
 
     def close(self) -> None:
-        """The game's service ends: the pages keep the last state."""
+        """The game's service ends: the pages keep the last state; a language chosen now is
+        kept by the next game's session (:meth:`attach`)."""
+        self.hub.on_language = None
         if self.service is not None:
             self.hub.publish("state", {}, state={"over": bool(self.service.referee.is_over(self.service.state))})
