@@ -18,8 +18,8 @@ curve; a cast applied to the codes makes the ratio vary with the level, and JPEG
 chroma pulls the mixes next to the clipped paper down). Rather than trust one estimate the
 seats are read twice, against the white as measured (the clipped channel at full scale: the
 least it can be) and against the white with that channel raised to the mixed pixels' 90th
-percentile ratio or twice its measured value, whichever is more (:data:`CLIP_HEADROOM`: the
-most it is assumed to be), and a seat is read only where both agree (as
+percentile ratio times :data:`CLIP_HEADROOM` (JPEG's chroma bias: the most it is assumed to
+be), at every corner of the box the clipped channels span, and a seat is read only where both agree (as
 ``monsieur_tone`` does for a gain after the tone curve). With no unclipped channel (the whole
 paper clipped) or too few mixed pixels nothing changes.
 
@@ -45,18 +45,21 @@ __all__ = ["corner_whites", "die_under_clipped_white", "edge_blur_px", "glyph_mi
 MIN_MIX_CODE = 25
 #: mixed pixels needed for the ratio
 MIN_MIX_PIXELS = 20
+#: a channel of the white whose paper's median code is at least this is saturated (a clipped
+#: flat paper decodes at 254-255 through JPEG; a median a few codes below the top is the
+#: paper's own value, right within a few per cent)
+SATURATED = 253
 #: the ratio's bound: this percentile of the mixed pixels' ratios (a camera that applies the
 #: cast after its tone curve, on the codes, gives ratios that vary with the mix's level)
 BOUND_PERCENTILE = 90.0
 #: the die's status when the two whites read it differently
 DIE_DISAGREE = "the die reads otherwise with the paper's clipped channel as bright as its edges say (a colour cast)"
-#: ASSUMED: a clipped channel of the paper is at least this many times brighter (linear light)
-#: than full scale at the upper end (codes x 1.33 through the sRGB curve: a cast of x 1.35 on
-#: the codes clips the paper's 236 by that much). The edges' mixes alone underestimate it
-#: under JPEG: its chroma, halved in resolution, averages each edge pixel's colour with the
-#: black square's and the clipped paper's (a rendered x 1.4 frame's green mixes read 1.1-1.3
-#: times its blue against the paper's own 2.0)
-CLIP_HEADROOM = 2.0
+#: ASSUMED: the upper end of a clipped channel is the markers' edge mixes' ratio times this.
+#: The mixes alone underestimate it under JPEG: its chroma, halved in resolution, averages each
+#: edge pixel's colour with the black square's and the clipped paper's (the x 1.35 blue cast on
+#: monsieur_003's codes: 1.1 against about 1.5; a rendered x 1.4 frame's green: 1.27 against
+#: 1.78, both linear, a ratio of 1.36-1.40)
+CLIP_HEADROOM = 1.5
 #: the reason of a seat the two whites read differently
 DISAGREE = "read otherwise with the paper's clipped channel as bright as its edges say (a colour cast)"
 
@@ -79,15 +82,15 @@ def white_upper_bound(frame: np.ndarray, reg, markers: dict[int, np.ndarray], wh
 
     Returns:
         ``3 float32`` linear BGR, ``white`` with each clipped channel (code at least
-        :data:`~companion.vision.colour.CLIPPED`) raised to the unclipped brightest channel's
-        white times the :data:`BOUND_PERCENTILE` percentile of the mixed pixels' ratio, or to
-        :data:`CLIP_HEADROOM` times its measured value, whichever is brighter; None when no
-        channel is clipped, all are, or fewer than :data:`MIN_MIX_PIXELS` mixed pixels are
-        found.
+        :data:`SATURATED`) raised to the unclipped brightest channel's
+        white times the :data:`BOUND_PERCENTILE` percentile of the mixed pixels' ratio times
+        :data:`CLIP_HEADROOM` (never below its measured value); None when no channel is
+        saturated (:data:`SATURATED`), all are, or fewer than :data:`MIN_MIX_PIXELS` mixed
+        pixels are found.
     """
     white = np.asarray(white, dtype=np.float32).reshape(3)
     code = np.asarray(code, dtype=np.float64).reshape(3)
-    clipped = code >= CLIPPED
+    clipped = code >= SATURATED
     if not clipped.any() or clipped.all():
         return None
     ref = int(np.argmax(np.where(clipped, -1.0, code)))
@@ -108,7 +111,7 @@ def white_upper_bound(frame: np.ndarray, reg, markers: dict[int, np.ndarray], wh
     out = white.copy()
     for c in np.flatnonzero(clipped):
         ratio = float(np.percentile(lin[mixed, c] / lin[mixed, ref], BOUND_PERCENTILE))
-        out[c] = max(float(white[c]) * CLIP_HEADROOM, float(white[ref]) * ratio)
+        out[c] = max(float(white[c]), float(white[ref]) * ratio * CLIP_HEADROOM)
     return out
 
 
