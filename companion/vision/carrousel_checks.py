@@ -50,6 +50,7 @@ import numpy as np
 from companion.vision.colour import (
     CLIPPED,
     UNKNOWN,
+    RegionClassifier,
     RegionReading,
     linear_to_lab,
     srgb_to_linear,
@@ -211,7 +212,7 @@ class SpaceChecks:
         return float(y / max(float(np.asarray(white, dtype=np.float64) @ _LUMA), 1e-6))
 
     def black_in_own_light(self, frame: np.ndarray, reg: Registration, k: int, white: np.ndarray,
-                           classifier) -> str:
+                           classifier: RegionClassifier) -> str:
         """``""`` when a black reading of space ``k`` (read against ``white``, ``3`` linear BGR
         float32) stands against the light on its own rim, else why not."""
         ratio = self.rim_light(frame, reg, k, white)
@@ -227,7 +228,7 @@ class SpaceChecks:
                 f"it reads {again.label}, not black")
 
     def colour_leads(self, frame: np.ndarray, reg: Registration, k: int, white: np.ndarray,
-                     reading: RegionReading, classifier) -> str:
+                     reading: RegionReading, classifier: RegionClassifier) -> str:
         """``""`` when the chromatic ``reading`` of space ``k`` (read against ``white``) leads
         its black votes, else why not."""
         if reading.confidence < self.MIN_CONFIDENCE:
@@ -253,7 +254,7 @@ class SpaceChecks:
                 f"{along:.0f} along {reading.label}'s hue (at least {self.MEDIAN_SHARE * chroma:.0f} needed)")
 
     def apply(self, frame: np.ndarray, reg: Registration, readings: Sequence[RegionReading],
-              whites: Sequence[np.ndarray], classifier) -> list[RegionReading]:
+              whites: Sequence[np.ndarray], classifier: RegionClassifier) -> list[RegionReading]:
         """Every check on the region rule's ``readings`` (one per space) of ``frame``:
         ``whites[k]`` is space ``k``'s white (``3`` linear BGR float32, the board's white times
         its ring's light), ``classifier`` the space classifier. Returns the readings, a failed
