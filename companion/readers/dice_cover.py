@@ -66,6 +66,8 @@ class TrayCover:
 
 
 def _face_px(geometry: Any, die_px: Sequence[float] | None) -> float:
+    """The largest face of a die, px across: the calibration's, else ``die_px``'s largest, else
+    40 px (the reader's default die size)."""
     if geometry is not None:
         return float(geometry.face_px_range()[1])
     if die_px is not None:
@@ -130,6 +132,14 @@ class CoverCheck:
     def check(self, image: np.ndarray) -> TrayCover:
         """Whether a hand is over the tray in ``image`` (``H x W x 3 uint8`` BGR).
 
+        Only with the tray's calibration (``geometry``): without its floor's outline the box
+        holds the tray's walls and rim too, as skin-coloured as a hand (leather, wood), and a
+        bare tray would be called covered; then nothing is covered (no hand check).
+
+        Returns:
+            A :class:`TrayCover`: ``covered``, and the largest skin region's share of the
+            visible floor, its size in die faces and its box (px of the frame).
+
         Raises:
             ValueError: ``image`` is not ``H x W x 3 uint8`` or the tray lies outside it.
         """
@@ -142,6 +152,8 @@ class CoverCheck:
         x0, y0, x1, y1 = (0, 0, w, h) if self.tray is None else self.tray
         if not (0 <= x0 < x1 <= w and 0 <= y0 < y1 <= h):
             raise ValueError(f"tray {list(self.tray or ())} lies outside the {w} x {h} px frame")
+        if self.geometry is None:  # the walls cannot be told from the felt: no hand check
+            return TrayCover(False)
         floor, edge = self._masks((y1 - y0, x1 - x0), (x0, y0, x1, y1))
         n_floor = int(floor.sum())
         if n_floor == 0:
