@@ -134,6 +134,22 @@ def test_a_die_never_seen_is_asked_for_again_once_not_in_a_loop():
     assert [o.colour for o in rolled] == ["blue"]
 
 
+def test_a_die_held_out_of_sight_before_the_turn_is_not_a_roll_read_unknown_at_the_ask():
+    """Ben holds the die for 10 s while Ana's turn goes on: when Ben's turn is asked, the camera
+    gives him die_unread_s to roll, not an immediate "roll again"."""
+    die = ["orange"]
+    src = MonsieurCameraSource(StillFrames(np.zeros((4, 4, 3), np.uint8)), Scripted(lambda t: board(die=die[0])),
+                               settle_s=0.5, die_unread_s=4.0)
+    run(src, 0.0, 3.0)
+    die[0] = "unknown"  # picked up at 3 s, while nobody is asked to roll
+    run(src, 3.0, 13.0)
+    src.announce(Turn(t=13.0, player="Ben", number=2, kids_left=11), ROLL)
+    early = [o for o in run(src, 13.0, 16.5) if o.TYPE == "die_rolled"]
+    assert early == []  # within die_unread_s of the ask: Ben is rolling
+    late = [o for o in run(src, 16.5, 18.0) if o.TYPE == "die_rolled"]
+    assert [o.colour for o in late] == ["unknown"] and late[0].t >= 13.0 + 4.0
+
+
 def test_a_frame_of_noise_is_not_a_roll():
     """The die stays in sight; one frame in ten reads no colour (noise): no roll of the camera's."""
     def script(t):

@@ -209,6 +209,7 @@ class MonsieurCameraSource(ReadingThread):
         self._die_gone_since: float | None = None  # since when the die reads no colour
         self._die_gone_frames = 0  # frames in a row without a colour
         self._unread_told = False  # die_rolled unknown sent; the die not seen since
+        self._roll_asked_t = float("-inf")  # session time (s) of the last ask for a roll
         self._seen_emitted: tuple[int, ...] | None = None
         self._pending_turn: Any = None  # the stop awaiting the kids' answer
         self._rested = False
@@ -236,6 +237,7 @@ class MonsieurCameraSource(ReadingThread):
                 self._reported = set()
             elif kind in ("turn", "roll_again", "twins_help"):
                 self._roll_asked = True
+                self._roll_asked_t = float(call.t)
                 self._die_left = False
                 self._die_unread_since = None
             elif kind == "seat_kid":
@@ -428,7 +430,9 @@ class MonsieurCameraSource(ReadingThread):
                 return []  # still in sight (or a frame of noise): not rolled yet
             self._die_left = True  # picked up, rolling, under a hand
             self._die_stab.reset()
-            self._die_unread_since = self._die_gone_since
+            # unread since it left, or since the roll was asked when it was out of sight before
+            # (a kid holding the die while the last turn went on is not a roll read unknown)
+            self._die_unread_since = max(self._die_gone_since, self._roll_asked_t)
         if colour:
             self._die_unread_since = None
         elif self._die_unread_since is None:
