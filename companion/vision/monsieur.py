@@ -685,6 +685,7 @@ class MonsieurReader:
         self._white_hi: np.ndarray | None = None
         #: the frame's blur from the markers' edges (Gaussian sigma, px; None: not measured)
         self._edge_sigma_px: float | None = None
+        self._edge_kept: tuple[Registration, float | None] | None = None
 
     # ------------------------------------------------------------------ geometry answers
     def pointed(self, angle_deg: float) -> tuple[int | str, float]:
@@ -760,7 +761,11 @@ class MonsieurReader:
         # what that channel may be (companion.vision.monsieur_cast)
         self._white_hi = white_upper_bound(frame, reg, g.markers, white, code, g.marker_size_mm)
         # a lens blur beyond the calibration's: the blurred glyph's mixes may pass for a token
-        self._edge_sigma_px = edge_blur_px(frame, reg, g.markers)
+        # (in a stream, kept while the fixed markers' registration is: their cells unchanged)
+        kept = self._edge_kept
+        if not (stream and kept is not None and kept[0] is reg):
+            self._edge_kept = kept = (reg, edge_blur_px(frame, reg, g.markers))
+        self._edge_sigma_px = kept[1]
         if roof.camera is None:
             # the seats placed by their own print and the disc's zero mark (the camera from the
             # board plane alone): companion.vision.monsieur_seat_angle
