@@ -22,15 +22,21 @@ def _serve(journal, referee, new):
     return service, recorder, opened
 
 
+def _monsieur_after_the_die(journal, referee):
+    """A new Monsieur Carrousel game whose first die read red: the service, its recorder and
+    the last prompt (the kid to seat)."""
+    service, recorder, _ = _serve(journal, referee, new=True)
+    service.emit(GameStart(t=0.0, players=("Ana", "Ben")))
+    service.emit(DieRolled(t=3.0, colour="red"))
+    service.run(until=3.0, stop_when_over=False)
+    return service, recorder, [c for c in recorder.calls if c.TYPE in referee.prompts][-1]
+
+
 def test_a_monsieur_game_resumed_after_the_die_asks_again_for_the_kid_to_seat(tmp_path):
     path = str(tmp_path / "journal.db")
     referee = referee_for("monsieur-carrousel")
     with Journal(path) as journal:
-        service, recorder, _ = _serve(journal, referee, new=True)
-        service.emit(GameStart(t=0.0, players=("Ana", "Ben")))
-        service.emit(DieRolled(t=3.0, colour="red"))
-        service.run(until=3.0, stop_when_over=False)
-        asked = [c for c in recorder.calls if c.TYPE in referee.prompts][-1]
+        service, recorder, asked = _monsieur_after_the_die(journal, referee)
         assert asked.TYPE == "seat_kid"  # put the kid on a red seat
         steps = len(list(journal.entries(service.session)))
     with Journal(path) as journal:  # the power came back
@@ -112,11 +118,7 @@ def test_a_refused_entry_after_a_question_keeps_the_question_said_again(tmp_path
     path = str(tmp_path / "journal.db")
     referee = referee_for("monsieur-carrousel")
     with Journal(path) as journal:
-        service, recorder, _ = _serve(journal, referee, new=True)
-        service.emit(GameStart(t=0.0, players=("Ana", "Ben")))
-        service.emit(DieRolled(t=3.0, colour="red"))
-        service.run(until=3.0, stop_when_over=False)
-        asked = [c for c in recorder.calls if c.TYPE in referee.prompts][-1]
+        service, recorder, asked = _monsieur_after_the_die(journal, referee)
         service.emit(GameStart(t=4.0, players=("Ana", "Ben")))  # refused: the game is under way
         service.run(until=4.0, stop_when_over=False)
         assert recorder.calls[-1].TYPE == "invalid_observation"
