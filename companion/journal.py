@@ -258,6 +258,7 @@ class Journal:
         self.loss_at_open: str | None = None
         self.index_rebuilt: str | None = None
         self._index_damaged = False
+        self.end_unchecked: str | None = None  # see losses()
         self._next_seq = 1
         self._next_session = 1
         self._prev_chain = ""
@@ -850,6 +851,11 @@ class Journal:
         report = check_connection(self._db, self.path, read_tail(self.path) if self.path != ":memory:" else None)
         if report.index_problems and not self._index_damaged:  # derived data: rebuilt (or done
             self.rebuild_index(report.index_problems[0])  # without), never a loss of entries
+        last = max(report.sessions) if report.sessions else None
+        #: the tail file's disagreement (another checksum than the entry it names) when ``session``
+        #: is the journal's last one, whose end it would vouch for; None otherwise (see
+        #: :attr:`companion.journal_check.CheckReport.tail_problem`)
+        self.end_unchecked = report.tail_problem if session is not None and session == last else None
         return report.lines(session)
 
     def observation(self, entry: Entry, vocabulary: Any) -> Any:

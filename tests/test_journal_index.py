@@ -175,3 +175,17 @@ def test_journal_check_of_a_folder_is_one_line(tmp_path, capsys):
     code = main(["journal", "check", str(tmp_path)])
     err = capsys.readouterr().err
     assert code != 0 and "a folder, not a journal file" in err and "Traceback" not in err
+
+
+def test_a_replay_whose_tail_names_another_checksum_says_the_end_cannot_be_checked(tmp_path, capsys):
+    """The tail file of another journal (or a damaged one) beside this one: the replay of the
+    last session reproduces its calls but says its end cannot be checked for lost entries."""
+    path = str(tmp_path / "j.db")
+    _journal_with_a_game(path, 5)
+    tail = read_tail(path)
+    forged = f"{tail.seq - 1} {tail.session} {'0' * 32}".encode().ljust(79) + b"\n"
+    open(path + ".tail", "wb").write(forged)
+    assert main(["replay", "-q", path]) == 0
+    out = capsys.readouterr().out
+    assert "reproduced exactly" in out and f"names entry {tail.seq - 1} with another checksum" in out
+    assert "the end of the journal cannot be checked" in out

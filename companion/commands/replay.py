@@ -47,6 +47,8 @@ class ReplayResult:
             the journal holds it whole).
         waiting: observations that arrived but were not applied yet when the service
             stopped (a resume applies them; a replay has no calls to compare for them).
+        end_unchecked: why the end of the session cannot be checked for lost entries (its tail
+            file names the entry with another checksum), or None.
     """
 
     def __init__(self, calls: list[dict[str, Any]], journaled: list[dict[str, Any]],
@@ -56,6 +58,7 @@ class ReplayResult:
         self.losses = list(losses or [])
         self.waiting = waiting
         self.first_difference: int | None = None
+        self.end_unchecked: str | None = None
         for i in range(max(len(calls), len(journaled))):
             a = calls[i] if i < len(calls) else None
             b = journaled[i] if i < len(journaled) else None
@@ -95,7 +98,9 @@ def replay_session(journal: Journal, session: Session) -> ReplayResult:
             continue  # the players' pause is the service's: it journals no game call
         state, new_calls = referee.apply(state, observation)
         calls.extend(c.to_json() for c in new_calls)
-    return ReplayResult(calls, journaled, losses, len(journal.pending(session.id)))
+    result = ReplayResult(calls, journaled, losses, len(journal.pending(session.id)))
+    result.end_unchecked = getattr(journal, "end_unchecked", None)
+    return result
 
 
 def _result_words(result: dict[str, Any]) -> str:
@@ -172,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
         if not os.path.exists(args.journal + ".tail"):  # a copy of the file alone, or its tail deleted
             waiting += (f" (no {args.journal}.tail: whether entries were lost at the journal's end "
                         "cannot be checked)")
+        elif result.end_unchecked:
+            waiting += f" ({result.end_unchecked})"
         print(f"replay of session {session.id}: all {n} calls reproduced exactly{waiting}", file=verdict)
         return 0
     i = result.first_difference
