@@ -4,12 +4,13 @@ game after it keeps it too. Real SQLite journal, the page's own /api/control."""
 
 from __future__ import annotations
 
+import threading
 from types import SimpleNamespace
 
 from starlette.testclient import TestClient
 
 from companion.clock import ManualClock
-from companion.commands.run import _page_language_kept
+from companion.commands.run import _keep_page_language, _NextGame, _page_language_kept, _wait_next_game
 from companion.games import referee_for
 from companion.journal import Journal
 from companion.service import Service, open_session
@@ -68,3 +69,32 @@ def test_without_a_choice_the_configured_language_stays(tmp_path):
     with Journal(path, readonly=True) as journal:
         _page_language_kept(SimpleNamespace(hub=hub), journal)
     assert hub.language == "fr" and hub.chosen_language is None
+
+
+def test_a_language_chosen_between_games_survives_a_restart_before_the_next_game(tmp_path):
+    """The game is over and the service waits for the next one: the page's choice then has no
+    game session to go to; the wait keeps it in the last session, so the power coming back
+    before the next game shows the page in it."""
+    path = str(tmp_path / "journal.db")
+    hub = Hub(language="en")
+    with Journal(path) as journal:
+        service = _game(journal, hub)
+        service.run(until=0.0, stop_when_over=False)
+        web = SimpleNamespace(hub=hub)
+        hub.on_language = None  # between games: no game's service takes the note
+        with TestClient(make_app(hub, EntryServer(tmp_path / "j.sock"), token=TOKEN),
+                        base_url="http://127.0.0.1") as client:
+            r = client.post("/api/control", json={"language": "pt-BR"}, headers=OK)
+        assert r.status_code == 200 and hub.chosen_language == "pt-BR"
+        nxt = _NextGame(lambda: True)
+        stopping = threading.Event()
+        stopping.set()  # the power goes: the wait ends without a next game
+        nxt.event.set()
+        notifier = SimpleNamespace(status=lambda line: None, watchdog_period_s=0, watchdog=lambda: None)
+        _wait_next_game(nxt, {"pins": {"claim_buttons": [5]}, "service": {"pin_factory": "mock"}}, "sim",
+                        "carrousel", notifier, stopping, keep=lambda: _keep_page_language(web, journal))
+    after = Hub(language="en")
+    with Journal(path, readonly=True) as journal:
+        assert journal.sessions()[-1].table["page_language"] == "pt-BR"
+        _page_language_kept(SimpleNamespace(hub=after), journal)
+    assert after.language == "pt-BR"

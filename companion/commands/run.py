@@ -339,7 +339,8 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                     web.start(entries)
                 except PartMissing as exc:
                     raise UsageError(str(exc)) from None
-                chosen = _wait_next_game(nxt, config, table, game, notifier, stopping)
+                chosen = _wait_next_game(nxt, config, table, game, notifier, stopping,
+                                         keep=lambda: _keep_page_language(web, journal))
                 if chosen is None:
                     break
                 game = chosen
@@ -391,7 +392,8 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                 journal.finish_session(service.session, _jsonable(service.referee.summary(state)))
             if opts["next_game"] != "wait" or stopping.is_set() or args.until is not None:
                 break
-            game = _wait_next_game(nxt, config, table, game, notifier, stopping)
+            game = _wait_next_game(nxt, config, table, game, notifier, stopping,
+                                   keep=lambda: _keep_page_language(web, journal))
             if game is None:
                 break
             if nxt.players is not None:
@@ -457,6 +459,36 @@ def _page_language_kept(web: Any, journal: Any) -> None:
             return
 
 
+def _keep_page_language(web: Any, journal: Any) -> None:
+    """Between games, a language chosen on the page (``hub.chosen_language``) kept in the
+    journal's newest session's table settings (``page_language``), written when it differs, so
+    that a restart before the next game shows the page in it (:func:`_page_language_kept`). A
+    journal that cannot take it is logged once a choice, never raised: the page keeps working."""
+    import sqlite3
+
+    from companion.journal import JournalError
+
+    hub = getattr(web, "hub", None)
+    language = getattr(hub, "chosen_language", None)
+    if language is None:
+        return
+    try:
+        sessions = journal.sessions()
+        if not sessions:
+            return
+        last = sessions[-1]
+        table = dict(last.table) if isinstance(last.table, dict) else {}
+        if table.get("page_language") == language:
+            return
+        table["page_language"] = language
+        journal.set_table(last.id, table)
+    except (JournalError, sqlite3.Error) as exc:
+        if getattr(hub, "_language_unkept", None) != language:
+            log.warning("journal: cannot keep the page's language %s (%s); a restart shows the configured one",
+                        language, exc)
+            hub._language_unkept = language
+
+
 def _players_in_play(service: Any) -> list[str] | None:
     """The game's own players, in seat order: its state's (as ``game_start`` gave them, at a real
     table too), else the table's configured ones (a game not yet started)."""
@@ -490,9 +522,11 @@ def _waited_game(args: argparse.Namespace, journal: Any, next_game: str, configu
 
 
 def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier: Any,
-                    stopping: threading.Event) -> str | None:
+                    stopping: threading.Event, keep: Any = None) -> str | None:
     """Wait (between games) for ``new_game`` on the entry socket or a long press (3 s) on the
-    first claim button; return the next game's name, or None when the service stops."""
+    first claim button; return the next game's name, or None when the service stops.
+    ``keep()``, when given, is called on this thread before the wait, every second of it and
+    at its end (:func:`_keep_page_language`: a language chosen on the page between games)."""
     from companion.pins import make_pin_factory
 
     nxt.waiting = True
@@ -510,14 +544,18 @@ def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier
             f"`companion enter --new-game [GAME]`")
     print(line, flush=True)
     notifier.status(line)
+    keep = keep or (lambda: None)
     try:
+        keep()
         while not nxt.event.wait(1.0):
+            keep()
             if stopping.is_set():
                 return None
             if notifier.watchdog_period_s:
                 notifier.watchdog()  # waiting between games is alive: WatchdogSec must not kill it
     finally:
         nxt.waiting = False
+        keep()
         if button is not None:
             button.close()
     nxt.event.clear()
