@@ -88,3 +88,25 @@ def test_monsieur_header_and_seat_labels_are_readable_on_a_dim_photo(monkeypatch
         inside = img[y0 + 1:y1, x0 + 1:x1]
         assert inside.max() > 200 and (inside.max(axis=2) < 60).mean() > 0.4
     assert img[:14, 300:].max() == 0  # the status band: black past its text, no stray letter
+
+
+def test_a_status_longer_than_the_image_is_wrapped_not_cut(monkeypatch):
+    """A narrow image (a cropped frame) and a long status: every word is drawn, on as many
+    lines as it takes, and the band the labels keep free grows with them."""
+    text = "ok  angle 85.5  pointed 9  die orange  roof marker hidden: seats read from the print"
+    img = np.full((120, 220, 3), 128, np.uint8)
+    band = draw_header(img, text)
+    one = draw_header(np.full((120, 640, 3), 128, np.uint8), "ok")
+    assert band >= 3 * (one - 3)  # three lines at least
+    assert (img[:band] == 0).mean() > 0.7 and img[band - 6:band - 1].max() > 200  # text on the last line
+    assert (img[band + 1:] == 128).all()  # under the band the frame is untouched
+    written = []  # the words, line by line, as drawn: the same words in the same order
+    original = cv2.putText
+
+    def put_text(image, line, *args, **kwargs):
+        written.append(line)
+        return original(image, line, *args, **kwargs)
+
+    monkeypatch.setattr(cv2, "putText", put_text)
+    draw_header(np.full((120, 220, 3), 128, np.uint8), text)
+    assert " ".join(written).split() == text.split()

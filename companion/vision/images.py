@@ -262,21 +262,46 @@ def to_reader_size(frame: Any, side_px: int = READER_SIDE_PX) -> tuple[Any, floa
     return cv2.resize(frame, size, interpolation=cv2.INTER_AREA), size[0] / w
 
 
-def draw_header(img: Any, text: str, colour: tuple[int, int, int] = (255, 255, 255), scale: float = 0.4) -> None:
+def draw_header(img: Any, text: str, colour: tuple[int, int, int] = (255, 255, 255), scale: float = 0.4) -> int:
     """Write ``text`` on a black band across the top of ``img`` (``H x W x 3 uint8`` BGR, drawn
-    in place), in ``colour`` (BGR), one stroke thick, cut to the band's width: readable on any
-    photograph, light or dark. (A thick black copy under thin text is no shadow in OpenCV's
-    Hershey fonts: a glyph's advance grows with the stroke, so the thick copy runs longer and
-    its last letters show past the text.)"""
+    in place), in ``colour`` (BGR), one stroke thick, wrapped at spaces onto as many lines as the
+    image's width needs (a word longer than a line is cut): readable on any photograph, light or
+    dark, and nothing of the status lost at a narrow image's edge. Returns the band's height in
+    pixels (the rows a caller keeps free of labels). (A thick black copy under thin text is no
+    shadow in OpenCV's Hershey fonts: a glyph's advance grows with the stroke, so the thick copy
+    runs longer and its last letters show past the text.)"""
     import cv2
 
     font = cv2.FONT_HERSHEY_SIMPLEX
+    width = img.shape[1] - 8
     (_, th), base = cv2.getTextSize("Ag", font, scale, 1)
-    band = th + base + 6
+    step = th + base + 3
+
+    def fits(line: str) -> bool:
+        return cv2.getTextSize(line, font, scale, 1)[0][0] <= width
+
+    # fields (parts written two spaces apart) stay whole on a line when they fit, else words
+    pieces = [(part, "  ") for part in text.split("  ") if part.strip()]
+    lines: list[str] = []
+    while pieces:
+        piece, gap = pieces.pop(0)
+        piece = piece.strip()
+        if lines and fits(f"{lines[-1]}{gap}{piece}"):
+            lines[-1] = f"{lines[-1]}{gap}{piece}"
+            continue
+        if not fits(piece) and " " in piece:
+            words = piece.split()
+            pieces[:0] = [(words[0], gap)] + [(word, " ") for word in words[1:]]
+            continue
+        while piece and not fits(piece):
+            piece = piece[:-1]
+        lines.append(piece)
+    lines = lines or [""]
+    band = step * len(lines) + 3
     cv2.rectangle(img, (0, 0), (img.shape[1], band), (0, 0, 0), -1)
-    while text and cv2.getTextSize(text, font, scale, 1)[0][0] > img.shape[1] - 8:
-        text = text[:-1]
-    cv2.putText(img, text, (4, 3 + th), font, scale, colour, 1, cv2.LINE_AA)
+    for i, line in enumerate(lines):
+        cv2.putText(img, line, (4, 3 + th + i * step), font, scale, colour, 1, cv2.LINE_AA)
+    return band
 
 
 class LabelPlacer:

@@ -1143,13 +1143,13 @@ def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: Monsieur
         text += f"  {reading.roof_status}"
     from companion.vision.images import LabelPlacer, draw_header
 
-    draw_header(img, text, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
+    band = draw_header(img, text, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
     cam = reading.camera
     angle = reading.carousel_angle_deg if reading.carousel_angle_deg is not None else reading.seats_angle_deg
     if cam is None or angle is None:
         return img
     colours = {KID: (0, 200, 0), EMPTY: (255, 255, 255), UNKNOWN: (0, 0, 255)}
-    labels = LabelPlacer(img, 0.33, top_px=19)  # white on black: readable on a dim photo
+    labels = LabelPlacer(img, 0.33, top_px=max(19, band))  # white on black: readable on a dim photo
     for k, state in enumerate(reading.seats):
         c = geometry.seat_centre(k, angle)
         u, v = np.rint(cam.to_image(c[None, :], geometry.disc_top_z_mm)[0]).astype(int)
