@@ -7,11 +7,14 @@ no test sleeps to wait for time.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Protocol
 
 __all__ = ["Clock", "MonotonicClock", "ManualClock", "PacedClock"]
+
+log = logging.getLogger("companion.clock")
 
 
 def _held_wait(event: threading.Event, until: float | None, now: float, speed: float) -> bool:
@@ -151,10 +154,19 @@ class PacedClock:
     there. Something set from another thread (a stop request) moves the clock to the real
     elapsed time, never past ``until``.
 
+    When the game cannot keep up (each event handled takes more real time than ``speed``
+    allows), the session time falls behind the real one; it is said once in the log
+    (``companion.clock``, a warning) when it is :attr:`BEHIND_S` real seconds late, with the
+    speed this machine keeps, and again each time the delay doubles. :attr:`behind_s` is the
+    delay in real seconds at the last wait.
+
     Args:
         origin: the session time (s) to start from.
         speed: session seconds per real second.
     """
+
+    #: real seconds late before the falling behind is said
+    BEHIND_S = 2.0
 
     def __init__(self, origin: float = 0.0, speed: float = 1.0):
         if speed <= 0:
@@ -164,6 +176,20 @@ class PacedClock:
         self._origin = origin
         self._start = time.monotonic()
         self.held = False
+        self.behind_s = 0.0
+        self._told_behind = 0.0
+
+    def _late(self, until: float) -> None:
+        """Note how late (real s) the game reaches ``until``; say it when it first passes
+        :attr:`BEHIND_S`, then at each doubling."""
+        real = time.monotonic()
+        self.behind_s = max(0.0, (self._origin + (real - self._start) * self.speed - until) / self.speed)
+        if self.behind_s >= max(self.BEHIND_S, 2 * self._told_behind):
+            elapsed = max(real - self._start, 1e-9)
+            kept = max(until - self._origin, 0.0) / elapsed
+            log.warning("the simulated game falls behind --speed %g: %.1f s of real time late; this machine "
+                        "keeps about %.1f x real time here", self.speed, self.behind_s, kept)
+            self._told_behind = self.behind_s
 
     def now(self) -> float:
         """The simulated session time, seconds."""
@@ -195,6 +221,8 @@ class PacedClock:
                 event.wait()
                 continue
             remaining = (until - self._real()) / self.speed
+            if remaining < 0:
+                self._late(until)
             if remaining <= 0 or not event.wait(remaining):
                 if not event.is_set():
                     self._t = max(self._t, until)
