@@ -34,7 +34,7 @@ import dataclasses
 import cv2
 import numpy as np
 
-from companion.vision.colour import CLIPPED, lab_exact, srgb_to_linear
+from companion.vision.colour import _LUT, CLIPPED, lab_exact, srgb_to_linear
 from companion.vision.monsieur_die import white_relative
 from companion.vision.monsieur_tone import seats_under_gains
 
@@ -168,6 +168,38 @@ BLUR_GUARD = 1.25
 BLURRED = "read otherwise were its blurred glyph's mix with the print the glyph (a lens blur)"
 
 
+#: each fixed marker's edge points and those points a millimetre out (:func:`_edge_points`), by
+#: the marker's id and corners (the board's markers do not change from frame to frame)
+_EDGE_POINTS: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
+
+
+#: the sRGB decoding table (:data:`~companion.vision.colour._LUT`) for the three channels of
+#: ``cv2.LUT`` (``1 x 256 x 3 float32``)
+_LUT3 = np.ascontiguousarray(np.repeat(_LUT.reshape(256, 1), 3, axis=1).reshape(1, 256, 3))
+
+
+def _edge_points(marker_id: int, corners_mm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The points of :func:`edge_blur_px`'s profiles on one marker (``28 x 2`` board mm: its four
+    outer edges, 7 each from 20 to 80 % along) and the same points moved 1 mm along each
+    edge's outward normal (``28 x 2``), for the marker's ``corners_mm`` (``4 x 2``, OpenCV's
+    order); worked out once per marker and kept (the same values every frame)."""
+    c = np.asarray(corners_mm, dtype=np.float64)
+    key = (int(marker_id), c.tobytes())
+    got = _EDGE_POINTS.get(key)
+    if got is None:
+        d = np.roll(c, -1, axis=0) - c  # the four edges
+        nrm = np.stack([d[:, 1], -d[:, 0]], axis=1) / np.linalg.norm(d, axis=1, keepdims=True)
+        along = np.linspace(0.2, 0.8, 7)
+        p = (c[:, None, :] + d[:, None, :] * along[None, :, None]).reshape(-1, 2)
+        got = (p, p + np.repeat(nrm, len(along), axis=0))
+        for a in got:
+            a.flags.writeable = False
+        if len(_EDGE_POINTS) >= 64:
+            _EDGE_POINTS.clear()
+        _EDGE_POINTS[key] = got
+    return got
+
+
 def edge_blur_px(frame: np.ndarray, reg, markers: dict[int, np.ndarray], half_px: float = 3.0,
                  step_px: float = 0.25) -> float | None:
     """The frame's blur as a Gaussian's sigma (pixels) from the fixed markers' black-to-paper
@@ -193,13 +225,9 @@ def edge_blur_px(frame: np.ndarray, reg, markers: dict[int, np.ndarray], half_px
     h, w = frame.shape[:2]
     vals = []
     for i in reg.marker_ids:
-        c = np.asarray(markers[i], dtype=np.float64)
-        d = np.roll(c, -1, axis=0) - c  # the four edges
-        nrm = np.stack([d[:, 1], -d[:, 0]], axis=1) / np.linalg.norm(d, axis=1, keepdims=True)
-        along = np.linspace(0.2, 0.8, 7)
-        p = (c[:, None, :] + d[:, None, :] * along[None, :, None]).reshape(-1, 2)
+        p, p_out = _edge_points(i, markers[i])
         q0 = reg.to_image(p)
-        n_img = reg.to_image(p + np.repeat(nrm, len(along), axis=0)) - q0
+        n_img = reg.to_image(p_out) - q0
         n_img /= np.maximum(np.linalg.norm(n_img, axis=1, keepdims=True), 1e-9)
         pts = q0[:, None, :] + t[None, :, None] * n_img[:, None, :]  # profiles x samples x 2
         # only the marker's own crop is taken to linear grey light
@@ -207,7 +235,11 @@ def edge_blur_px(frame: np.ndarray, reg, markers: dict[int, np.ndarray], half_px
         x1, y1 = (np.ceil(pts.reshape(-1, 2).max(axis=0)).astype(int) + 2).tolist()
         if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
             continue  # (a marker at the frame's edge: its profiles would leave the frame)
-        lin = srgb_to_linear(frame[y0:y1, x0:x1]).mean(axis=2, dtype=np.float32)
+        # (srgb_to_linear(crop).mean(axis=2, dtype=np.float32)'s values: numpy sums the three
+        # channels in turn, then divides by 3 in float32; the channels' light by one look-up)
+        lin3 = cv2.LUT(frame[y0:y1, x0:x1], _LUT3)
+        lin = (lin3[..., 0] + lin3[..., 1]) + lin3[..., 2]
+        lin /= np.float32(3)
         vals.append(cv2.remap(lin, (pts[..., 0] - x0).astype(np.float32), (pts[..., 1] - y0).astype(np.float32),
                               cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=-1.0))
     if not vals:
