@@ -896,7 +896,11 @@ class MonsieurReader:
         k = np.arange(n)
         a = np.radians(angle + steps[:, None] + g.seat_first_deg + g.seat_pitch_deg * k[None, :])  # S x n
         centres = np.asarray(g.axis_mm) + g.seat_ring_radius_mm * np.stack([np.cos(a), np.sin(a)], axis=-1)
-        pts = centres[:, :, None, :] + offs[None, None, :, :]  # S x n x M x 2
+        # S x n x M x 2, a coordinate at a time (the same sums; numpy broadcasts over a last
+        # axis of 2 slowly)
+        pts = np.empty((len(steps), n, len(offs), 2))
+        np.add(centres[:, :, None, 0], offs[None, None, :, 0], out=pts[..., 0])
+        np.add(centres[:, :, None, 1], offs[None, None, :, 1], out=pts[..., 1])
         px = np.rint(cam.to_image(pts.reshape(-1, 2), g.disc_top_z_mm)).astype(np.int64)
         h, w = frame.shape[:2]
         ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)

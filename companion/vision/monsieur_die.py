@@ -330,12 +330,14 @@ class DieReader:
                 area = (z * scale) ** 2
                 counts = np.bincount(got[got >= 0], minlength=len(self.colours))
                 for k in np.flatnonzero(counts > 8 * area).tolist():
-                    sel = label == k
-                    if sel.sum() > 8 * area:
+                    c = chroma[label == k]
+                    if len(c) > 8 * area:
                         # the die has one face of each colour: its most saturated pixels, up to
                         # two tops' area (a face and its blur), are not the board's print and
-                        # must not raise the floor above the die's own top
-                        c = np.sort(chroma[sel])[: int(sel.sum() - 2 * area)]
+                        # must not raise the floor above the die's own top (the least ones by a
+                        # partition: the percentile depends on which values, not their order)
+                        keep = int(len(c) - 2 * area)
+                        c = np.partition(c, keep - 1)[:keep]
                         floors[k] = float(np.percentile(c, 90)) + self.min_chroma
             label[(label >= 0) & (chroma < floors[np.maximum(label, 0)])] = -1
             labels[cand] = label
@@ -367,7 +369,7 @@ class DieReader:
 
     def _beyond_far_edge(self, ab: np.ndarray, k: int, px: float, py: float, rw: float, rh: float, rect_deg: float,
                          toward: np.ndarray, scale: float, top_ab: np.ndarray, all_sides: bool,
-                         sun: np.ndarray | None = None, strip_px: float = 0.0) -> str:
+                         sun: np.ndarray | None = None, strip_px: float = 0.0, chroma: np.ndarray | None = None) -> str:
         """Does a saturated colour other than the top's lie just beyond the top candidate's edge
         that does not face the camera's foot (``toward``: unit vector to it, warped pixels; the
         cosine of the edge's outward normal with it at most 0.35: beyond the others a flat die's
@@ -386,6 +388,8 @@ class DieReader:
         further) to the top: the top's blur into the board lies on that segment, another face
         does not. A printed sun (``sun``, ``h x w bool``) is left out of the band; where it
         covers half the band or more, an orange face there could not be told from it.
+        ``chroma``: the window's C*ab (``h x w``, ``np.hypot`` of ``ab``'s two planes) when the
+        caller has it (else worked out here).
 
         Returns ``"edge"`` (a second face there), ``"sun"`` (a printed sun there) or ``""``. (A printed sun there is :meth:`_second_face`'s
         case.)"""
@@ -397,7 +401,8 @@ class DieReader:
         rel = np.stack([xx - px, yy - py], axis=-1).astype(np.float64)
         med = _median(top_ab)
         top_c = float(np.hypot(med[0], med[1]))
-        chroma = np.hypot(ab[..., 0], ab[..., 1])
+        if chroma is None:
+            chroma = np.hypot(ab[..., 0], ab[..., 1])
         fin = np.isfinite(chroma)
         # the board around (beyond 1.3 sides of the top's centre): a second face is more
         # saturated than the board's print by the least chroma of a print colour
@@ -611,6 +616,7 @@ class DieReader:
             size = (round(2 * half * s), round(2 * half * s))
             labels, _, ab = self._labels(frame, cam, white, s, origin, size, circles, floors)
             sun = self._sun_mask(cam, z, s, origin, labels.shape)
+            chroma = None
             for k in (k_blob,):
                 # an opening by a third of the side cuts off what touches the top (an edge of a
                 # side face of a near hue, a blurred border) and keeps the square whole
@@ -662,11 +668,13 @@ class DieReader:
                     # a flat die's side face on the top's plane: a strip the top's height times
                     # the distance to the camera's foot over the camera's height wide
                     strip = z * float(np.linalg.norm(foot)) / max(float(cam.centre_mm[2]) - z, 1e-6) * s
+                    if chroma is None:  # (the window's C*ab, once for its blobs)
+                        chroma = np.hypot(ab[..., 0], ab[..., 1])
                     second = self._second_face(labels, k, px, py, side, float(areas[j]), toward, on_sun, strip, sun,
-                                               np.hypot(ab[..., 0], ab[..., 1]), float(np.hypot(*_median(top_ab))))
+                                               chroma, float(np.hypot(*_median(top_ab))))
                     if second == "":
                         second = self._beyond_far_edge(ab, k, px, py, rw, rh, rect_deg, toward, s, top_ab,
-                                                       strip < 0.25 * side, sun, strip)
+                                                       strip < 0.25 * side, sun, strip, chroma)
                     if second == "edge":
                         edge_seen = True
                         continue

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import cv2
 import numpy as np
 
 from companion.vision.colour import UNKNOWN, lab_exact
@@ -85,8 +86,13 @@ def relit(pixels: np.ndarray, white: np.ndarray, gain: float) -> np.ndarray:
     to 0-1: ``N x 3 float32``, for :func:`~companion.vision.colour.lab_exact`."""
     table = srgb_decode(np.arange(256, dtype=np.float64) / float(gain))
     w = np.maximum(srgb_decode(srgb_encode(np.asarray(white, dtype=np.float64).reshape(3)) / float(gain)), 1e-6)
-    px = np.asarray(pixels, dtype=np.uint8).reshape(-1, 3)
-    return np.minimum(table[px] / w, 1.0).astype(np.float32)
+    px = np.ascontiguousarray(pixels, dtype=np.uint8).reshape(-1, 1, 3)
+    if len(px) == 0:
+        return np.zeros((0, 3), np.float32)
+    # each channel's 256 codes decoded over the white once, then looked up (cv2.LUT): the
+    # values of min(table[px] / w, 1) in float32, the same division of the same numbers
+    lut = np.minimum(table[:, None] / w[None, :], 1.0).astype(np.float32).reshape(1, 256, 3)
+    return cv2.LUT(px, lut).reshape(-1, 3)
 
 
 def seats_under_gains(reader: MonsieurReader, plan: _SeatPlan, pix: np.ndarray, lab: np.ndarray,
