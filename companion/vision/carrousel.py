@@ -520,7 +520,7 @@ class CarrouselReader:
         reg = plan.reg
         # one gather of every sampled pixel (OpenCV's nearest-pixel remap through integer
         # coordinates: each pixel as it is, fewer instructions than numpy's take)
-        px = cv2.remap(frame, plan.gather_map, None, cv2.INTER_NEAREST).reshape(-1, 3)
+        px = cv2.remap(frame, plan.full_map, None, cv2.INTER_NEAREST).reshape(-1, 3)
         medians = plan.medians(px[:plan.n_hist])
         if medians is None:
             return CarrouselReading("board not visible: the board's reference patch is out of the frame",
@@ -554,7 +554,11 @@ class CarrouselReader:
         rel_table = np.divide(_LUT, table[:, :, None])
         np.minimum(rel_table, 1.0, out=rel_table)
         lab_px = px[plan.lab_start:plan.lab_start + plan.n_lab]
-        rel = np.take(rel_table.reshape(-1), lab_px + plan.rel_offset)
+        # the look-up as OpenCV's nearest-pixel remap of the table (a row per white and channel,
+        # a column per level): each pixel's byte its column, its white's row its row (fewer
+        # instructions than numpy's take of the table at lab_px + rel_offset, the same values)
+        rel = cv2.remap(rel_table.reshape(-1, 256), lab_px.reshape(1, -1).astype(np.float32), plan.rel_rows,
+                        cv2.INTER_NEAREST).reshape(-1, 3)
         # one vectorised conversion (within LAB_FAST_ERROR of the exact one); every test on a
         # pixel's Lab is then settled exactly: a pixel near a threshold is converted again
         # exactly (OpenCV's scalar path, as linear_to_lab converts it)
@@ -575,7 +579,14 @@ class CarrouselReader:
             return CarrouselReading(fault, registration=reg, white_level=board_y)
         spaces = self._spaces(plan, counts[:n * plan.space_width].reshape(n, -1),
                               px[plan.outline_start:plan.outline_end], gain_l, bad_light)
-        spaces = tuple(self.checks.apply(frame, reg, spaces, table[1:1 + n], self.space_classifier))
+        if plan.checks_sampled:  # the checks' pixels gathered with the rest
+            lab0 = plan.lab_start + e1
+            spaces = tuple(self.checks.apply_sampled(
+                frame, reg, px[plan.check_start:plan.check_end].reshape(n, -1, 3), px[:plan.n_patch],
+                px[lab0:lab0 + plan.n_disc_px].reshape(n, -1, 3), spaces, table[1:1 + n], self.space_classifier,
+                self._read_again))
+        else:
+            spaces = tuple(self.checks.apply(frame, reg, spaces, table[1:1 + n], self.space_classifier))
         cards = self._cards(plan, counts[nv + 1:nv + 2 * m:2].tolist(), counts[n * plan.space_width:nv].reshape(3 * m, -1),
                             [v / board_y for v in lum[1 + n:]])
         return CarrouselReading("ok", spaces, cards, reg, board_y)
@@ -605,7 +616,7 @@ class CarrouselReader:
         check = cells[e3:]
         check -= ((check - 3 * _GRID_SIZE) // _GRID_PLANE - _CHECK_PLANE) * _GRID_PLANE
         grids = self._grids
-        values = np.take(grids, cells)
+        values = grids[cells]  # = np.take(grids, cells), in a fifth of its time on numpy 1.24
         if values.min() == _GRID_NEW:  # cells met for the first time: each grid is filled its own way
             new = (values == _GRID_NEW).nonzero()[0]
             i1, i2, i3 = (int(v) for v in np.searchsorted(new, (e1, e2, e3)))
@@ -637,6 +648,29 @@ class CarrouselReader:
         if cv2.countNonZero(clipped):
             values[e1 + clipped.reshape(-1).nonzero()[0]] = _GRID_SHIFT + BACKGROUND_CLASS
         return np.bincount(plan.lab_vote_base + values, minlength=plan.n_votes + 2 * plan.n_cards + 2)
+
+    def _read_again(self, px: np.ndarray, white: np.ndarray) -> RegionReading:
+        """The space classifier's reading of ``N x 3 uint8`` pixels against ``white`` (``3``
+        linear BGR float32), the reading of ``classifier.read(linear_to_lab(srgb_to_linear(
+        px[~clipped]), white), clipped)`` (a clipped pixel: every channel at or above CLIPPED,
+        counted as background): the same white-relative light (one table of each channel's
+        levels over the white, as :func:`linear_to_lab` divides and clips them), each pixel's
+        class from the space grid (:meth:`_votes`' way: the exact Lab's class by construction),
+        the same counts and rule."""
+        classifier = self.space_classifier
+        table = np.divide(_LUT[:, None], np.maximum(white, 1e-4))  # 256 x 3: each channel's levels
+        np.minimum(table, 1.0, out=table)
+        rel = cv2.LUT(px.reshape(-1, 1, 3), table.reshape(256, 1, 3)).reshape(-1, 3)  # = table[px, channel]
+        values = classifier.grid_values(grid_cells(lab_fast(rel), inside=True), self._grids[:_GRID_SIZE])
+        unsure = (values == _GRID_UNSURE).nonzero()[0]
+        if len(unsure):
+            values[unsure] = classifier.pixel_classes_table(lab_exact(rel[unsure])) + _GRID_SHIFT
+        clipped = cv2.inRange(px.reshape(-1, 1, 3), _CLIPPED_LOW, _CLIPPED_HIGH)  # every channel >= CLIPPED
+        if cv2.countNonZero(clipped):
+            values[clipped.reshape(-1).nonzero()[0]] = _GRID_SHIFT + BACKGROUND_CLASS
+        counts = np.bincount(values.astype(np.intp) + (OFFSET - _GRID_SHIFT),
+                             minlength=len(classifier.references.names) + OFFSET)
+        return classifier.decide(counts.astype(np.float64))
 
     def _spaces(self, plan: _Plan, counts: np.ndarray, outline_px: np.ndarray, gains: list[float],
                 bad_light: list[bool]) -> tuple[RegionReading, ...]:
@@ -821,6 +855,8 @@ class _Layout:
                                       np.zeros(len(check_idx), np.int64)])
         #: each Lab-part byte's place in the table of linear light over the whites (row, channel, level)
         self.rel_offset = ((white_index[:, None] * 3 + np.arange(3)[None, :]) * 256).astype(np.intp)
+        #: the same places as rows of that table (``1 x 3 n_lab float32``, row = white x 3 + channel)
+        self.rel_rows = (self.rel_offset // 256).astype(np.float32).reshape(1, -1)
         bounds = np.cumsum([len(x) for x in lab_parts])
         self.lab_bounds = tuple(int(v) for v in bounds)
         self.n_lab = int(bounds[-1])
@@ -916,6 +952,28 @@ class _Plan:
             xy[:k, 1] = self.index // w
             xy[k:] = xy[0]
         self.gather_map = xy.reshape(layout.rows, 64, 2)
+        #: the map of every gathered pixel: ``gather_map``'s, then (when the space checks'
+        #: points are all inside the frame, ``checks_sampled``) the space checks' rims and
+        #: centres (:meth:`SpaceChecks.sample_points`, from ``check_start``), the checks' white
+        #: patch being the histogram part's first ``n_patch`` pixels and their discs the Lab
+        #: part's; one remap gathers them all
+        self.full_map = self.gather_map
+        self.checks_sampled = False
+        self.n_patch = len(reader._white_patch)
+        self.check_start = self.check_end = layout.rows * 64
+        if all_inside:
+            q = np.rint(reg.to_image(reader.checks.sample_points())).astype(np.int64)
+            if q.min() >= 0 and q[:, 0].max() < w and q[:, 1].max() < h:
+                pairs = q.astype(np.int16).view(np.int32).reshape(-1)
+                rows = -(-len(pairs) // 64)
+                xy32 = np.empty((layout.rows + rows) * 64, dtype=np.int32)
+                xy32[:layout.rows * 64] = self.gather_map.reshape(-1, 2).view(np.int32).reshape(-1)
+                xy32[self.check_start:self.check_start + len(pairs)] = pairs
+                xy32[self.check_start + len(pairs):] = pairs[0]
+                self.full_map = xy32.view(np.int16).reshape(-1, 64, 2)
+                self.gather_map = self.full_map[:layout.rows]
+                self.check_end = self.check_start + len(pairs)
+                self.checks_sampled = True
 
     def medians(self, px: np.ndarray) -> tuple[np.ndarray, list[float]] | None:
         """Per-segment medians of the histogram part's ``n_hist x 3 uint8`` pixels.

@@ -43,8 +43,9 @@ Rulebook: shared/rules/carrousel.txt (Components: five horses of different colou
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import cv2
 import numpy as np
 
 from companion.vision.colour import (
@@ -73,6 +74,8 @@ def _disc(radius: float, inner: float = 0.0, step: float = 1.5) -> np.ndarray:
 #: ln of each 8-bit code's linear light (at least 1e-4), float64
 _LN = np.log(np.maximum(srgb_to_linear(np.arange(256, dtype=np.uint8)).astype(np.float64), 1e-4))
 _LIN = np.maximum(srgb_to_linear(np.arange(256, dtype=np.uint8)).astype(np.float64), 1e-4)
+#: each 8-bit code's linear light as :func:`srgb_to_linear` gives it, in float64 (no floor)
+_LIN0 = srgb_to_linear(np.arange(256, dtype=np.uint8)).astype(np.float64)
 
 
 def print_measures(px: np.ndarray) -> np.ndarray:
@@ -85,6 +88,60 @@ def print_measures(px: np.ndarray) -> np.ndarray:
     np.subtract(ln[:, 2], ln[:, 1], out=out[:, 1])
     np.subtract(ln[:, 0], ln[:, 1], out=out[:, 2])
     return out
+
+
+def measure_rows(px: np.ndarray) -> np.ndarray:
+    """:func:`print_measures` of ``N x 3 uint8`` BGR pixels (``N`` at least 2, C-contiguous) as
+    ``3 x N float64`` rows (ln Y, ln R/G, ln B/G): the very same values (the same table values
+    by ``cv2.LUT``, the same matrix-vector product, the logarithm over a contiguous row as
+    there, the same subtractions), in fewer array operations."""
+    q = px.reshape(-1, 1, 3)
+    ln = cv2.LUT(q, _LN).reshape(-1, 3)
+    out = np.empty((3, len(ln)))
+    np.log(cv2.LUT(q, _LIN).reshape(-1, 3) @ _LUMA, out=out[0])
+    np.subtract(ln[:, 2::-2].T, ln[:, 1], out=out[1:])
+    return out
+
+
+def _kth(n: int, *qs: float) -> list[int]:
+    """The order statistics :func:`_quantile_sorted` reads for the quantiles ``qs`` of ``n``
+    values (for ``np.partition``)."""
+    out: set[int] = set()
+    for q in qs:
+        i = int(q * (n - 1))
+        out.update(k for k in (i, i + 1) if k < n)
+    return sorted(out)
+
+
+def _quantile_part(x: np.ndarray, q: float, n: int, shift: np.ndarray | None = None) -> np.ndarray:
+    """:func:`_quantile_sorted` along the last axis of ``x`` (``n`` values a row) partitioned
+    at :func:`_kth`'s positions (``np.partition``: those hold the sorted order's values), the
+    same arithmetic; with ``shift``, of ``x - shift`` (subtracting a constant keeps the order,
+    so the order statistics of the difference are those of ``x`` minus it, rounded alike)."""
+    pos = q * (n - 1)
+    i = int(pos)
+    f = pos - i
+    a = x[..., i] if shift is None else x[..., i] - shift
+    if f == 0.0 or i + 1 >= n:
+        return a
+    b = x[..., i + 1] if shift is None else x[..., i + 1] - shift
+    return a * (1.0 - f) + b * f
+
+
+_SQRT2 = np.sqrt(2.0)
+
+
+def _median_rows(x: np.ndarray) -> np.ndarray:
+    """``np.median(x, axis=1)`` of a ``K x N`` float64 array without NaNs, the same values (the
+    middle order statistic, or the mean of the two middle ones: their sum over 2, as
+    ``np.mean`` of two values computes it), from one partition; ``x`` is partitioned in place."""
+    n = x.shape[1]
+    h = n // 2
+    if n % 2:
+        x.partition(h, axis=1)
+        return x[:, h]
+    x.partition([h - 1, h], axis=1)
+    return (x[:, h - 1] + x[:, h]) / 2.0
 
 
 def _quantile_sorted(x: np.ndarray, q: float) -> np.ndarray:
@@ -144,6 +201,9 @@ class SpaceChecks:
         #: the sensor's noise (the light changes little over 3 mm)
         gap = np.hypot(*(self.patch[1:] - self.patch[:-1]).T)
         self._pairs = np.flatnonzero(gap <= 3.5)
+        #: the order statistics :meth:`_print_seen_sampled` reads: the noise's median, the
+        #: rim's median, the centre's quartiles
+        self._kths = (_kth(len(self._pairs), 0.5), _kth(len(self.rim), 0.5), _kth(len(self.centre), 0.25, 0.75))
         self._key: tuple[int, tuple[int, ...]] | None = None
         self._reg: Registration | None = None
         self._index: dict[str, list[np.ndarray]] = {}
@@ -276,6 +336,130 @@ class SpaceChecks:
             if why:
                 out[k] = RegionReading(UNKNOWN, 0.0, why, rd.fractions)
         return distinct_colours(out, empty)
+
+    def sample_points(self) -> np.ndarray:
+        """The board mm (``n x (R + C)`` rows of ``2``, flat: ``n (R + C) x 2 float64``) of each
+        space's rim then centre, space by space: the points :meth:`_pixels` projects for
+        ``"rim"`` and ``"centre"``, the same values. A reader gathers their pixels with its own
+        once per registration and hands them to :meth:`apply_sampled`."""
+        return np.concatenate([np.concatenate([self.rim + c, self.centre + c]) for c in self.centres])
+
+    def apply_sampled(self, frame: np.ndarray, reg: Registration, sampled: np.ndarray, patch: np.ndarray,
+                      discs: np.ndarray, readings: Sequence[RegionReading], whites: Sequence[np.ndarray],
+                      classifier: RegionClassifier,
+                      read_again: Callable[[np.ndarray, np.ndarray], RegionReading] | None = None,
+                      ) -> list[RegionReading]:
+        """:meth:`apply`'s answers (the same readings, reasons and fractions) from pixels
+        already gathered, every space's checks in a few array operations: the print's
+        measures of every empty space's rim and centre and of the white patch at once, their
+        quartiles from ``np.partition`` (the same order statistics as a sort), the rims' light
+        of every black space from one product.
+
+        Args:
+            frame, reg: the frame and its registration (for a colour's median test, which
+                gathers its own pixels: rarely needed).
+            sampled: ``n x (R + C) x 3 uint8``, each space's rim then centre pixels, at the
+                points of :meth:`sample_points` (every one inside the frame).
+            patch: ``P x 3 uint8``, the white patch's pixels, every point in its order.
+            discs: ``n x D x 3 uint8``, each space's disc pixels (every point inside the frame).
+            readings, whites, classifier: as :meth:`apply`.
+            read_again: the classifier's reading of ``N x 3 uint8`` pixels against a white
+                (``3`` linear BGR float32), as ``classifier.read(linear_to_lab(srgb_to_linear(
+                px[~clipped]), white), clipped)`` reads them (default: that).
+
+        Raises:
+            ValueError: ``sampled``, ``patch`` or ``discs`` not of those shapes.
+        """
+        nr, nc = len(self.rim), len(self.centre)
+        n = len(self.centres)
+        if (sampled.shape != (n, nr + nc, 3) or patch.shape != (len(self.patch), 3) or discs.ndim != 3
+                or len(discs) != n):
+            raise ValueError(f"space checks: expected {n} x {nr + nc} x 3 rim and centre pixels, "
+                             f"{len(self.patch)} x 3 patch pixels and {n} discs; got {sampled.shape}, "
+                             f"{patch.shape}, {discs.shape}")
+        out = list(readings)
+        empty = classifier.background_label
+        why: dict[int, str] = {}
+        empties, blacks, colours = [], [], []
+        for k, rd in enumerate(out):
+            if rd.label == UNKNOWN:
+                continue
+            (empties if rd.label == empty else blacks if rd.label in classifier.shadow_like else colours).append(k)
+        if empties:
+            if nr < 20 or nc < 20:
+                why.update((k, "the space's print is out of the frame") for k in empties)
+            else:
+                why.update(self._print_seen_sampled(sampled, patch, empties))
+        if blacks:
+            if read_again is None:
+                read_again = _exact_reader(classifier)
+            why.update(self._black_sampled(sampled[blacks, :nr], discs, blacks, whites, read_again))
+        for k in colours:
+            why[k] = self.colour_leads(frame, reg, k, whites[k], out[k], classifier)
+        for k, text in why.items():
+            if text:
+                out[k] = RegionReading(UNKNOWN, 0.0, text, out[k].fractions)
+        return distinct_colours(out, empty)
+
+    def _print_seen_sampled(self, sampled: np.ndarray, patch: np.ndarray, ks: list[int]) -> dict[int, str]:
+        """:meth:`print_seen` of the spaces ``ks`` (with :meth:`noise` of the patch), from
+        :meth:`apply_sampled`'s pixels: only the failed ones, with their reasons."""
+        nr, nc, p = len(self.rim), len(self.centre), len(patch)
+        sel = sampled if len(ks) == len(sampled) else sampled[ks]
+        m = measure_rows(np.concatenate([patch, sel.reshape(-1, 3)]))
+        # the noise: the neighbouring patch points' differences (those of m[pairs + 1] - m[pairs]);
+        # each partition in place (the parts of m are not read again in their order)
+        pm = m[:, :p]
+        d = np.abs(pm[:, 1:] - pm[:, :-1]).take(self._pairs, axis=1)
+        npairs = d.shape[1]
+        kth_pairs, kth_rim, kth_centre = self._kths
+        d.partition(kth_pairs, axis=1)
+        noise = 1.4826 * _quantile_part(d, 0.5, npairs) / _SQRT2
+        bounds = np.asarray(self.PRINT_BOUNDS) + self.NOISE_WIDTH * noise
+        rc = m[:, p:].reshape(3, len(ks), nr + nc)
+        rim, centre = rc[:, :, :nr], rc[:, :, nr:]
+        rim.partition(kth_rim, axis=2)
+        centre.partition(kth_centre, axis=2)
+        fill = _quantile_part(rim, 0.5, nr)
+        off = np.maximum(np.abs(_quantile_part(centre, 0.25, nc, fill)), np.abs(_quantile_part(centre, 0.75, nc, fill)))
+        worst = (off - bounds[:, None]).argmax(axis=0).tolist()
+        bl = bounds.tolist()
+        why = {}
+        for k, j, o in zip(ks, worst, off.T.tolist()):
+            if o[j] > bl[j]:
+                name = ("ln Y", "ln R/G", "ln B/G")[j]
+                why[k] = (f"the space's print is not seen where a horse stands ({name} off its rim's by "
+                          f"{o[j]:.2f} > {bl[j]:.2f}): a hand?")
+        return why
+
+    def _black_sampled(self, rims: np.ndarray, discs: np.ndarray, ks: list[int], whites: Sequence[np.ndarray],
+                       read_again: Callable[[np.ndarray, np.ndarray], RegionReading]) -> dict[int, str]:
+        """:meth:`black_in_own_light` of the spaces ``ks`` from their rims' pixels (``len(ks)
+        x R x 3 uint8``) and every space's disc pixels: only the failed ones, with their
+        reasons."""
+        nr = rims.shape[1]
+        if nr < 20:
+            return {}
+        y = (cv2.LUT(rims.reshape(-1, 1, 3), _LIN0).reshape(-1, 3) @ _LUMA).reshape(len(ks), nr)
+        why = {}
+        for k, yk in zip(ks, _median_rows(y).tolist()):
+            ratio = float(yk / max(float(np.asarray(whites[k], dtype=np.float64) @ _LUMA), 1e-6))
+            if ratio >= self.SHADOW_RIM:
+                continue
+            again = read_again(discs[k], np.asarray(whites[k], dtype=np.float32) * np.float32(ratio))
+            if again.label != "black":
+                why[k] = (f"a shadow over the space ({ratio:.2f}x the light around it): against its own light "
+                          f"it reads {again.label}, not black")
+        return why
+
+
+def _exact_reader(classifier: RegionClassifier) -> Callable[[np.ndarray, np.ndarray], RegionReading]:
+    """The classifier's reading of ``N x 3 uint8`` pixels against a white, as
+    :meth:`SpaceChecks.black_in_own_light` reads them (clipped pixels counted as background)."""
+    def read(px: np.ndarray, white: np.ndarray) -> RegionReading:
+        clipped = px.min(axis=1) >= CLIPPED
+        return classifier.read(linear_to_lab(srgb_to_linear(px[~clipped]), white), int(clipped.sum()))
+    return read
 
 
 def distinct_colours(readings: Sequence[RegionReading], background: str | None = "empty") -> list[RegionReading]:
