@@ -130,7 +130,7 @@ def test_the_black_horse_is_read_again_as_the_checks_read_it(reader):
                 px[:40] = 250  # clipped
             for _ in range(4):
                 white = (rng.uniform(0.05, 1.0) * rng.uniform(0.8, 1.2, 3)).astype(np.float32)
-                a, b = reader._read_again(px, white), exact(px, white)
+                a, b = reader._read_again(px, white), exact(k, px, white)
                 assert a == b, (name, k, white, a, b)
                 labels.add(a.label)
     assert {"black", UNKNOWN} <= labels and len(labels) >= 4, labels
@@ -155,13 +155,13 @@ def test_readings_where_the_checks_fire_are_the_per_region_readers():
     new, old = CarrouselReader(), ReferenceCarrouselReader()
     seen: dict[str, int] = {}
     again: list[str] = []
-    read_again = new._read_again
+    read_again = new._read_again_at
 
-    def noted(px, white):
-        rd = read_again(px, white)
+    def noted(k, px, white):
+        rd = read_again(k, px, white)
         again.append(rd.label)
         return rd
-    new._read_again = noted
+    new._read_again_at = noted
     rng = np.random.default_rng(8)
     for name in ("carrousel_000", "carrousel_009", "carrousel_015", "carrousel_030", "carrousel_039", "carrousel_054"):
         frame, truth = photo(name)

@@ -426,6 +426,10 @@ class CarrouselReader:
         #: (LIGHT_RANGE, its bounds as a float32 scalar compares them: see _SCALAR_FLOAT)
         self._light_range: tuple[Any, tuple[float, ...]] = (None, ())
         self._plan: _Plan | None = None
+        #: the spaces the region rule read black in the last frame read (their discs likely read
+        #: again: :meth:`_shaded_blacks`), and this frame's readings of them again by space
+        self._black_before: list[int] = []
+        self._again: dict[int, tuple[np.ndarray, RegionReading]] = {}
         self._points: tuple[np.ndarray, dict[str, list[tuple[int, int]]]] | None = None
         #: the plans' layouts of a board wholly inside the frame, by ``board_sum`` (:class:`_Layout`)
         self._layouts: dict[bool, _Layout] = {}
@@ -559,15 +563,29 @@ class CarrouselReader:
         # instructions than numpy's take of the table at lab_px + rel_offset, the same values)
         rel = cv2.remap(rel_table.reshape(-1, 256), lab_px.reshape(1, -1).astype(np.float32), plan.rel_rows,
                         cv2.INTER_NEAREST).reshape(-1, 3)
+        e1, _, e3, _ = plan.lab_bounds
+        # a space read black in the frame before, whose rim is in a shadow, will likely be read
+        # again against its rim's own light (SpaceChecks.black_in_own_light): its disc's light
+        # over that white joins the Lab part now, counted in a row of its own (the same
+        # reading as a read apart, which stays for a guess that misses)
+        again = self._shaded_blacks(plan, px, table[1:1 + n]) if self._black_before else []
+        if again:
+            discs = px[plan.lab_start + e1:plan.lab_start + e1 + plan.n_disc_px].reshape(n, -1, 3)
+            rel = np.concatenate([rel] + [self._rel_against(discs[k], own) for k, own in again])
         # one vectorised conversion (within LAB_FAST_ERROR of the exact one); every test on a
         # pixel's Lab is then settled exactly: a pixel near a threshold is converted again
         # exactly (OpenCV's scalar path, as linear_to_lab converts it)
         lab = lab_fast(rel)
-        e1, _, e3, _ = plan.lab_bounds
         # every test on the Lab part's pixels from their grids, counted in one bincount: the
         # cards' white test, the classes, the colour check's chroma
-        counts = self._votes(plan, lab, rel, lab_px[e1:e3])
+        counts = self._votes(plan, lab, rel, lab_px[e1:e3], [k for k, _ in again])
         nv, m = plan.n_votes, plan.n_cards
+        self._again = {}
+        if again:
+            width, total = plan.space_width, plan.n_votes + 2 * m + 2
+            for j, (k, own) in enumerate(again):
+                row = counts[total + j * width:total + (j + 1) * width].astype(np.float64)
+                self._again[k] = (own, self.space_classifier.decide(row))
 
         def check_lab() -> np.ndarray:  # every pixel of the colour check (rarely needed)
             lin = np.take(_LUT, np.take(frame.reshape(-1, 3), plan.check_index, axis=0))
@@ -580,18 +598,22 @@ class CarrouselReader:
         spaces = self._spaces(plan, counts[:n * plan.space_width].reshape(n, -1),
                               px[plan.outline_start:plan.outline_end], gain_l, bad_light)
         if plan.checks_sampled:  # the checks' pixels gathered with the rest
+            shadow_like = self.space_classifier.shadow_like
+            self._black_before = [k for k, rd in enumerate(spaces) if rd.label in shadow_like]
             lab0 = plan.lab_start + e1
             spaces = tuple(self.checks.apply_sampled(
                 frame, reg, px[plan.check_start:plan.check_end].reshape(n, -1, 3), px[:plan.n_patch],
                 px[lab0:lab0 + plan.n_disc_px].reshape(n, -1, 3), spaces, table[1:1 + n], self.space_classifier,
-                self._read_again))
+                self._read_again_at))
         else:
+            self._black_before = []
             spaces = tuple(self.checks.apply(frame, reg, spaces, table[1:1 + n], self.space_classifier))
         cards = self._cards(plan, counts[nv + 1:nv + 2 * m:2].tolist(), counts[n * plan.space_width:nv].reshape(3 * m, -1),
                             [v / board_y for v in lum[1 + n:]])
         return CarrouselReading("ok", spaces, cards, reg, board_y)
 
-    def _votes(self, plan: _Plan, lab: np.ndarray, rel: np.ndarray, px: np.ndarray) -> np.ndarray:
+    def _votes(self, plan: _Plan, lab: np.ndarray, rel: np.ndarray, px: np.ndarray,
+               again: Sequence[int] = ()) -> np.ndarray:
         """Every region's vote counts from its pixels' classes, the cards' white pixels beyond
         Delta E 15 of the white, the colour check's pixels above its chroma bound: ``lab``
         (approximate: the whole Lab part, ``rel`` its white-relative light) and ``px``
@@ -601,53 +623,100 @@ class CarrouselReader:
         clipped disc pixel counts as background. Returns the flat ``bincount``: the spaces'
         rows (``space_width`` each), the card discs' rows (``n_votes`` in all), per card its
         white pixels within and beyond Delta E 15, the check's pixels at or below and above
-        the bound."""
-        e1, e2, e3, _ = plan.lab_bounds  # e2 - e1 == plan.n_disc_px
+        the bound; then, for each space of ``again``, a row (``space_width``) of its disc's
+        pixels read again by the space classifier (``lab`` and ``rel`` hold them after the Lab
+        part, a disc each, in that order)."""
+        e1, e2, e3, e4 = plan.lab_bounds  # e2 - e1 == plan.n_disc_px; e4 == plan.n_lab
         bound = self.colour_check.chroma_bound()
         if bound != self._check_bound:  # the check's grid holds one bound's answers
             if self._check_bound is not None:  # a new reader's grid is all new: its zero pages left untouched
                 self._grids[3 * _GRID_SIZE:] = _GRID_NEW
             self._check_bound = bound
         cells = grid_cells(lab, inside=True)  # lab_fast of white-relative light in 0-1
-        cells += plan.grid_offset  # each part's grid: the space classifier's, the card's, the white test's
+        # each part's grid: the space classifier's, the card's, the white test's (the discs read
+        # again: the space classifier's)
+        cells[:e4] += plan.grid_offset
         # the colour check's chroma test does not depend on L* (nor does its cells' edge test, L*
         # being 0-100 here): its cells are all taken on one L* plane of its grid, the same
         # classes in 42 kB of pages instead of the planes of every L* met (1.7 MB resident)
-        check = cells[e3:]
+        check = cells[e3:e4]
         check -= ((check - 3 * _GRID_SIZE) // _GRID_PLANE - _CHECK_PLANE) * _GRID_PLANE
         grids = self._grids
         values = grids[cells]  # = np.take(grids, cells), in a fifth of its time on numpy 1.24
         if values.min() == _GRID_NEW:  # cells met for the first time: each grid is filled its own way
             new = (values == _GRID_NEW).nonzero()[0]
-            i1, i2, i3 = (int(v) for v in np.searchsorted(new, (e1, e2, e3)))
-            for (a, b), test in (((0, i1), (2, _white_distance, 15.0)), ((i3, len(new)), (3, _chroma, bound))):
+            i1, i2, i3, i4 = (int(v) for v in np.searchsorted(new, (e1, e2, e3, e4)))
+            for (a, b), test in (((0, i1), (2, _white_distance, 15.0)), ((i3, i4), (3, _chroma, bound))):
                 if b > a:
                     g = test[0] * _GRID_SIZE
                     grid, mine = grids[g:g + _GRID_SIZE], cells[new[a:b]] - g
                     _fill_test_cells(grid, _in_blocks(mine, grid), *test[1:])
                     values[new[a:b]] = np.take(grid, mine)
-            if i2 > i1:
-                values[new[i1:i2]] = self.space_classifier.grid_values(cells[new[i1:i2]], grids[:_GRID_SIZE])
+            for a, b in ((i1, i2), (i4, len(new))):
+                if b > a:
+                    values[new[a:b]] = self.space_classifier.grid_values(cells[new[a:b]], grids[:_GRID_SIZE])
             if i3 > i2:
                 values[new[i2:i3]] = self.card_classifier.grid_values(cells[new[i2:i3]] - _GRID_SIZE,
                                                                       grids[_GRID_SIZE:2 * _GRID_SIZE])
         unsure = (values == _GRID_UNSURE).nonzero()[0]
         if len(unsure):
             exact = lab_exact(rel[unsure])
-            i1, i2, i3 = (int(v) for v in np.searchsorted(unsure, (e1, e2, e3)))
+            i1, i2, i3, i4 = (int(v) for v in np.searchsorted(unsure, (e1, e2, e3, e4)))
             if i1:  # the card white test, as the card rule computes it
                 values[unsure[:i1]] = (_white_distance(exact[:i1]) > 15.0) + _GRID_SHIFT
-            if i2 > i1:
-                values[unsure[i1:i2]] = self.space_classifier.pixel_classes_table(exact[i1:i2]) + _GRID_SHIFT
+            if i2 > i1 or len(unsure) > i4:  # the spaces' discs (and those read again): one pass
+                mine = unsure[i1:i2] if len(unsure) == i4 else np.concatenate([unsure[i1:i2], unsure[i4:]])
+                lab_mine = exact[i1:i2] if len(unsure) == i4 else np.concatenate([exact[i1:i2], exact[i4:]])
+                values[mine] = self.space_classifier.pixel_classes_table(lab_mine) + _GRID_SHIFT
             if i3 > i2:
                 values[unsure[i2:i3]] = self.card_classifier.pixel_classes_table(exact[i2:i3]) + _GRID_SHIFT
-            if i3 < len(unsure):  # the colour check's chroma, as ColourCheck counts it
-                values[unsure[i3:]] = (_chroma(exact[i3:]) > bound) + _GRID_SHIFT
+            if i4 > i3:  # the colour check's chroma, as ColourCheck counts it
+                values[unsure[i3:i4]] = (_chroma(exact[i3:i4]) > bound) + _GRID_SHIFT
         # clipped highlights: background (every channel at or above CLIPPED)
         clipped = cv2.inRange(px.reshape(-1, 1, 3), _CLIPPED_LOW, _CLIPPED_HIGH)
         if cv2.countNonZero(clipped):
-            values[e1 + clipped.reshape(-1).nonzero()[0]] = _GRID_SHIFT + BACKGROUND_CLASS
-        return np.bincount(plan.lab_vote_base + values, minlength=plan.n_votes + 2 * plan.n_cards + 2)
+            at = clipped.reshape(-1).nonzero()[0]
+            values[e1 + at] = _GRID_SHIFT + BACKGROUND_CLASS
+            if again:  # the same pixels read again
+                d = plan.n_disc_px // plan.n_spaces
+                for j, k in enumerate(again):
+                    mine = at[(at >= k * d) & (at < (k + 1) * d)]
+                    values[e4 + j * d + mine - k * d] = _GRID_SHIFT + BACKGROUND_CLASS
+        total = plan.n_votes + 2 * plan.n_cards + 2
+        if not again:
+            return np.bincount(plan.lab_vote_base + values, minlength=total)
+        base = np.concatenate([plan.lab_vote_base, np.repeat(
+            total + plan.space_width * np.arange(len(again)) + (OFFSET - _GRID_SHIFT), plan.n_disc_px // plan.n_spaces)])
+        return np.bincount(base + values, minlength=total + len(again) * plan.space_width)
+
+    def _shaded_blacks(self, plan: _Plan, px: np.ndarray, whites: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """The spaces read black (by the region rule) in the frame before whose rim is in a
+        shadow in this one (``px``: this frame's gathered pixels, ``whites``: the spaces'
+        whites), each with its rim's own light (:meth:`SpaceChecks.own_white`): those
+        :meth:`SpaceChecks.apply_sampled` will read again if they read black again."""
+        if not plan.checks_sampled:
+            return []
+        checks, n = self.checks, plan.n_spaces
+        ks = self._black_before
+        ratios = checks.rim_ratios(px[plan.check_start:plan.check_end].reshape(n, -1, 3), ks, whites)
+        return [(k, checks.own_white(whites[k], r)) for k, r in zip(ks, ratios) if r < checks.SHADOW_RIM]
+
+    @staticmethod
+    def _rel_against(px: np.ndarray, white: np.ndarray) -> np.ndarray:
+        """``N x 3 uint8`` pixels' linear light over ``white`` (``3`` linear BGR float32), at most
+        1: ``N x 3 float32``, as :func:`linear_to_lab` divides and clips them (one table of
+        each channel's levels over the white, one look-up)."""
+        table = np.divide(_LUT[:, None], np.maximum(white, 1e-4))  # 256 x 3: each channel's levels
+        np.minimum(table, 1.0, out=table)
+        return cv2.LUT(px.reshape(-1, 1, 3), table.reshape(256, 1, 3)).reshape(-1, 3)  # = table[px, channel]
+
+    def _read_again_at(self, k: int, px: np.ndarray, white: np.ndarray) -> RegionReading:
+        """:meth:`_read_again` of space ``k``'s disc pixels: the reading counted with the
+        frame's votes when ``k`` was guessed (:meth:`_shaded_blacks`) against this white."""
+        hit = self._again.get(k)
+        if hit is not None and np.array_equal(hit[0], white):
+            return hit[1]
+        return self._read_again(px, white)
 
     def _read_again(self, px: np.ndarray, white: np.ndarray) -> RegionReading:
         """The space classifier's reading of ``N x 3 uint8`` pixels against ``white`` (``3``
@@ -658,9 +727,7 @@ class CarrouselReader:
         class from the space grid (:meth:`_votes`' way: the exact Lab's class by construction),
         the same counts and rule."""
         classifier = self.space_classifier
-        table = np.divide(_LUT[:, None], np.maximum(white, 1e-4))  # 256 x 3: each channel's levels
-        np.minimum(table, 1.0, out=table)
-        rel = cv2.LUT(px.reshape(-1, 1, 3), table.reshape(256, 1, 3)).reshape(-1, 3)  # = table[px, channel]
+        rel = self._rel_against(px, white)
         values = classifier.grid_values(grid_cells(lab_fast(rel), inside=True), self._grids[:_GRID_SIZE])
         unsure = (values == _GRID_UNSURE).nonzero()[0]
         if len(unsure):

@@ -347,7 +347,7 @@ class SpaceChecks:
     def apply_sampled(self, frame: np.ndarray, reg: Registration, sampled: np.ndarray, patch: np.ndarray,
                       discs: np.ndarray, readings: Sequence[RegionReading], whites: Sequence[np.ndarray],
                       classifier: RegionClassifier,
-                      read_again: Callable[[np.ndarray, np.ndarray], RegionReading] | None = None,
+                      read_again: Callable[[int, np.ndarray, np.ndarray], RegionReading] | None = None,
                       ) -> list[RegionReading]:
         """:meth:`apply`'s answers (the same readings, reasons and fractions) from pixels
         already gathered, every space's checks in a few array operations: the print's
@@ -363,9 +363,10 @@ class SpaceChecks:
             patch: ``P x 3 uint8``, the white patch's pixels, every point in its order.
             discs: ``n x D x 3 uint8``, each space's disc pixels (every point inside the frame).
             readings, whites, classifier: as :meth:`apply`.
-            read_again: the classifier's reading of ``N x 3 uint8`` pixels against a white
-                (``3`` linear BGR float32), as ``classifier.read(linear_to_lab(srgb_to_linear(
-                px[~clipped]), white), clipped)`` reads them (default: that).
+            read_again: ``read_again(k, px, white)``, the classifier's reading of space ``k``'s
+                disc pixels ``px`` (``N x 3 uint8``) against a white (``3`` linear BGR float32),
+                as ``classifier.read(linear_to_lab(srgb_to_linear(px[~clipped]), white),
+                clipped)`` reads them (default: that).
 
         Raises:
             ValueError: ``sampled``, ``patch`` or ``discs`` not of those shapes.
@@ -393,7 +394,7 @@ class SpaceChecks:
         if blacks:
             if read_again is None:
                 read_again = _exact_reader(classifier)
-            why.update(self._black_sampled(sampled[blacks, :nr], discs, blacks, whites, read_again))
+            why.update(self._black_sampled(sampled, discs, blacks, whites, read_again))
         for k in colours:
             why[k] = self.colour_leads(frame, reg, k, whites[k], out[k], classifier)
         for k, text in why.items():
@@ -432,31 +433,42 @@ class SpaceChecks:
                           f"{o[j]:.2f} > {bl[j]:.2f}): a hand?")
         return why
 
-    def _black_sampled(self, rims: np.ndarray, discs: np.ndarray, ks: list[int], whites: Sequence[np.ndarray],
-                       read_again: Callable[[np.ndarray, np.ndarray], RegionReading]) -> dict[int, str]:
-        """:meth:`black_in_own_light` of the spaces ``ks`` from their rims' pixels (``len(ks)
-        x R x 3 uint8``) and every space's disc pixels: only the failed ones, with their
-        reasons."""
-        nr = rims.shape[1]
+    def rim_ratios(self, sampled: np.ndarray, ks: Sequence[int], whites: Sequence[np.ndarray]) -> list[float]:
+        """:meth:`rim_light` of the spaces ``ks`` from :meth:`apply_sampled`'s ``sampled``
+        pixels (``n x (R + C) x 3 uint8``) and ``whites`` (``3`` linear BGR float32 each): the
+        same ratios (the same table values, product, median and division), one per space."""
+        nr = len(self.rim)
         if nr < 20:
-            return {}
+            return [1.0] * len(ks)
+        rims = sampled[list(ks), :nr]
         y = (cv2.LUT(rims.reshape(-1, 1, 3), _LIN0).reshape(-1, 3) @ _LUMA).reshape(len(ks), nr)
+        return [float(yk / max(float(np.asarray(whites[k], dtype=np.float64) @ _LUMA), 1e-6))
+                for k, yk in zip(ks, _median_rows(y).tolist())]
+
+    def own_white(self, white: np.ndarray, ratio: float) -> np.ndarray:
+        """The light on a space's own rim (``3`` linear BGR float32) from the ring's ``white``
+        and :meth:`rim_light`'s ``ratio``, as :meth:`black_in_own_light` reads against it."""
+        return np.asarray(white, dtype=np.float32) * np.float32(ratio)
+
+    def _black_sampled(self, sampled: np.ndarray, discs: np.ndarray, ks: list[int], whites: Sequence[np.ndarray],
+                       read_again: Callable[[int, np.ndarray, np.ndarray], RegionReading]) -> dict[int, str]:
+        """:meth:`black_in_own_light` of the spaces ``ks`` from :meth:`apply_sampled`'s pixels
+        (``sampled`` and every space's disc pixels): only the failed ones, with their reasons."""
         why = {}
-        for k, yk in zip(ks, _median_rows(y).tolist()):
-            ratio = float(yk / max(float(np.asarray(whites[k], dtype=np.float64) @ _LUMA), 1e-6))
+        for k, ratio in zip(ks, self.rim_ratios(sampled, ks, whites)):
             if ratio >= self.SHADOW_RIM:
                 continue
-            again = read_again(discs[k], np.asarray(whites[k], dtype=np.float32) * np.float32(ratio))
+            again = read_again(k, discs[k], self.own_white(whites[k], ratio))
             if again.label != "black":
                 why[k] = (f"a shadow over the space ({ratio:.2f}x the light around it): against its own light "
                           f"it reads {again.label}, not black")
         return why
 
 
-def _exact_reader(classifier: RegionClassifier) -> Callable[[np.ndarray, np.ndarray], RegionReading]:
-    """The classifier's reading of ``N x 3 uint8`` pixels against a white, as
+def _exact_reader(classifier: RegionClassifier) -> Callable[[int, np.ndarray, np.ndarray], RegionReading]:
+    """The classifier's reading of a space's ``N x 3 uint8`` pixels against a white, as
     :meth:`SpaceChecks.black_in_own_light` reads them (clipped pixels counted as background)."""
-    def read(px: np.ndarray, white: np.ndarray) -> RegionReading:
+    def read(k: int, px: np.ndarray, white: np.ndarray) -> RegionReading:
         clipped = px.min(axis=1) >= CLIPPED
         return classifier.read(linear_to_lab(srgb_to_linear(px[~clipped]), white), int(clipped.sum()))
     return read
