@@ -1384,7 +1384,9 @@ class CarrosselReader:
         out: dict[str, SlotReading] = {}
         self._pose = (view, angle)
         self._frame = frame
-        if len(todo):
+        if len(todo) == ncell:  # every cell (a full read): the arrays themselves, not copies of them
+            out = self._read_cells(flat, black, outside, lum_all, todo, white)
+        elif len(todo):
             out = self._read_cells(flat[todo], black[todo], outside[todo], lum_all[todo], todo, white)
         if stream:
             if cache is None:

@@ -47,6 +47,7 @@ the carousel's colours); CIE 15:2004 (L*a*b*); OpenCV ``warpPerspective``,
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import cv2
@@ -65,6 +66,8 @@ from companion.vision.colour import (
 from companion.vision.monsieur_geometry import MonsieurGeometry, TableCamera
 
 __all__ = ["DieReader", "DieReading"]
+
+_NUMPY2 = int(np.__version__.split(".")[0]) >= 2
 
 
 def white_relative(pixels: np.ndarray, white: np.ndarray) -> np.ndarray:
@@ -90,6 +93,48 @@ def _median(values: np.ndarray) -> np.ndarray:
     if n % 2:
         return v[n // 2]
     return (v[n // 2 - 1] + v[n // 2]) / v.dtype.type(2)
+
+
+#: whether :func:`_percentile90_of_least`'s arithmetic is this numpy's (checked at its first use)
+_PERCENTILE_RULE: list[bool] = []
+
+
+def _percentile90_rule(c: np.ndarray, keep: int) -> float:
+    """numpy's linear 90th percentile of the ``keep`` least of ``c`` (``N`` float32) from the
+    two order statistics around it (one partition): numpy 2 interpolates in the values' float32
+    with the weight as a Python float; numpy 1.x in float64."""
+    v = (keep - 1) * 0.9
+    i = int(math.floor(v))
+    if i >= keep - 1:
+        return float(np.partition(c, keep - 1)[keep - 1])
+    t = v - i
+    p = np.partition(c, [i, i + 1])
+    a, b = p[i], p[i + 1]
+    d = b - a
+    if _NUMPY2:
+        return float(b - d * np.float32(1.0 - t) if t >= 0.5 else a + d * np.float32(t))
+    return float(np.float64(b) - np.float64(d) * (1.0 - t) if t >= 0.5 else np.float64(a) + np.float64(d) * t)
+
+
+def _percentile90_of_least(c: np.ndarray, keep: int) -> float:
+    """``float(np.percentile(np.sort(c)[:keep], 90))`` (``c``: ``N`` float32, ``1 <= keep <= N``),
+    its value exactly: from one partition (:func:`_percentile90_rule`) where that rule gives
+    numpy's own values, checked once against ``np.percentile`` on 300 random cases (ties
+    included); else by ``np.percentile`` itself. numpy's percentile costs about a tenth of a
+    millisecond a call, the partition a few microseconds."""
+    if not _PERCENTILE_RULE:
+        rng = np.random.default_rng(12)
+        ok = True
+        for j in range(300):
+            x = rng.gamma(2.0, 10.0, int(rng.integers(1, 3000))).astype(np.float32)
+            if j % 2:
+                x = np.round(x, 1)
+            m = int(rng.integers(1, len(x) + 1))
+            ok = ok and _percentile90_rule(x, m) == float(np.percentile(np.sort(x)[:m], 90))
+        _PERCENTILE_RULE.append(ok)
+    if _PERCENTILE_RULE[0] and c.dtype == np.float32:
+        return _percentile90_rule(c, keep)
+    return float(np.percentile(np.sort(c)[:keep], 90))
 
 
 def _faint(chroma: np.ndarray, top_chroma: float) -> bool:
@@ -334,11 +379,8 @@ class DieReader:
                     if len(c) > 8 * area:
                         # the die has one face of each colour: its most saturated pixels, up to
                         # two tops' area (a face and its blur), are not the board's print and
-                        # must not raise the floor above the die's own top (the least ones by a
-                        # partition: the percentile depends on which values, not their order)
-                        keep = int(len(c) - 2 * area)
-                        c = np.partition(c, keep - 1)[:keep]
-                        floors[k] = float(np.percentile(c, 90)) + self.min_chroma
+                        # must not raise the floor above the die's own top
+                        floors[k] = _percentile90_of_least(c, int(len(c) - 2 * area)) + self.min_chroma
             label[(label >= 0) & (chroma < floors[np.maximum(label, 0)])] = -1
             labels[cand] = label
             if with_ab:

@@ -1,0 +1,92 @@
+"""The Monsieur Carrousel reader's faster steps give what the plain computations give, to the
+bit: the die's board-print floor percentile from one partition, the second decoding's codes
+from one look-up table, the edge blur's linear grey crop and the seats' fit points built a
+coordinate at a time (docs/BENCHMARKS.md, the Monsieur reader's time per frame)."""
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision import monsieur_cast, monsieur_die
+from companion.vision.colour import srgb_to_linear
+from companion.vision.monsieur import MonsieurReader
+from companion.vision.monsieur_tone import relit, srgb_decode, srgb_encode
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "monsieur-table"
+needs_photos = pytest.mark.skipif(not (DATA / "truth.json").exists(), reason="the Monsieur photographs are not here")
+
+
+def test_the_floor_percentile_is_numpys_own():
+    # float32 chroma values as the die's board-print floor takes them: smooth, with ties, one value
+    rng = np.random.default_rng(5)
+    cases = [(np.array([7.5], np.float32), 1)]
+    for j in range(400):
+        c = rng.gamma(2.0, 10.0, int(rng.integers(1, 5000))).astype(np.float32)
+        if j % 3 == 0:
+            c = np.round(c, 1)
+        cases.append((c, int(rng.integers(1, len(c) + 1))))
+    for c, keep in cases:
+        before = c.copy()
+        assert monsieur_die._percentile90_of_least(c, keep) == float(np.percentile(np.sort(c)[:keep], 90))
+        assert np.array_equal(c, before)  # (the caller's values untouched)
+    assert monsieur_die._PERCENTILE_RULE == [True]  # the partition's rule is this numpy's
+
+
+def test_the_second_decoding_table_gives_the_plain_decoding():
+    rng = np.random.default_rng(6)
+    for _ in range(200):
+        px = rng.integers(0, 256, (int(rng.integers(1, 3000)), 3), dtype=np.uint8)
+        white = rng.uniform(0.05, 1.2, 3).astype(np.float32)
+        gain = float(rng.uniform(0.05, 1.0))
+        table = srgb_decode(np.arange(256, dtype=np.float64) / gain)
+        w = np.maximum(srgb_decode(srgb_encode(white.astype(np.float64)) / gain), 1e-6)
+        plain = np.minimum(table[px] / w, 1.0).astype(np.float32)
+        got = relit(px, white, gain)
+        assert got.dtype == np.float32 and np.array_equal(got, plain)
+    assert relit(np.zeros((0, 3), np.uint8), white, 0.5).shape == (0, 3)
+
+
+def test_the_edge_blur_grey_is_the_mean_of_the_channels_light():
+    rng = np.random.default_rng(7)
+    frame = rng.integers(0, 256, (90, 120, 3), dtype=np.uint8)
+    crop = frame[7:70, 11:101]
+    lin3 = cv2.LUT(crop, monsieur_cast._LUT3)
+    summed = (lin3[..., 0] + lin3[..., 1]) + lin3[..., 2]
+    summed /= np.float32(3)
+    assert np.array_equal(summed, srgb_to_linear(crop).mean(axis=2, dtype=np.float32))
+
+
+@needs_photos
+@pytest.mark.parametrize("i", [0, 5, 11])
+def test_the_fit_points_are_the_broadcast_sums(i):
+    truth = json.loads((DATA / "truth.json").read_text())
+    frame = cv2.imread(str(DATA / "images" / truth["images"][i]["image"]))
+    reader = MonsieurReader()
+    reading = reader.read(frame)
+    if reading.camera is None or reading.carousel_angle_deg is None:
+        pytest.skip("no roof reading on this photograph")
+    cam, angle = reading.camera, reading.carousel_angle_deg
+    white, _ = reader._white(frame, reading.registration)
+    steps = np.arange(-2.5, 2.5 + 1e-9, 0.5)
+    seen = []
+    real = cam.to_image
+
+    def spy(pts, z):
+        seen.append(np.array(pts))
+        return real(pts, z)
+
+    object.__setattr__(cam, "to_image", spy)
+    try:
+        reader._fit_scores(frame, cam, angle, white, steps)
+    finally:
+        object.__delattr__(cam, "to_image")
+    g = reader.geometry
+    k = np.arange(g.n_seats)
+    a = np.radians(angle + steps[:, None] + g.seat_first_deg + g.seat_pitch_deg * k[None, :])
+    centres = np.asarray(g.axis_mm) + g.seat_ring_radius_mm * np.stack([np.cos(a), np.sin(a)], axis=-1)
+    offs = np.concatenate([reader._fit_in, reader._fit_out])
+    plain = (centres[:, :, None, :] + offs[None, None, :, :]).reshape(-1, 2)
+    assert len(seen) == 1 and np.array_equal(seen[0], plain)
