@@ -193,3 +193,22 @@ def test_readings_where_the_checks_fire_are_the_per_region_readers():
     for reason in ("", "the space's print is not seen where a horse stands", "a shadow over the space"):
         assert seen.get(reason, 0) > 0, (reason, seen)
     assert "black" in again and len(set(again)) >= 2, again  # read again: black stands, and black fails
+
+
+def test_the_white_medians_are_numpys(reader):
+    """The steady read's medians (one histogram, its cumulative sum by OpenCV's integral image)
+    are ``white_of``'s and ``np.median``'s of each segment's pixels, on the photographs."""
+    from companion.vision.colour import white_of
+
+    for path in sorted((ROOT / "images").glob("*.jpg"))[:8]:
+        frame = cv2.imread(str(path))
+        reader.read(frame)
+        plan = reader._plan
+        px = cv2.remap(frame, plan.full_map, None, cv2.INTER_NEAREST).reshape(-1, 3)[:plan.n_hist]
+        whites, codes = plan.medians(px)
+        seg = plan._hist_offset[:, 0] // 768
+        board = px[seg <= plan.n_spaces] if plan._board_sum else px[seg == 0]
+        assert np.array_equal(whites[0], white_of(board)), path.name
+        assert codes == np.median(board, axis=0).tolist(), path.name
+        for s in range(1, plan._n_segs):
+            assert np.array_equal(whites[s], white_of(px[seg == s])), (path.name, s)

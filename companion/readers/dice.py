@@ -1662,15 +1662,24 @@ class DiceReader:
 
     @staticmethod
     def _whole_face(box: Sequence[float], crops: Sequence[tuple]) -> bool:
-        """Whether the box's first two pip crops (``crops[:2]``, ``(value, reason, pips frame
-        px)`` each as :meth:`_pip_evidence` reads them) read one value whose face lies inside
-        ``box`` (:func:`~companion.readers.dice_face_checks.face_inside_box`): the box then holds a
+        """Whether the box's pip crops (``(value, reason, pips frame px)`` each as
+        :meth:`_pip_evidence` reads them) read one value whose face lies inside ``box``
+        (:func:`~companion.readers.dice_face_checks.face_inside_box`): the box then holds a
         whole die's top face, and foreground reaching beyond it is a die touching it, not the
-        rest of this one (a value still needs the pips and the classifier to agree)."""
+        rest of this one (a value still needs the pips and the classifier to agree).
+
+        The first two crops when they read one value; else (the third crop is then read:
+        :meth:`_pip_evidence`) the crops that read a value, at least two of them, all the
+        same value (the first and third crops of a die touching another often read its face
+        while the second, with its margin, takes in the neighbour's pips)."""
         from companion.readers.dice_face_checks import face_inside_box
 
         (v0, _, p0), (v1, _, p1) = crops[:2]
-        return v0 is not None and v0 == v1 and face_inside_box(box, [p0, p1], PIP_GRID_SHARE, _SPAN)
+        if v0 is not None and v0 == v1:
+            return face_inside_box(box, [p0, p1], PIP_GRID_SHARE, _SPAN)
+        read = [(v, p) for v, _, p in crops if v is not None]
+        return (len(read) >= 2 and len({v for v, _ in read}) == 1
+                and face_inside_box(box, [p for _, p in read], PIP_GRID_SHARE, _SPAN))
 
     def _covered(self, raw_at, centres: list[tuple[float, float]], half: float) -> list[tuple[float, float]]:
         """Of the square centres (frame px), those whose square (side ``2 half``) is at least

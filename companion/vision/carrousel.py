@@ -1060,7 +1060,10 @@ class _Plan:
             board += hist[768:768 * (1 + self.n_spaces)].reshape(self.n_spaces, 768).sum(axis=0)
         # each order statistic: the bins of its histogram at or below its rank (an empty
         # segment, with no median, counts 0 or 256: the look-up clips it into the table)
-        level = np.searchsorted(hist.cumsum(), self._rank, side="right")
+        # (the cumulative sum by OpenCV's integral image: a third of numpy's cumsum's time,
+        # exactly the same counts in float64, as they are integers far below 2**53)
+        cum = cv2.integral(hist.astype(np.float64).reshape(1, -1))[1, 1:]
+        level = np.searchsorted(cum, self._rank, side="right")
         level -= self._rank_start
         linear = np.take(_LUT, level, mode="clip")
         # np.median of an even count is the mean of the two middle values (in float32 for

@@ -204,6 +204,7 @@ class SpaceChecks:
         #: the order statistics :meth:`_print_seen_sampled` reads: the noise's median, the
         #: rim's median, the centre's quartiles
         self._kths = (_kth(len(self._pairs), 0.5), _kth(len(self.rim), 0.5), _kth(len(self.centre), 0.25, 0.75))
+        self._sample_points: np.ndarray | None = None
         self._key: tuple[int, tuple[int, ...]] | None = None
         self._reg: Registration | None = None
         self._index: dict[str, list[np.ndarray]] = {}
@@ -341,8 +342,11 @@ class SpaceChecks:
         """The board mm (``n x (R + C)`` rows of ``2``, flat: ``n (R + C) x 2 float64``) of each
         space's rim then centre, space by space: the points :meth:`_pixels` projects for
         ``"rim"`` and ``"centre"``, the same values. A reader gathers their pixels with its own
-        once per registration and hands them to :meth:`apply_sampled`."""
-        return np.concatenate([np.concatenate([self.rim + c, self.centre + c]) for c in self.centres])
+        once per registration and hands them to :meth:`apply_sampled`. Made once (not to be
+        written to)."""
+        if self._sample_points is None:
+            self._sample_points = np.concatenate([np.concatenate([self.rim + c, self.centre + c]) for c in self.centres])
+        return self._sample_points
 
     def apply_sampled(self, frame: np.ndarray, reg: Registration, sampled: np.ndarray, patch: np.ndarray,
                       discs: np.ndarray, readings: Sequence[RegionReading], whites: Sequence[np.ndarray],
