@@ -32,7 +32,7 @@ def test_the_three_catalogues_are_there():
 
 #: Calls of a game's sources, told through the service (companion/sources/dice_camera.py).
 SOURCE_CALLS = {"carnival": ("dice_cocked", "dice_count"),
-                "monsieur-carrousel": ("full_turn_asked", "seat_unseen")}
+                "monsieur-carrousel": ("full_turn_asked", "seat_unseen", "die_unseen")}
 
 
 def call_types(game):

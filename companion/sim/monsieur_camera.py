@@ -14,7 +14,10 @@ simulated children do into what the camera sees, instead of observations:
   and the kids answer the camera's full-turn question truthfully after a moment;
 * told that the camera cannot see the seat (``seat_unseen``: the roof hides the seat the kid
   was put on), the players enter that ``kid_seated`` by hand after a moment, as at a real
-  table on the web page (counted in ``fallbacks``).
+  table on the web page (counted in ``fallbacks``);
+* told that the camera has read no roll (``die_unseen``), the players enter the colour on top
+  by hand after a moment (or, with no colour on top, a cocked die, press the die button: a
+  colour drawn from the die's), unless the camera read the roll meanwhile (``fallbacks``).
 
 So the referee learns the stop angle, the kids on seats and the die's colour from rendered
 frames alone. A scheduled source (the service loop times the scene changes); it also listens to
@@ -44,8 +47,8 @@ class CameraTable:
         kid_colour: ``kid_colour(name) -> token colour`` (a key of the geometry's ``kids.srgb``).
         spin_s_per_rev: seconds a spin takes per turn (the table's setting).
         seed: seeds where the die lands.
-        think_s: seconds the kids take to answer the full-turn question, or to enter a seat the
-            camera cannot see.
+        think_s: seconds the kids take to answer the full-turn question, or to enter a seat or
+            a die the camera cannot see.
     """
 
     #: A simulated table plans its next move from the restored state (its resume): the calls a
@@ -68,7 +71,8 @@ class CameraTable:
         self._emit: Emit | None = None
         self.last_revolutions: float | None = None
         self._seated: Any = None  # the last kid_seated the table did (what a fallback enters)
-        #: observations entered by hand because the camera could not see them (``seat_unseen``)
+        #: observations entered by hand because the camera could not see them (``seat_unseen``,
+        #: ``die_unseen``)
         self.fallbacks: list[Any] = []
 
     # the shaft's protocol on MonsieurCarrouselTable -------------------------------------
@@ -142,9 +146,13 @@ class CameraTable:
     # the call the kids hear --------------------------------------------------------------
     def announce(self, call: Any, summary: Any = None) -> None:
         """The camera's full-turn question: the kids answer what they saw after a moment; the
-        camera cannot see the seat: the players enter it by hand after a moment."""
+        camera cannot see the seat or has read no roll: the players enter it by hand after a
+        moment."""
         if call.type == "seat_unseen":
             self._enter_seat(round(call.t + self.think_s, 3))
+            return
+        if call.type == "die_unseen":
+            self._enter_die(round(call.t + self.think_s, 3))
             return
         if call.type != "full_turn_asked":
             return
@@ -169,6 +177,21 @@ class CameraTable:
             if seated is None or self._emit is None or int(seated.seat) in self.source.game_seats:
                 return  # the camera saw it meanwhile
             obs = dataclasses.replace(seated, t=at)
+            self.fallbacks.append(obs)
+            self._emit(obs)
+
+        self._later(at, enter)
+
+    def _enter_die(self, at: float) -> None:
+        from companion.games.monsieur_carrousel import DieRolled
+
+        def enter() -> None:
+            if self._emit is None or not self.source.roll_watched:
+                return  # the camera read the roll meanwhile
+            colours = self.camera.renderer.geometry.die_colours
+            top = self.camera.scene.die
+            colour = top if top in colours else str(self._rng.choice(colours))  # cocked or gone: the die button
+            obs = DieRolled(t=at, colour=colour)
             self.fallbacks.append(obs)
             self._emit(obs)
 

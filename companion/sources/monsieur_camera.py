@@ -5,14 +5,21 @@ Frames (any :mod:`companion.vision.frames` source) go through the
 becomes an observation of the game's vocabulary (``companion.games.monsieur_carrousel``):
 
 * ``die_rolled``: after a roll was asked (``turn``, ``roll_again``, ``twins_help``), the die
-  must leave the camera's sight (picked up, rolling, under a hand: no colour read on two
-  frames in a row or more, spanning ``settle_s / 2`` at least; a frame of noise is not a
-  roll), then show one top colour for
+  must leave its rest (picked up, rolling, under a hand, tumbling in sight: no colour, or
+  another colour than the one it lay showing, on two frames in a row or more, spanning
+  ``settle_s / 2`` at least; a frame of noise is not a roll), then show one top colour for
   ``settle_s``; a die still without a colour ``die_unread_s`` after it left (cocked on an edge,
   out of the board) is ``die_rolled`` ``unknown`` (the referee asks for another roll), once
   until the die is seen again (a die that stays unseen is not asked for again and again). A
   roll is watched only while the referee waits for one (its phase ``roll`` in the calls'
   summary): a roll entered by hand ends the camera's watch.
+* ``die_unseen`` (a call told to the table, :class:`DieUnseen`): a roll was asked and
+  ``die_stall_s`` of session time later none has been read (the die out of sight: off the
+  table, under the roof, in a pocket; a die that never comes to rest in view; a die lying as
+  it lay): told once per roll asked, it says what to do (put the die on the board where the
+  camera sees it, press the die button, or enter the colour: the web page's entries or
+  ``companion enter monsieur-carrousel die_rolled colour=C``); the camera goes on watching, so a
+  die then read is the roll. The wait is held while the camera is frozen.
 * a frozen camera (the reader's ``"camera frozen: ..."``, the same frame over and over) gives
   nothing: no roll, no seat, no spin is read from a picture that does not change; the state
   goes to ``on_status`` (the kit tells the table once that the camera is lost).
@@ -74,8 +81,8 @@ from companion.vision.frames import (
     open_frame_source,
 )
 
-__all__ = ["FullTurnAsked", "MonsieurCameraSource", "SeatUnseen", "check_same_table", "geometry_for_layout",
-           "monsieur_camera_from_config"]
+__all__ = ["DieUnseen", "FullTurnAsked", "MonsieurCameraSource", "SeatUnseen", "check_same_table",
+           "geometry_for_layout", "monsieur_camera_from_config"]
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +114,26 @@ class SeatUnseen(Call):
     """
 
     hidden: str = ""
+
+
+@event_type("die_unseen")
+@dataclasses.dataclass(frozen=True, slots=True)
+class DieUnseen(Call):
+    """A call of the service: a roll was asked and ``die_stall_s`` later the camera has read
+    none; the table is told what to do: put the die on the board where the camera sees it (and
+    let it lie), press the electronic die button, or enter the colour (the web page's entries,
+    or ``companion enter monsieur-carrousel die_rolled colour=C``). Told once per roll asked.
+
+    Attributes:
+        player: whose roll it is.
+        reason: ``"unseen"`` (no colour read for ``die_unread_s`` or more: the die off the
+            table, under the roof, in a pocket), ``"moving"`` (it left its rest and is seen,
+            never still: tumbling, held, played with) or ``"still"`` (it lies as it lay when
+            the roll was asked: no roll seen).
+    """
+
+    player: str = ""
+    reason: str = "unseen"
 
 
 def geometry_for_layout(geometry: Any, layout: Any) -> Any:
@@ -167,6 +194,10 @@ class MonsieurCameraSource(ReadingThread):
         seat_unseen_s: seconds of session time after a seat was asked (``seat_kid``) with no
             kid seen seated, while some seats read unknown, before :class:`SeatUnseen` is told
             through ``ask`` (once per seat asked; nothing with ``ask`` None).
+        die_stall_s: seconds of session time after a roll was asked (from the first frame
+            after the ask; frozen frames start it again) with no roll read before
+            :class:`DieUnseen` is told through ``ask`` (once per roll asked; nothing with
+            ``ask`` None).
 
     Raises:
         ValueError: a bad spec. FrameSourceError: the camera cannot be opened.
@@ -179,7 +210,8 @@ class MonsieurCameraSource(ReadingThread):
                  ask: Callable[[Call], None] | None = None,
                  on_rest: Callable[[float, float], Any] | None = None,
                  on_frame: Callable[[float], Any] | None = None, die_unread_s: float = 4.0,
-                 spin_tracker: CameraSpinTracker | None = None, seat_unseen_s: float = 15.0):
+                 spin_tracker: CameraSpinTracker | None = None, seat_unseen_s: float = 15.0,
+                 die_stall_s: float = 15.0):
         self.frames = open_frame_source(frames) if isinstance(frames, str) else frames
         self.reader = reader
         self.settle_s = float(settle_s)
@@ -191,6 +223,7 @@ class MonsieurCameraSource(ReadingThread):
         self.on_frame = on_frame
         self.die_unread_s = float(die_unread_s)
         self.seat_unseen_s = float(seat_unseen_s)
+        self.die_stall_s = float(die_stall_s)
         self.spin_tracker = spin_tracker or CameraSpinTracker(settle_s=settle_s)
         n = reader.geometry.n_seats
         self._seat_stab = [Stabiliser[str](settle_s) for _ in range(n)]
@@ -207,9 +240,15 @@ class MonsieurCameraSource(ReadingThread):
         self._die_left = False
         self._die_unread_since: float | None = None
         self._die_gone_since: float | None = None  # since when the die reads no colour
-        self._die_gone_frames = 0  # frames in a row without a colour
+        self._die_rest: str | None = None  # the colour the die last lay showing (settled)
+        self._die_away_since: float | None = None  # since when it reads other than its rest
+        self._die_away_frames = 0  # frames in a row other than its rest (no colour, another)
+        self._die_seen_t: float | None = None  # session time of the last colour read
         self._unread_told = False  # die_rolled unknown sent; the die not seen since
         self._roll_asked_t = float("-inf")  # session time (s) of the last ask for a roll
+        self._roll_player = ""  # whose roll is asked
+        self._stall_from: float | None = None  # session time the roll's wait is counted from
+        self._stall_told = False  # DieUnseen told for the roll asked
         self._seen_emitted: tuple[int, ...] | None = None
         self._pending_turn: Any = None  # the stop awaiting the kids' answer
         self._rested = False
@@ -238,8 +277,10 @@ class MonsieurCameraSource(ReadingThread):
             elif kind in ("turn", "roll_again", "twins_help"):
                 self._roll_asked = True
                 self._roll_asked_t = float(call.t)
+                self._roll_player = str(getattr(call, "player", "") or "")
                 self._die_left = False
                 self._die_unread_since = None
+                self._stall_from, self._stall_told = None, False
             elif kind == "seat_kid":
                 self._seat_asked = tuple(call.seats)  # type: ignore[attr-defined]
                 self._seat_asked_t = None
@@ -261,7 +302,9 @@ class MonsieurCameraSource(ReadingThread):
             self.game_seats = {i for i, kid in enumerate(state.seats) if kid is not None}
             self._reported = set()
             self._roll_asked = state.phase == "roll"
+            self._roll_player = str(state.player or "") if self._roll_asked else ""
             self._die_left = False
+            self._stall_from, self._stall_told = None, False
             self._seat_asked = tuple(state.choices) if state.phase == "seat" else None
             self._seat_asked_t = None
             self._unseen_told = False
@@ -296,9 +339,12 @@ class MonsieurCameraSource(ReadingThread):
 
     def _frozen(self) -> list[Observation]:
         """A frame of a frozen camera: nothing on the table is known to have changed or to be
-        hidden; what was under way waits for the camera to move again."""
-        self._die_gone_since, self._die_gone_frames = None, 0
+        hidden; what was under way waits for the camera to move again (the roll's wait starts
+        again then)."""
+        self._die_gone_since = None
+        self._die_away_since, self._die_away_frames = None, 0
         self._die_unread_since = None
+        self._stall_from = None
         self._unread_since = [None] * len(self._unread_since)
         return []
 
@@ -309,8 +355,35 @@ class MonsieurCameraSource(ReadingThread):
         if ok and reading.carousel_angle_deg is not None and not self.spin_tracker.moving:
             out += self._seats(t, reading.seats)
         out += self._die(t, reading.die if ok else UNKNOWN)
+        self._stalled(t)
         self._unseen(t, reading.seats if ok else None)
         return out
+
+    @property
+    def roll_watched(self) -> bool:
+        """True while the camera waits for a roll the referee asked for (none read yet)."""
+        return self._roll_asked
+
+    def _stalled(self, t: float) -> None:
+        """Tell the table once when a roll asked for has not been read ``die_stall_s`` after
+        (counted from the first frame after the ask)."""
+        if not self._roll_asked or self._stall_told:
+            return
+        if self._stall_from is None:
+            self._stall_from = t
+            return
+        if t - self._stall_from < self.die_stall_s:
+            return
+        self._stall_told = True
+        if not self._die_left:
+            reason = "still"  # it lies as it lay at the ask
+        elif self._die_seen_t is None or t - self._die_seen_t >= self.die_unread_s:
+            reason = "unseen"  # no colour for as long as makes a roll unknown
+        else:
+            reason = "moving"
+        log.info("camera: no roll read %.0f s after it was asked (the die %s)", self.die_stall_s, reason)
+        if self.ask is not None:
+            self.ask(DieUnseen(t=t, player=self._roll_player, reason=reason))
 
     def _unseen(self, t: float, seats: tuple[str, ...] | None) -> None:
         """Tell the table once when a seat asked for has not been seen taken ``seat_unseen_s``
@@ -415,31 +488,39 @@ class MonsieurCameraSource(ReadingThread):
     def _die(self, t: float, die: str) -> list[Observation]:
         colour = die != UNKNOWN
         if colour:
-            self._die_gone_since, self._die_gone_frames = None, 0
+            self._die_gone_since, self._die_seen_t = None, t
             self._unread_told = False  # the die is seen again
+        elif self._die_gone_since is None:
+            self._die_gone_since = t
+        # away from its rest: out of sight, or another top colour than the one it lay showing
+        if not colour or (self._die_rest is not None and die != self._die_rest):
+            self._die_away_frames += 1
+            if self._die_away_since is None:
+                self._die_away_since = t
         else:
-            self._die_gone_frames += 1
-            if self._die_gone_since is None:
-                self._die_gone_since = t
-        if not self._roll_asked:
-            self._die_stab.update(t, die)
-            return []
-        if not self._die_left:
-            if (self._die_gone_since is None or self._die_gone_frames < 2
-                    or t - self._die_gone_since < self.settle_s / 2):
-                return []  # still in sight (or a frame of noise): not rolled yet
-            self._die_left = True  # picked up, rolling, under a hand
+            self._die_away_since, self._die_away_frames = None, 0
+        if (self._roll_asked and not self._die_left and self._die_away_since is not None
+                and self._die_away_frames >= 2 and t - self._die_away_since >= self.settle_s / 2):
+            self._die_left = True  # picked up, rolling, under a hand, tumbling (not a frame of noise)
             self._die_stab.reset()
-            # unread since it left, or since the roll was asked when it was out of sight before
-            # (a kid holding the die while the last turn went on is not a roll read unknown)
-            self._die_unread_since = max(self._die_gone_since, self._roll_asked_t)
+        if not self._roll_asked or not self._die_left:
+            settled = self._die_stab.update(t, die)
+            if settled is not None and settled != UNKNOWN:
+                self._die_rest = settled  # it lies there showing that colour: not a roll
+                self._die_away_since, self._die_away_frames = None, 0
+            return []
         if colour:
             self._die_unread_since = None
         elif self._die_unread_since is None:
-            self._die_unread_since = t
+            # unread since it went out of sight, or since the roll was asked when it was out of
+            # sight before (a kid holding the die while the last turn went on is not a roll read
+            # unknown)
+            gone = self._die_gone_since if self._die_gone_since is not None else t
+            self._die_unread_since = max(gone, self._roll_asked_t)
         settled = self._die_stab.update(t, die)
         if settled is not None and settled != UNKNOWN:
             self._roll_asked = False
+            self._die_rest = settled
             return [DieRolled(t=t, colour=settled)]
         if (self._die_unread_since is not None and t - self._die_unread_since >= self.die_unread_s
                 and not self._unread_told):
