@@ -1101,19 +1101,25 @@ class DiceReader:
     @staticmethod
     def _whole_face(frame: np.ndarray, box: Sequence[float]) -> bool:
         """The box's first two pip crops read one value whose face lies inside the box
-        (companion.readers.dice_face_checks.face_inside_box): a die touching another is read."""
+        (companion.readers.dice_face_checks.face_inside_box): a die touching another is read;
+        when they do not read one value, the crops that read one, at least two of the three and
+        all the same value."""
         from companion.readers.dice_face_checks import face_inside_box
 
         x0, y0, x1, y1 = (float(v) for v in box)
         w = x1 - x0
         crops = []
-        for m, size in _VARIANTS[:2]:
+        for m, size in _VARIANTS:
             v, _, pts = read_patch_pips(_resample(frame, box, m, size))
             scale = size / max(w * (1 + 2 * m), 1e-6)
             crops.append((v, np.column_stack([x0 - w * m + pts[:, 0] / scale, y0 - (y1 - y0) * m + pts[:, 1] / scale])
                           if len(pts) else pts))
-        (v0, p0), (v1, p1) = crops
-        return v0 is not None and v0 == v1 and face_inside_box(box, [p0, p1], PIP_GRID_SHARE, _SPAN)
+        (v0, p0), (v1, p1) = crops[:2]
+        if v0 is not None and v0 == v1:
+            return face_inside_box(box, [p0, p1], PIP_GRID_SHARE, _SPAN)
+        # else the crops that read a value, at least two, all one value (issue 16)
+        read = [(v, p) for v, p in crops if v is not None]
+        return len(read) >= 2 and len({v for v, _ in read}) == 1 and face_inside_box(box, [p for _, p in read], PIP_GRID_SHARE, _SPAN)
 
     def _covered(self, raw_at, centres: list[tuple[float, float]], half: float) -> list[tuple[float, float]]:
         """Of the square centres (frame px), those whose square (side ``2 half``) is at least

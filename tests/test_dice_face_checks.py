@@ -87,3 +87,28 @@ def test_the_frozen_reference_reads_these_photos_alike(reader):
     for name in ("IMG_20191209_095336.jpg", "IMG_20191209_095854.jpg"):
         frame = cv2.imread(str(TRAIN / name))
         assert [(r.box, r.value, r.reason) for r in old.read(frame)] == [(r.box, r.value, r.reason) for r in reader.read(frame)]
+
+
+def test_a_whole_face_from_the_first_and_third_crops_when_the_second_reads_none():
+    # A die touching another: the second crop (8 % margin) takes in the neighbour's pips and
+    # reads no face; the first and third read the same face inside the box.
+    box = (100.0, 100.0, 140.0, 140.0)
+    five = _face(5, (120, 120), 40)
+    none = np.zeros((0, 2))
+    assert DiceReader._whole_face(box, [(5, "", five), (None, "no face fits the pips", none), (5, "", five)])
+    # the crops that read must agree, at least two of them, and their face lie inside the box
+    assert not DiceReader._whole_face(box, [(5, "", five), (None, "no face fits the pips", none), (4, "", _face(4, (120, 120), 40))])
+    assert not DiceReader._whole_face(box, [(5, "", five), (None, "no face fits the pips", none), (None, "no pip seen", none)])
+    assert not DiceReader._whole_face(box, [(None, "", none), (5, "", five), (5, "", _face(5, (140, 120), 40))])
+
+
+@photos
+def test_a_die_touching_another_read_from_its_first_and_third_crops(reader):
+    # IMG_20191208_111718: a two pressed against a six; its second crop reads no face. Before,
+    # "only part of a die" box given and end to end.
+    frame = cv2.imread(str(TRAIN / "IMG_20191208_111718.jpg"))
+    assert reader.read_die(frame, (218.9, 330.2, 258.7, 369.9))[0] == 2
+    near = [r for r in reader.read(frame) if abs(r.centre[0] - 241.7) < 8 and abs(r.centre[1] - 351.7) < 8]
+    assert [r.value for r in near] == [2]
+    frame = cv2.imread(str(TRAIN / "IMG_20191208_111228.jpg"))  # a six beside a green die (held out)
+    assert reader.read_die(frame, (528.4, 227.0, 567.0, 265.6))[0] == 6
