@@ -336,16 +336,27 @@ class _SampleGroups:
         self.wood_key = self.seat[self.wood] * 8 + plan.sector[self.wood]
         self.wood_count = np.bincount(self.wood_key, minlength=n * 8)[: n * 8]
         self.print_floor = np.maximum(reader.print_share * plan.print_cl, reader.kid_chromaticity)
+        self._wood_groups: tuple[np.ndarray, ...] | None = None
+
+    def wood_groups(self) -> tuple[np.ndarray, ...] | None:
+        """:func:`_groups_of` of :attr:`wood_key` (``8 n`` groups), made once (None without wood
+        samples: :func:`_group_median` then takes its general path)."""
+        if self._wood_groups is None and len(self.wood_key):
+            self._wood_groups = _groups_of(self.wood_key, len(self.wood_count), keep=False)
+        return self._wood_groups
 
 
-def _group_median(key: np.ndarray, values: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+def _group_median(key: np.ndarray, values: np.ndarray, n_keys: int, groups: tuple[np.ndarray, ...] | None = None,
+                  keep: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The median of ``values`` (``N`` float) in each group ``key`` (``N`` int, 0 to
     ``n_keys - 1``): ``n_keys`` float64 (NaN for an empty group) and the groups' counts
-    (``n_keys`` int, read-only). One sort for all groups."""
+    (``n_keys`` int, read-only). One sort for all groups. ``groups``: :func:`_groups_of` of
+    ``key`` when the caller keeps it (the same values); ``keep``: False for a key not asked
+    again (its groups are not kept)."""
     if values.dtype == np.float32 and 0 < len(key) and n_keys < 2 ** 31:
         # the groups' part (counts, the group words, each group's middle places) kept for the
         # next call with the same groups (the seats' reading asks several medians of each)
-        count, high, lo, hi, has = _groups_of(key, n_keys)
+        count, high, lo, hi, has = groups if groups is not None else _groups_of(key, n_keys, keep)
         bits = np.ascontiguousarray(values).view(np.uint32)
         if bits.max() < 0x80000000:
             # every value 0 or above (-0.0 aside): their bits sort as the values do, so one sort
@@ -386,23 +397,25 @@ def _group_median(key: np.ndarray, values: np.ndarray, n_keys: int) -> tuple[np.
 _GROUPS: dict[tuple[int, bytes], tuple[np.ndarray, ...]] = {}
 
 
-def _groups_of(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, ...]:
+def _groups_of(key: np.ndarray, n_keys: int, keep: bool = True) -> tuple[np.ndarray, ...]:
     """For :func:`_group_median`: the groups' counts (``n_keys`` int, read-only), the keys
     as the high half of 64-bit words (``N`` uint64), each non-empty group's lower and upper
     middle places in the sorted values, and which groups are non-empty (``n_keys`` bool);
-    kept by the keys' bytes for the next calls with the same groups."""
+    kept by the keys' bytes for the next calls with the same groups (with ``keep``; without,
+    worked out and not kept: a key asked once costs no hashing of its bytes)."""
     k = np.ascontiguousarray(key)
-    tag = (n_keys, k.dtype.str.encode() + k.tobytes())
-    got = _GROUPS.get(tag)
+    tag = (n_keys, k.dtype.str.encode() + k.tobytes()) if keep else None
+    got = _GROUPS.get(tag) if keep else None
     if got is None:
         count = np.bincount(k, minlength=n_keys)[:n_keys]
         count.flags.writeable = False
         start = np.concatenate([[0], np.cumsum(count)[:-1]])
         has = count > 0
         got = (count, k.astype(np.uint64) << np.uint64(32), (start + (count - 1) // 2)[has], (start + count // 2)[has], has)
-        if len(_GROUPS) >= 16:
-            _GROUPS.clear()
-        _GROUPS[tag] = got
+        if keep:
+            if len(_GROUPS) >= 16:
+                _GROUPS.clear()
+            _GROUPS[tag] = got
     return got
 
 
@@ -992,16 +1005,17 @@ class MonsieurReader:
         than 3 sectors seen, or a disc with fewer than 6, cannot be cleared."""
         n = self.geometry.n_seats
         P = _PARTS
+        kept = None
         if groups is not None and ratio is not None:  # (the plan's wood samples and their keys, the pass's ratios)
-            wood, key = groups.wood, groups.wood_key
+            wood, key, kept = groups.wood, groups.wood_key, groups.wood_groups()
             ratio = np.where(clipped[wood], 0.0, ratio[wood])
         else:
             wood = plan.sector >= 0
             key = (seg[wood] // P) * 8 + plan.sector[wood]
             ratio = np.where(clipped[wood], 0.0, chroma[wood] / np.maximum(light[wood], 1.0))
         lit = np.where(clipped[wood], 100.0, light[wood])
-        med, cnt = _group_median(key, ratio, n * 8)
-        med_l = _group_median(key, lit, n * 8)[0]
+        med, cnt = _group_median(key, ratio, n * 8, kept)
+        med_l = _group_median(key, lit, n * 8, kept)[0]
         med = np.where(cnt >= 5, med, np.nan).reshape(n, 8)
         med_l = med_l.reshape(n, 8)
         seen = np.isfinite(med)
@@ -1036,7 +1050,7 @@ class MonsieurReader:
         count = fx.count
         # the seat's local light: the median lightness of its ring's print pixels
         sel = fx.ring & is_print
-        ring_light = _group_median(fx.seat[sel], light[sel], n)[0]
+        ring_light = _group_median(fx.seat[sel], light[sel], n, keep=False)[0]
         # each pixel's lightness as it would be under the light of its seat's print (the ring's
         # print lightness stands for the calibrated print's): a glyph is dark, a token light
         rel = light * (plan.print_l / ring_light[fx.seat_of])
@@ -1048,7 +1062,7 @@ class MonsieurReader:
         # pixels) is a glyph or a shadow under a glossy print's glare, not a token
         ratio = chroma / np.maximum(light, 1.0)
         sel = fx.middle & bright
-        grey_med = _group_median(fx.seat[sel], ratio[sel], n)[0]
+        grey_med = _group_median(fx.seat[sel], ratio[sel], n, keep=False)[0]
         grey = np.isfinite(grey_med) & (grey_med < self._kid_min_cl)
         # each test's count per segment from one bincount (sums of 0 and 1: exact)
         print_n, dark_n, bright_n, pale_n, strict_n, clip_n = np.bincount(

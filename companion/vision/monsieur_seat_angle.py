@@ -396,10 +396,11 @@ def print_beyond_seat(plan: _SeatPlan, seg: np.ndarray, strict: np.ndarray, is_p
     mid = rows[i, cnt // 2]
     below = rows[i, np.maximum(cnt // 2 - 1, 0)]
     ref = np.where(cnt == 0, 0.0, np.where(cnt % 2 == 1, mid, (below + mid) / 2.0))
-    sector_ratio = _group_median(key, ratio[wood], n_seats * 8)[0].reshape(n_seats, 8)
+    sector_ratio = _group_median(key, ratio[wood], n_seats * 8, None if groups is None else groups.wood_groups())[0]
+    sector_ratio = sector_ratio.reshape(n_seats, 8)
     if groups is not None:
         ring = groups.ring & is_print
-        own = _group_median(groups.seat[ring], ratio[ring], n_seats)[0]
+        own = _group_median(groups.seat[ring], ratio[ring], n_seats, keep=False)[0]
     else:
         ring = (seg % parts == 0) & is_print & (seg < parts * n_seats)
         own = _group_median(seg[ring] // parts, ratio[ring], n_seats)[0]
