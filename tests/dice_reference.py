@@ -1093,10 +1093,12 @@ class DiceReader:
     @staticmethod
     def _one_pip_shows(frame: np.ndarray, box: Sequence[float]) -> bool:
         """A blob of a one's pip size near the first crop's centre (dice_face_checks.one_pip_seen)."""
-        from companion.readers.dice_face_checks import one_pip_seen
+        from companion.readers.dice_face_checks import colour_map, one_colour_pip_seen, one_pip_seen
 
         patch = _resample(frame, box, 0.0, PATCH_PX)
-        return one_pip_seen(_pip_candidates(pip_map(patch)) + _pip_candidates(face_map(patch)), patch.shape[1])
+        # (issue 16: or the colour map shows that pip alone, dice_face_checks.one_colour_pip_seen)
+        return (one_pip_seen(_pip_candidates(pip_map(patch)) + _pip_candidates(face_map(patch)), patch.shape[1])
+                or one_colour_pip_seen(_pip_candidates(colour_map(patch)), patch.shape[1]))
 
     @staticmethod
     def _whole_face(frame: np.ndarray, box: Sequence[float]) -> bool:

@@ -1644,12 +1644,17 @@ class DiceReader:
     @staticmethod
     def _one_pip_shows(frame: np.ndarray, box: Sequence[float]) -> bool:
         """Whether the box's first crop shows a blob of a one's pip size near its centre
-        (:func:`~companion.readers.dice_face_checks.one_pip_seen`): a one the classifier alone
-        reads needs it (a glint on a die whose pips the pip reader did not see is no pip)."""
-        from companion.readers.dice_face_checks import one_pip_seen
+        (:func:`~companion.readers.dice_face_checks.one_pip_seen`), or its colour map shows
+        that blob alone (:func:`~companion.readers.dice_face_checks.one_colour_pip_seen`: a
+        red pip ringed by a marbled die's white swirl, which the pip maps see as one ring): a
+        one the classifier alone reads needs it (a glint on a die whose pips the pip reader
+        did not see is no pip, and shows no colour)."""
+        from companion.readers.dice_face_checks import colour_map, one_colour_pip_seen, one_pip_seen
 
         patch = _resample(frame, box, 0.0, PATCH_PX)
-        return one_pip_seen(_pip_candidates(pip_map(patch)) + _pip_candidates(face_map(patch)), patch.shape[1])
+        w = patch.shape[1]
+        return (one_pip_seen(_pip_candidates(pip_map(patch)) + _pip_candidates(face_map(patch)), w)
+                or one_colour_pip_seen(_pip_candidates(colour_map(patch)), w))
 
     def _one_die_shape(self, box: Sequence[float]) -> bool:
         """Whether ``box`` has one die's size and shape (``die_px``, sides within 1.5 of each

@@ -103,3 +103,57 @@ def one_pip_seen(candidates: Sequence[tuple[np.ndarray, float]], width: int) -> 
         if d >= ONE_PIP_MIN * width and np.hypot(xy[0] - width / 2, xy[1] - width / 2) <= ONE_PIP_CENTRE * width:
             return True
     return False
+
+
+#: A one's pip seen by its colour alone (:func:`one_colour_pip_seen`): at least this share of the
+#: box's width across. Nominal 0.22 of a die's side; the box may take in the die's sides seen in
+#: perspective (up to 1.4 times the face here), and the blob detector measures a pip a little
+#: under its painted size: 0.12 is about half a one's pip's nominal area.
+ONE_PIP_COLOUR_MIN = 0.12
+
+
+def colour_map(patch: np.ndarray) -> np.ndarray:
+    """Each pixel's colour distance from the die face's colour, lightness left out.
+
+    The chroma plane (OpenCV 8-bit Lab ``a``, ``b``) distance from the median ``a``, ``b`` of the
+    patch's central half (the face, pips being a minority there). A glint or a white swirl in a
+    marbled die is the light's colour (no chroma) and does not show here; a painted pip of a
+    colour (red pips on a black or blue die) does, however dark it is.
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, one die centred.
+
+    Returns:
+        ``h x w float32``, OpenCV 8-bit Lab units.
+    """
+    import cv2
+
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB)
+    h, w = lab.shape[:2]
+    core = lab[h // 4: 3 * h // 4, w // 4: 3 * w // 4].reshape(-1, 3)
+    if len(core) == 0:
+        core = lab.reshape(-1, 3)
+    a0, b0 = (float(np.median(core[:, k])) for k in (1, 2))
+    return np.hypot(lab[..., 1].astype(np.float32) - a0, lab[..., 2].astype(np.float32) - b0).astype(np.float32)
+
+
+def one_colour_pip_seen(candidates: Sequence[tuple[np.ndarray, float]], width: int) -> bool:
+    """Does the colour map (:func:`colour_map`) show a one's pip: exactly one round blob on
+    the patch, at least :data:`ONE_PIP_COLOUR_MIN` of its width across and within
+    :data:`ONE_PIP_CENTRE` of it from the centre? A die whose pips the classifier alone reads
+    as a one, seen with a white swirl or glint around its pip, shows that pip here alone; a
+    three or a five of coloured pips shows its other pips too, and is no one.
+
+    Args:
+        candidates: ``(centre xy px, diameter px)`` per round blob of the patch's colour map
+            (``dice._pip_candidates``), the patch being the box resampled ``width`` px wide.
+        width: the patch's width, px.
+
+    Returns:
+        True when exactly one blob is there and it is a one's pip.
+    """
+    if len(candidates) != 1:
+        return False
+    (xy, d), = candidates
+    return bool(d >= ONE_PIP_COLOUR_MIN * width
+                and np.hypot(xy[0] - width / 2, xy[1] - width / 2) <= ONE_PIP_CENTRE * width)
