@@ -90,3 +90,39 @@ def test_the_fit_points_are_the_broadcast_sums(i):
     offs = np.concatenate([reader._fit_in, reader._fit_out])
     plain = (centres[:, :, None, :] + offs[None, None, :, :]).reshape(-1, 2)
     assert len(seen) == 1 and np.array_equal(seen[0], plain)
+
+
+@needs_photos
+@pytest.mark.parametrize("i", [2, 8, 15])
+def test_the_plans_ray_tests_by_blocks_are_the_tests_of_every_sample(i):
+    from companion.vision.monsieur import _Rays
+
+    truth = json.loads((DATA / "truth.json").read_text())
+    frame = cv2.imread(str(DATA / "images" / truth["images"][i]["image"]))
+    reader = MonsieurReader()
+    reading = reader.read(frame)
+    if reading.camera is None:
+        pytest.skip("no camera on this photograph")
+    g, cam = reader.geometry, reading.camera
+    z = g.disc_top_z_mm
+    top = z + g.kid_height_mm
+    seat, _part, off = reader._layout
+    heads = reader._part_slices[2]
+    blocks = (reader._block_seat, reader._block_len, reader._block_reach, reader._block_upper)
+    every = slice(0, len(seat))
+    for angle in (0.0, 47.0, 133.5, 251.0):
+        a = np.radians(angle + g.seat_first_deg + g.seat_pitch_deg * np.arange(g.n_seats))
+        centres = np.asarray(g.axis_mm) + g.seat_ring_radius_mm * np.stack([np.cos(a), np.sin(a)], axis=1)
+        pts = np.take(centres, seat, axis=0) + off
+        rays = _Rays(cam.centre_mm, pts, np.array([z, top - 3.0]), heads)
+        reach = g.kid_base_radius_mm + g.kid_max_offset_mm + 1.0
+        tests = [(z, top, np.roll(centres, 1, axis=0), reach), (z, top, np.roll(centres, -1, axis=0), reach),
+                 (g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm, dtype=np.float64), g.roof_radius_mm + 1.0),
+                 (z, g.figure_top_z_mm, np.asarray(g.figure_mm, dtype=np.float64), g.figure_radius_mm + 1.0),
+                 (z, top, np.asarray(g.axis_mm, dtype=np.float64), 80.0)]  # (one that many blocks reach)
+        plain = np.zeros(len(seat), dtype=bool)
+        for z_lo, z_hi, axes, radius in tests:
+            per_point = np.take(axes, seat, axis=0) if np.ndim(axes) == 2 else axes
+            plain |= rays.passes(every, z_lo, z_hi, per_point, radius)
+        assert plain.any() and not plain.all()
+        assert np.array_equal(rays.passes_any(blocks, centres, tests), plain)

@@ -71,6 +71,7 @@ and rain zones); DESIGN.md (Vision; the margin ruling); CIE 15:2004 (L*a*b*).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -272,15 +273,17 @@ class _SeatPlan:
             other = np.take(centres, nb[wood_s], axis=0)
             near &= ~_within(wp[:, 0] - other[:, 0], wp[:, 1] - other[:, 1], g.seat_diameter_mm / 2.0 + 1.5, strict=True)
         ok[wood_s] &= near
-        every = slice(0, len(seat))
-        rays._segments(every, z, top)  # (the rays' parts up to a token's top: for every sample)
         for sl in (ring_s, wood_s):
             ok[sl] &= ~rays.passes(sl, z, top, np.take(centres, seat[sl], axis=0), reach)
-        for nb in reader._layout_neighbours:
-            ok &= ~rays.passes(every, z, top, np.take(centres, nb, axis=0), reach)
-        # the roof (skirt and cone inside its cylinder) and the figure hide what lies behind them
-        ok &= ~rays.passes(every, g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm), g.roof_radius_mm + 1.0)
-        ok &= ~rays.passes(every, z, g.figure_top_z_mm, np.asarray(g.figure_mm), g.figure_radius_mm + 1.0)
+        # (each test below over the blocks of samples whose rays may reach its axis: the others
+        # cannot, by the block's centre's ray and its farthest sample; the same answers)
+        # the neighbours' tokens; the roof (skirt and cone inside its cylinder) and the figure
+        # hide what lies behind them
+        blocks = (reader._block_seat, reader._block_len, reader._block_reach, reader._block_upper)
+        ok &= ~rays.passes_any(blocks, centres, [
+            (z, top, np.roll(centres, 1, axis=0), reach), (z, top, np.roll(centres, -1, axis=0), reach),
+            (g.roof_bottom_z_mm, g.roof_top_z_mm, np.asarray(g.axis_mm, dtype=np.float64), g.roof_radius_mm + 1.0),
+            (z, g.figure_top_z_mm, np.asarray(g.figure_mm, dtype=np.float64), g.figure_radius_mm + 1.0)])
         keep = np.flatnonzero(ok)
         self.idx = np.take(px[:, 1], keep) * w + np.take(px[:, 0], keep)
         self.seg = np.take(reader._layout_seg, keep)
@@ -503,6 +506,55 @@ class _Rays:
         self._kept[(z_lo, z_hi, sl.start, sl.stop)] = got
         return got
 
+    def passes_any(self, blocks: tuple[np.ndarray, ...], seat_centres: np.ndarray,
+                   tests: Sequence[tuple[float, float, np.ndarray, float]]) -> np.ndarray:
+        """Does each point's ray pass any of the ``tests`` (``N`` bool): each test ``(z_lo, z_hi,
+        axes, radius)`` is :meth:`passes` over every point, each point's axis its block's. The
+        points come in blocks (``blocks``: each block's seat, point count, the farthest of its
+        points from the seat's centre in ``seat_centres`` (``n x 2`` mm), whether they lie at
+        ``heights[1]``; the blocks in turn cover the points); a block of seat ``k`` has the
+        axis ``axes[k]`` (``axes``: ``n x 2``, or one ``2`` for all). A block whose seat
+        centre's ray passes farther than ``radius`` plus that reach (and a millimetre) from its
+        axis between the heights has no point within ``radius`` (the ray of a point ``d`` from
+        the centre is, at every height, within ``d`` of the centre's); only the other blocks'
+        points are tested, each with :meth:`passes`'s arithmetic: the same answers."""
+        seat, count, reach, upper = blocks
+        cam = self.camera
+        z_lo = np.array([t[0] for t in tests], dtype=np.float64)[:, None]
+        z_hi = np.array([t[1] for t in tests], dtype=np.float64)[:, None]
+        radius = np.array([t[3] for t in tests], dtype=np.float64)
+        axes = np.stack([np.asarray(t[2], dtype=np.float64)[seat] if np.ndim(t[2]) == 2
+                         else np.broadcast_to(np.asarray(t[2], dtype=np.float64), (len(seat), 2)) for t in tests])
+        # each test's rays' parts between its heights at the two heights (as _segments), T x 2
+        lo2 = np.clip((np.maximum(z_lo, self.heights) - self.heights) / self.span, 0.0, 1.0)
+        w2 = np.clip((z_hi - self.heights) / self.span, 0.0, 1.0) - lo2
+        level = upper.astype(np.intp)
+        lo, w = lo2[:, level], w2[:, level]  # T x B
+        c = seat_centres[seat]
+        run = cam[None, :2] - c
+        r = axes - (c[None] + lo[..., None] * run[None])
+        b = w[..., None] * run[None]
+        t = np.clip((r * b).sum(axis=2) / np.maximum((b * b).sum(axis=2), 1e-12), 0.0, 1.0)
+        q = r - t[..., None] * b
+        near = (w > 0) & (np.hypot(q[..., 0], q[..., 1]) - reach[None] <= radius[:, None] + 1.0)
+        out = np.zeros(len(self.x), dtype=bool)
+        for i in np.flatnonzero(near.any(axis=1)).tolist():
+            sel = np.repeat(near[i], count)  # (boolean gathers: numpy 1.24's take is slow)
+            n_sel = count[near[i]]
+            lo_i = np.repeat(lo2[i][level[near[i]]], n_sel)
+            w_i = np.repeat(w2[i][level[near[i]]], n_sel)
+            tx, ty = self.tx[sel], self.ty[sel]
+            bx, by = w_i * tx, w_i * ty
+            x0 = self.x[sel] + lo_i * tx
+            y0 = self.y[sel] + lo_i * ty
+            den = np.maximum(bx * bx + by * by, 1e-12)
+            rx = np.repeat(axes[i, near[i], 0], n_sel) - x0
+            ry = np.repeat(axes[i, near[i], 1], n_sel) - y0
+            tt = np.clip((rx * bx + ry * by) / den, 0.0, 1.0)
+            dx, dy = rx - tt * bx, ry - tt * by
+            out[sel] |= (dx * dx + dy * dy <= float(radius[i]) * float(radius[i])) & (w_i > 0)
+        return out
+
     def passes(self, sl: slice, z_lo: float, z_hi: float, centres: np.ndarray, radius: float) -> np.ndarray:
         """Do the rays of the points ``sl`` (a slice with its start and stop) pass within
         ``radius`` mm of a vertical axis through ``centres`` (``2``: one for all, or one per
@@ -665,6 +717,14 @@ class MonsieurReader:
         self._layout_sector = np.concatenate([np.tile(self._wood_sector, n) if o is self._wood else np.full(n * len(o), -1)
                                               for o in offsets])
         self._layout_sectors = np.where(self._layout[1] == 4, self._layout_sector, -1)
+        #: the layout's blocks (a part of a seat: its samples contiguous, parts in turn, seats in
+        #: turn within a part): each one's seat, sample count, farthest sample from the seat's
+        #: centre (mm) and whether it lies at the head's height (the plan's ray tests pass over
+        #: the blocks no ray of which can reach the tested axis)
+        self._block_seat = np.tile(np.arange(n), len(offsets))
+        self._block_len = np.repeat([len(o) for o in offsets], n)
+        self._block_reach = np.repeat([float(np.hypot(o[:, 0], o[:, 1]).max()) for o in offsets], n)
+        self._block_upper = np.repeat([o is self._head for o in offsets], n)
         names = tuple(g.print_srgb)
         self.references = ColourReferences(names, np.array([_lab_of_print(g.print_srgb[n], g.paper_srgb) for n in names]))
         self.colour_check = ColourCheck(self.references)
