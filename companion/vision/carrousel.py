@@ -430,6 +430,8 @@ class CarrouselReader:
         #: again: :meth:`_shaded_blacks`), and this frame's readings of them again by space
         self._black_before: list[int] = []
         self._again: dict[int, tuple[np.ndarray, RegionReading]] = {}
+        #: this frame's rim ratios of those spaces (SpaceChecks.rim_ratios), by space
+        self._ratios: dict[int, float] = {}
         self._points: tuple[np.ndarray, dict[str, list[tuple[int, int]]]] | None = None
         #: the plans' layouts of a board wholly inside the frame, by ``board_sum`` (:class:`_Layout`)
         self._layouts: dict[bool, _Layout] = {}
@@ -568,6 +570,7 @@ class CarrouselReader:
         # again against its rim's own light (SpaceChecks.black_in_own_light): its disc's light
         # over that white joins the Lab part now, counted in a row of its own (the same
         # reading as a read apart, which stays for a guess that misses)
+        self._ratios = {}
         again = self._shaded_blacks(plan, px, table[1:1 + n]) if self._black_before else []
         if again:
             discs = px[plan.lab_start + e1:plan.lab_start + e1 + plan.n_disc_px].reshape(n, -1, 3)
@@ -604,7 +607,7 @@ class CarrouselReader:
             spaces = tuple(self.checks.apply_sampled(
                 frame, reg, px[plan.check_start:plan.check_end].reshape(n, -1, 3), px[:plan.n_patch],
                 px[lab0:lab0 + plan.n_disc_px].reshape(n, -1, 3), spaces, table[1:1 + n], self.space_classifier,
-                self._read_again_at))
+                self._read_again_at, self._ratios))
         else:
             self._black_before = []
             spaces = tuple(self.checks.apply(frame, reg, spaces, table[1:1 + n], self.space_classifier))
@@ -699,6 +702,7 @@ class CarrouselReader:
         checks, n = self.checks, plan.n_spaces
         ks = self._black_before
         ratios = checks.rim_ratios(px[plan.check_start:plan.check_end].reshape(n, -1, 3), ks, whites)
+        self._ratios = dict(zip(ks, ratios))
         return [(k, checks.own_white(whites[k], r)) for k, r in zip(ks, ratios) if r < checks.SHADOW_RIM]
 
     @staticmethod

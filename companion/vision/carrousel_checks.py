@@ -43,7 +43,7 @@ Rulebook: shared/rules/carrousel.txt (Components: five horses of different colou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -352,7 +352,7 @@ class SpaceChecks:
                       discs: np.ndarray, readings: Sequence[RegionReading], whites: Sequence[np.ndarray],
                       classifier: RegionClassifier,
                       read_again: Callable[[int, np.ndarray, np.ndarray], RegionReading] | None = None,
-                      ) -> list[RegionReading]:
+                      ratios: Mapping[int, float] | None = None) -> list[RegionReading]:
         """:meth:`apply`'s answers (the same readings, reasons and fractions) from pixels
         already gathered, every space's checks in a few array operations: the print's
         measures of every empty space's rim and centre and of the white patch at once, their
@@ -371,6 +371,7 @@ class SpaceChecks:
                 disc pixels ``px`` (``N x 3 uint8``) against a white (``3`` linear BGR float32),
                 as ``classifier.read(linear_to_lab(srgb_to_linear(px[~clipped]), white),
                 clipped)`` reads them (default: that).
+            ratios: :meth:`rim_ratios` of some spaces of this frame already worked out, by space.
 
         Raises:
             ValueError: ``sampled``, ``patch`` or ``discs`` not of those shapes.
@@ -398,7 +399,7 @@ class SpaceChecks:
         if blacks:
             if read_again is None:
                 read_again = _exact_reader(classifier)
-            why.update(self._black_sampled(sampled, discs, blacks, whites, read_again))
+            why.update(self._black_sampled(sampled, discs, blacks, whites, read_again, ratios or {}))
         for k in colours:
             why[k] = self.colour_leads(frame, reg, k, whites[k], out[k], classifier)
         for k, text in why.items():
@@ -455,11 +456,17 @@ class SpaceChecks:
         return np.asarray(white, dtype=np.float32) * np.float32(ratio)
 
     def _black_sampled(self, sampled: np.ndarray, discs: np.ndarray, ks: list[int], whites: Sequence[np.ndarray],
-                       read_again: Callable[[int, np.ndarray, np.ndarray], RegionReading]) -> dict[int, str]:
+                       read_again: Callable[[int, np.ndarray, np.ndarray], RegionReading],
+                       known: Mapping[int, float]) -> dict[int, str]:
         """:meth:`black_in_own_light` of the spaces ``ks`` from :meth:`apply_sampled`'s pixels
-        (``sampled`` and every space's disc pixels): only the failed ones, with their reasons."""
+        (``sampled`` and every space's disc pixels), the ratios ``known`` taken as given: only
+        the failed ones, with their reasons."""
         why = {}
-        for k, ratio in zip(ks, self.rim_ratios(sampled, ks, whites)):
+        rest = [k for k in ks if k not in known]
+        ratio_of = dict(zip(rest, self.rim_ratios(sampled, rest, whites))) if rest else {}
+        ratio_of.update(known)
+        for k in ks:
+            ratio = ratio_of[k]
             if ratio >= self.SHADOW_RIM:
                 continue
             again = read_again(k, discs[k], self.own_white(whites[k], ratio))
