@@ -759,6 +759,8 @@ class MonsieurReader:
         self.die_change_points = max(2, int((g.die_size_mm / 4.0) ** 2) // 2)
         self._die_cache: tuple[_SeatPlan, np.ndarray, np.ndarray, DieReading] | None = None
         self._paper_plan: tuple[Registration, tuple[int, int], np.ndarray, np.ndarray] | None = None
+        #: per set of fixed markers, their paper's sample points (board mm) and each one's marker
+        self._paper_mm: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
         #: the frame's white with the paper's clipped channels at their brightest (None: none clipped)
         self._white_hi: np.ndarray | None = None
         #: the frame's blur from the markers' edges (Gaussian sigma, px; None: not measured)
@@ -984,8 +986,9 @@ class MonsieurReader:
         np.add(centres[:, :, None, 1], offs[None, None, :, 1], out=pts[..., 1])
         px = np.rint(cam.to_image(pts.reshape(-1, 2), g.disc_top_z_mm)).astype(np.int64)
         h, w = frame.shape[:2]
-        ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
-        idx = np.where(ok, np.clip(px[:, 1], 0, h - 1) * w + np.clip(px[:, 0], 0, w - 1), 0)
+        u, v = np.ascontiguousarray(px.T)  # (each coordinate a contiguous row: the same values, faster)
+        ok = (u >= 0) & (v >= 0) & (u < w) & (v < h)
+        idx = np.where(ok, np.clip(v, 0, h - 1) * w + np.clip(u, 0, w - 1), 0)
         pix = np.take(frame.reshape(-1, 3), idx, axis=0)
         shape = (len(steps), n, len(offs))
         # each sample's seat print colour, broadcast over the steps and samples (S x n x M)
@@ -1025,12 +1028,16 @@ class MonsieurReader:
             idx, which = cached[2], cached[3]
         else:
             g = self.geometry
-            pts = np.concatenate([g.markers[i].mean(axis=0) + self._paper for i in reg.marker_ids])
-            px = np.rint(reg.to_image(pts)).astype(np.int64)
+            board = self._paper_mm.get(reg.marker_ids)
+            if board is None:  # (the markers' paper points and their marker: the board's, kept)
+                board = self._paper_mm[reg.marker_ids] = (
+                    np.concatenate([g.markers[i].mean(axis=0) + self._paper for i in reg.marker_ids]),
+                    np.repeat(np.arange(len(reg.marker_ids)), len(self._paper)))
+            px = np.rint(reg.to_image(board[0])).astype(np.int64)
             h, w = frame.shape[:2]
             ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w) & (px[:, 1] < h)
             idx = px[ok, 1] * w + px[ok, 0]
-            which = np.repeat(np.arange(len(reg.marker_ids)), len(self._paper))[ok]
+            which = board[1][ok]
             self._paper_plan = (reg, frame.shape[:2], idx, which)
         # a marker's clipped paper left out while another's is not (monsieur_white)
         pix = unclipped_papers(np.take(frame.reshape(-1, 3), idx, axis=0), which)
