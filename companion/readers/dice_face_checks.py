@@ -157,3 +157,43 @@ def one_colour_pip_seen(candidates: Sequence[tuple[np.ndarray, float]], width: i
     (xy, d), = candidates
     return bool(d >= ONE_PIP_COLOUR_MIN * width
                 and np.hypot(xy[0] - width / 2, xy[1] - width / 2) <= ONE_PIP_CENTRE * width)
+
+
+def colour_pips(patch: np.ndarray) -> int | None:
+    """The face the pip fitter reads on the colour map (:func:`colour_map`) of one crop, or None.
+
+    The dice reader's pip maps (``dice.pip_map``, ``dice.face_map``) take lightness in: on a
+    black or smoky die with red pips the die's outline against a white floor and its white
+    swirls outshine the pips, and often no face fits. Lightness left out, the red pips stand
+    alone. The same fitter reads them (``dice._pip_candidates``, every subset against the six
+    layouts, ``dice._fits_face``, ``dice._consistent`` with the colour map as the evidence), two
+    fitting faces being no face. A weaker reader than the pip maps (the colours of a marbled die
+    make blobs too): it only confirms the classifier's value (``DiceReader._colour_confirms``).
+
+    Args:
+        patch: ``h x w x 3 uint8, BGR``, a die's box resampled about ``dice.PATCH_PX`` px wide.
+
+    Returns:
+        1-6, or None.
+    """
+    from companion.readers import dice
+
+    width = patch.shape[1]
+    evidence = colour_map(patch)
+    cands = dice._pip_candidates(evidence)
+    if not cands or len(cands) > dice.MAX_CANDIDATES:
+        return None
+    xy = np.array([c[0] for c in cands], float)
+    size = np.array([c[1] for c in cands], float)
+    best = None
+    for n in range(min(6, len(cands)), 0, -1):
+        subsets = dice._subsets(len(cands), n)
+        for subset in map(tuple, subsets[dice._geometry_may_fit(xy, size, subsets, width)].tolist()):
+            if best is not None and set(subset) <= set(best):
+                continue
+            if dice._fits_face(xy[list(subset)], size[list(subset)].tolist(), width) and dice._consistent(
+                    evidence, cands, subset, width):
+                if best is not None:
+                    return None  # two faces fit
+                best = subset
+    return None if best is None else len(best)
