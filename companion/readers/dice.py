@@ -39,13 +39,18 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
 5. **Decision** (:func:`decide`): both readers agree (classifier probability at least
    ``MODEL_WITH_PIPS``), or the pips abstain and the classifier is sure (``MODEL_ALONE``; a one
    so read needs a blob of a one's pip size at the face's centre, not a glint:
-   :func:`~companion.readers.dice_face_checks.one_pip_seen`); anything else - a disagreement
-   (any of the pips' crops reading another value), an unsure
+   :func:`~companion.readers.dice_face_checks.one_pip_seen`, or that blob alone on the colour
+   map, lightness left out: :func:`~companion.readers.dice_face_checks.one_colour_pip_seen`);
+   without a tray geometry, a classifier unsure between those two thresholds is confirmed
+   when no crop read a value and the pip fitter on the colour map reads its value in two
+   crops (the red pips of a black or smoky die: :meth:`DiceReader._colour_confirms`);
+   anything else - a disagreement (any of the pips' crops reading another value), an unsure
    classifier - is ``unknown`` with its reason. The thresholds were chosen on train photos
    held out of the classifier's training.
 6. **Never part of a die, never a colourless frame**: a box the die's foreground reaches well
-   beyond (:func:`_partial`) is ``unknown``, unless its first two pip crops read one face that
-   lies inside it (a die touching another: :meth:`DiceReader._whole_face`); a frame that is
+   beyond (:func:`_partial`) is ``unknown``, unless its pip crops read one face that lies
+   inside it (the first two, or when they do not read one value the crops that read one, at
+   least two: a die touching another, :meth:`DiceReader._whole_face`); a frame that is
    grayscale, too dark or clipped
    (:meth:`DiceReader.colour_problem`) reads one ``unknown`` over the tray. With no tray
    given, the tray is the floor the frame is centred on (:meth:`DiceReader.floor_region`).
