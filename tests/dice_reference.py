@@ -11,8 +11,12 @@ region too large to be dice, with a tray geometry; a die whose face's grid alone
 kept, not dropped as no die; with a tray geometry, the floor's median over FLOOR_MEDIAN_DICE
 dice, the wall's band (WALL_BAND) not counted by ``_partial``, and a one whose die's foreground
 reaches beyond a flat die's box ``unknown``, ``_one_beyond``; a value's pips more than
-FLAT_SURE off a flat face ``unknown``); it imports only the tray's geometry and
-face fit (companion/readers/dice_tray.py) from the package.
+FLAT_SURE off a flat face ``unknown``; a whole face inside a box from the first two crops, or
+the crops that read a value when they do not read one; a one's pip also seen alone on the
+colour map; without a geometry an unsure classifier confirmed by the colour map's pips,
+``_colour_confirms``); it imports only the tray's geometry and face fit
+(companion/readers/dice_tray.py) and the face checks (companion/readers/dice_face_checks.py,
+whose colour map's fitter uses the package's pip fitter helpers) from the package.
 
 The old module's notes follow.
 
