@@ -145,9 +145,10 @@ def test_camera_sim_games_play_to_their_end(tmp_path, seed, camera):
     kinds = [c.TYPE for c in calls]
     assert state.phase == "over", f"stuck in {state.phase} at {service.clock.now():.0f} s: {kinds[-5:]}"
     assert "invalid_observation" not in kinds
-    # every seat entered by hand followed the camera's one tell for that seat; every colour
-    # entered by hand followed a roll the camera did not read (die_unseen)
-    assert kinds.count("seat_unseen") == len([o for o in seen.fallbacks if o.TYPE == "kid_seated"])
+    # every seat entered by hand followed the camera's one tell for that seat, every colour
+    # entered by hand a roll the camera did not read (die_unseen); a tell may find the camera
+    # has read it meanwhile (seed 4's seat at 14 s): nothing is entered then
+    assert kinds.count("seat_unseen") >= len([o for o in seen.fallbacks if o.TYPE == "kid_seated"])
     assert kinds.count("die_unseen") >= len([o for o in seen.fallbacks if o.TYPE == "die_rolled"])
     assert all(o.TYPE in ("kid_seated", "die_rolled") for o in seen.fallbacks)
     print(f"seed {seed} {camera}: over at {service.clock.now():.0f} s session, {wall:.1f} s wall, "
