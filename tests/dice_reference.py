@@ -1143,7 +1143,9 @@ class DiceReader:
             return face_inside_box(box, [p0, p1], PIP_GRID_SHARE, _SPAN)
         # else the crops that read a value, at least two, all one value (issue 16)
         read = [(v, p) for v, p in crops if v is not None]
-        return len(read) >= 2 and len({v for v, _ in read}) == 1 and face_inside_box(box, [p for _, p in read], PIP_GRID_SHARE, _SPAN)
+        w, h = x1 - x0, y1 - y0
+        return (len(read) >= 2 and len({v for v, _ in read}) == 1 and max(w, h) <= 1.5 * min(w, h)
+                and face_inside_box(box, [p for _, p in read], PIP_GRID_SHARE, _SPAN))
 
     def _covered(self, raw_at, centres: list[tuple[float, float]], half: float) -> list[tuple[float, float]]:
         """Of the square centres (frame px), those whose square (side ``2 half``) is at least

@@ -100,6 +100,11 @@ def test_a_whole_face_from_the_first_and_third_crops_when_the_second_reads_none(
     assert not DiceReader._whole_face(box, [(5, "", five), (None, "no face fits the pips", none), (4, "", _face(4, (120, 120), 40))])
     assert not DiceReader._whole_face(box, [(5, "", five), (None, "no face fits the pips", none), (None, "no pip seen", none)])
     assert not DiceReader._whole_face(box, [(None, "", none), (5, "", five), (5, "", _face(5, (140, 120), 40))])
+    # a box over half a die (twice as long as high) whose first and third crops see two of its
+    # pips as a small two: no whole face (the first two crops agreeing would still count)
+    half = (100.0, 100.0, 140.0, 120.0)
+    small_two = np.array([[118.0, 108.0], [124.0, 114.0]])
+    assert not DiceReader._whole_face(half, [(2, "", small_two), (None, "no face fits the pips", none), (2, "", small_two)])
 
 
 @photos

@@ -1707,14 +1707,18 @@ class DiceReader:
         The first two crops when they read one value; else (the third crop is then read:
         :meth:`_pip_evidence`) the crops that read a value, at least two of them, all the
         same value (the first and third crops of a die touching another often read its face
-        while the second, with its margin, takes in the neighbour's pips)."""
+        while the second, with its margin, takes in the neighbour's pips), in a box of one
+        die's shape (its sides within 1.5 of each other, as the finder's dice: the first and
+        third crops frame the box alike, and a box over half a die, twice as long as high,
+        may show two of its pips as a small two)."""
         from companion.readers.dice_face_checks import face_inside_box
 
         (v0, _, p0), (v1, _, p1) = crops[:2]
         if v0 is not None and v0 == v1:
             return face_inside_box(box, [p0, p1], PIP_GRID_SHARE, _SPAN)
         read = [(v, p) for v, _, p in crops if v is not None]
-        return (len(read) >= 2 and len({v for v, _ in read}) == 1
+        w, h = box[2] - box[0], box[3] - box[1]
+        return (len(read) >= 2 and len({v for v, _ in read}) == 1 and max(w, h) <= 1.5 * min(w, h)
                 and face_inside_box(box, [p for _, p in read], PIP_GRID_SHARE, _SPAN))
 
     def _covered(self, raw_at, centres: list[tuple[float, float]], half: float) -> list[tuple[float, float]]:
