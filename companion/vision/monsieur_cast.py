@@ -223,24 +223,37 @@ def edge_blur_px(frame: np.ndarray, reg, markers: dict[int, np.ndarray], half_px
     """
     t = np.arange(-half_px, half_px + 1e-9, step_px)
     h, w = frame.shape[:2]
-    vals = []
-    for i in reg.marker_ids:
+    ids = list(reg.marker_ids)
+    if not ids:
+        return None
+    # each marker's edge points and those a millimetre out through the registration (a call
+    # per marker and set, as ever), then every marker's profiles at once, a coordinate at a
+    # time (the same values: numpy broadcasts over a last axis of 2 slowly)
+    q0, q1 = [], []
+    for i in ids:
         p, p_out = _edge_points(i, markers[i])
-        q0 = reg.to_image(p)
-        n_img = reg.to_image(p_out) - q0
-        n_img /= np.maximum(np.linalg.norm(n_img, axis=1, keepdims=True), 1e-9)
-        pts = q0[:, None, :] + t[None, :, None] * n_img[:, None, :]  # profiles x samples x 2
-        # only the marker's own crop is taken to linear grey light
-        x0, y0 = (np.floor(pts.reshape(-1, 2).min(axis=0)).astype(int) - 1).tolist()
-        x1, y1 = (np.ceil(pts.reshape(-1, 2).max(axis=0)).astype(int) + 2).tolist()
+        q0.append(reg.to_image(p))
+        q1.append(reg.to_image(p_out))
+    q0 = np.stack(q0)  # markers x profiles x 2
+    n_img = np.stack(q1) - q0
+    n_img /= np.maximum(np.linalg.norm(n_img, axis=2, keepdims=True), 1e-9)
+    px = q0[:, :, 0, None] + t[None, None, :] * n_img[:, :, 0, None]  # markers x profiles x samples
+    py = q0[:, :, 1, None] + t[None, None, :] * n_img[:, :, 1, None]
+    lo_x = (np.floor(px.reshape(len(ids), -1).min(axis=1)).astype(int) - 1).tolist()
+    lo_y = (np.floor(py.reshape(len(ids), -1).min(axis=1)).astype(int) - 1).tolist()
+    hi_x = (np.ceil(px.reshape(len(ids), -1).max(axis=1)).astype(int) + 2).tolist()
+    hi_y = (np.ceil(py.reshape(len(ids), -1).max(axis=1)).astype(int) + 2).tolist()
+    vals = []
+    for m, (x0, y0, x1, y1) in enumerate(zip(lo_x, lo_y, hi_x, hi_y)):
         if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
             continue  # (a marker at the frame's edge: its profiles would leave the frame)
+        # only the marker's own crop is taken to linear grey light
         # (srgb_to_linear(crop).mean(axis=2, dtype=np.float32)'s values: numpy sums the three
         # channels in turn, then divides by 3 in float32; the channels' light by one look-up)
         lin3 = cv2.LUT(frame[y0:y1, x0:x1], _LUT3)
         lin = (lin3[..., 0] + lin3[..., 1]) + lin3[..., 2]
         lin /= np.float32(3)
-        vals.append(cv2.remap(lin, (pts[..., 0] - x0).astype(np.float32), (pts[..., 1] - y0).astype(np.float32),
+        vals.append(cv2.remap(lin, (px[m] - x0).astype(np.float32), (py[m] - y0).astype(np.float32),
                               cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=-1.0))
     if not vals:
         return None
