@@ -76,9 +76,11 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    image turned), decided on those two when both give one class at :data:`VIEWS_AGREE` or
    more, and the eight views of the others (:func:`_decide_votes`); the search's squares of a frame go in one
    batch, in forward passes of :attr:`FaceModel.BATCH_ROWS` rows; the pip fitter rules out at
-   once the subsets whose geometry cannot fit a face; the finder's colour distance is taken in
-   integers, its components labelled in ``uint16``; medians and percentiles from one partition
-   or the values' counts. tests/test_dice_speed_equal.py and ``bench/dice_bench.py --equal``
+   once the subsets of every size whose geometry cannot fit a face, and takes each pair's
+   distance once per crop; the finder's colour distance and the pip maps' are sums of squared
+   8-bit differences, whole numbers (or quarters) exact in ``float32`` (:data:`_SQUARES`), the
+   components labelled in ``uint16``; medians and percentiles from one partition or the
+   values' counts. tests/test_dice_speed_equal.py and ``bench/dice_bench.py --equal``
    compare the readings with the reader as it was (tests/dice_reference.py).
 
 Measured on real photos (nell-byler/dice_detection, BSD-3-Clause): ``bench/dice_bench.py``, and
@@ -254,12 +256,28 @@ def pip_map(patch: np.ndarray) -> np.ndarray:
     return _pip_map_lab(cv2.cvtColor(patch, cv2.COLOR_BGR2LAB))
 
 
+#: The squares of the 8-bit differences 0-255, ``256 float32`` (exact): the maps' sums of
+#: squares (:func:`_pip_map_lab`, :func:`_face_map_lab`) are whole numbers or quarters under
+#: 2^20, exact in ``float32`` whatever the order of the sum, so the map is the float32 norm
+#: ``np.linalg.norm`` gives, bit for bit (its square root correctly rounded), five times faster.
+_SQUARES = np.arange(256, dtype=np.float32) ** 2
+
+
+def _root_of_sum(squares: np.ndarray) -> np.ndarray:
+    """``h x w float32``: the square root of the sum over the channels of ``h x w x 3 float32``
+    squares (each channel's whole numbers or quarters: the sum exact)."""
+    total = squares[..., 0] + squares[..., 1]
+    total += squares[..., 2]
+    return np.sqrt(total)
+
+
 def _pip_map_lab(lab: np.ndarray) -> np.ndarray:
     """:func:`pip_map` of a patch already in OpenCV 8-bit Lab (``h x w x 3 uint8``)."""
     import cv2
 
     body = cv2.medianBlur(lab, BODY_KERNEL_PX)
-    return np.linalg.norm(lab.astype(np.float32) - body.astype(np.float32), axis=2)
+    # (|lab - body| in uint8 is exact; its squares from a table; :data:`_SQUARES`)
+    return _root_of_sum(cv2.LUT(cv2.absdiff(lab, body), _SQUARES))
 
 
 def face_map(patch: np.ndarray) -> np.ndarray:
@@ -279,16 +297,20 @@ def face_map(patch: np.ndarray) -> np.ndarray:
 
 def _face_map_lab(lab8: np.ndarray) -> np.ndarray:
     """:func:`face_map` of a patch already in OpenCV 8-bit Lab (``h x w x 3 uint8``)."""
-    lab = lab8.astype(np.float32)
+    import cv2
+
     h, w = lab8.shape[:2]
     core = lab8[h // 4 : 3 * h // 4, w // 4 : 3 * w // 4].reshape(-1, 3)
     m = len(core)
     if m == 0:
-        return np.linalg.norm(lab - np.median(core.astype(np.float32), axis=0), axis=2)
+        return np.linalg.norm(lab8.astype(np.float32) - np.median(core.astype(np.float32), axis=0), axis=2)
     # (each channel's median, np.median's value: the middle one, or the mean of the middle two)
     part = np.partition(core, ((m - 1) // 2, m // 2), axis=0) if m > 1 else core
     median = (part[(m - 1) // 2].astype(np.float32) + part[m // 2]) / np.float32(2)
-    return np.linalg.norm(lab - median, axis=2)
+    # each channel's squared distance from its median (a whole number or a half) from a table
+    # of its 256 values: the float32 norm bit for bit (:data:`_SQUARES`)
+    table = (np.arange(256, dtype=np.float32)[:, None] - median[None, :]) ** 2
+    return _root_of_sum(cv2.LUT(lab8, table.reshape(1, 256, 3)))
 
 
 _DETECTORS = threading.local()
@@ -360,8 +382,11 @@ def _pip_candidates(evidence: np.ndarray) -> list[tuple[np.ndarray, float]]:
     return out
 
 
-def _fits_face(points: np.ndarray, sizes: Sequence[float], width: int) -> bool:
-    """Geometry alone: do these pip centres (px) form a face of a die ``width`` px wide?"""
+def _fits_face(points: np.ndarray, sizes: Sequence[float], width: int,
+               pair: Sequence[float] | None = None) -> bool:
+    """Geometry alone: do these pip centres (px) form a face of a die ``width`` px wide?
+    ``pair``: their pairwise distances (px) in :func:`itertools.combinations` order, each
+    ``float(np.hypot(*(a - b)))``, when already known (:func:`_pair_distances`)."""
     n = len(points)
     centre = points.mean(0)
     # The face's pattern is centred on the die (the box may include a side face).
@@ -372,13 +397,15 @@ def _fits_face(points: np.ndarray, sizes: Sequence[float], width: int) -> bool:
         return False  # (a two's pair is held to a tighter match: a die's corner looks like a pip)
     if n == 1:
         return True
-    sig = _signature(points)
+    if pair is None:
+        pair = [float(np.hypot(*(a - b))) for a, b in itertools.combinations(points, 2)]
+    srt = np.sort(pair)
+    sig = srt / srt[-1]  # (:func:`_signature`)
     if n < 6 and np.abs(sig - _SIGNATURES[n]).max() > SIGNATURE_TOL:
         return False
-    if n == 6 and min(np.abs(sig - s).max() for s in _SIX_SIGNATURES) > SIGNATURE_TOL:
-        return False
-    pair = [float(np.hypot(*(a - b))) for a, b in itertools.combinations(points, 2)]
-    unit = max(pair) / _SPAN[n] if n < 6 else float(np.mean(np.sort(pair)[:4]))
+    if n == 6 and np.abs(sig - _SIX_SIGNATURE_ROWS).max(axis=1).min() > SIGNATURE_TOL:
+        return False  # (the least over the six's aspects of the largest difference)
+    unit = max(pair) / _SPAN[n] if n < 6 else float(np.mean(srt[:4]))
     # Pip spacing is a fixed share of the die's side, and about a pip's diameter or more.
     return 0.08 * width <= unit <= 0.24 * width and 0.45 <= unit / float(np.mean(sizes)) <= 2.3
 
@@ -393,17 +420,21 @@ def _response(evidence: np.ndarray, xy: Sequence[float], radius: float) -> float
 
 
 def _consistent(
-    evidence: np.ndarray, cands: list[tuple[np.ndarray, float]], subset: tuple[int, ...], width: int
+    evidence: np.ndarray, cands: list[tuple[np.ndarray, float]], subset: tuple[int, ...], width: int,
+    xy: np.ndarray | None = None, d: np.ndarray | None = None,
 ) -> bool:
-    """Evidence beyond geometry: no other pip on the face, even contrast, empty places empty."""
-    pts = np.array([cands[i][0] for i in subset])
-    size = float(np.mean([cands[i][1] for i in subset]))
+    """Evidence beyond geometry: no other pip on the face, even contrast, empty places empty.
+    ``xy`` (``k x 2 float``) and ``d`` (``k float``): the candidates' centres and diameters, as
+    arrays (made from ``cands`` when not given)."""
+    if xy is None or d is None:
+        xy = np.array([c[0] for c in cands], float)
+        d = np.array([c[1] for c in cands], float)
+    pts = xy[list(subset)]
+    size = float(np.mean(d[list(subset)]))
     centre = pts.mean(0)
     # The face: around the pattern, half a pip beyond its outer pips (a single pip: a third of
     # the die); pips of the side faces, seen in perspective, lie outside it.
     reach = 0.3 * width if len(subset) == 1 else float(np.hypot(*(pts - centre).T).max()) + 1.0 * size
-    xy = np.array([c[0] for c in cands], float)
-    d = np.array([c[1] for c in cands], float)
     other = np.ones(len(cands), bool)
     other[list(subset)] = False
     if np.any(other & (d >= 0.6 * size) & (np.hypot(xy[:, 0] - centre[0], xy[:, 1] - centre[1]) < reach)):
@@ -495,20 +526,34 @@ def read_patch_pips(patch: np.ndarray) -> tuple[int | None, str, np.ndarray]:
     best: tuple[int, ...] | None = None
     xy = np.array([c[0] for c in cands], float)
     size = np.array([c[1] for c in cands], float)
-    for n in range(min(6, len(cands)), 0, -1):
-        subsets = _subsets(len(cands), n)
-        for subset in map(tuple, subsets[_geometry_may_fit(xy, size, subsets, width)].tolist()):
+    known: dict[tuple[int, int], float] = {}
+    for n, kept in _geometry_may_fit_all(xy, size, width):
+        for subset in map(tuple, kept.tolist()):
             if best is not None and set(subset) <= set(best):
                 continue
-            pts = np.array([cands[i][0] for i in subset])
+            pts = xy[list(subset)]
             sizes = [cands[i][1] for i in subset]
-            if _fits_face(pts, sizes, width) and _consistent(evidence, cands, subset, width):
+            if (_fits_face(pts, sizes, width, _pair_distances(xy, subset, known))
+                    and _consistent(evidence, cands, subset, width, xy, size)):
                 if best is not None:
                     return None, "two faces fit", none
                 best = subset
     if best is None:
         return None, "no face fits the pips", none
     return len(best), "", np.array([cands[i][0] for i in best], float)
+
+
+def _pair_distances(xy: np.ndarray, subset: tuple[int, ...], known: dict[tuple[int, int], float]) -> list[float]:
+    """The pairwise distances (px) of the candidates ``subset`` (centres ``xy``, ``k x 2``), in
+    :func:`itertools.combinations` order, each ``float(np.hypot(*(xy[i] - xy[j])))`` as
+    :func:`_fits_face` takes it, kept in ``known`` for the crop's other subsets."""
+    out = []
+    for ij in itertools.combinations(subset, 2):
+        d = known.get(ij)
+        if d is None:
+            d = known[ij] = float(np.hypot(*(xy[ij[0]] - xy[ij[1]])))
+        out.append(d)
+    return out
 
 
 @functools.cache
@@ -545,9 +590,58 @@ def _geometry_may_fit(xy: np.ndarray, size: np.ndarray, subsets: np.ndarray, wid
         return ok
     # the pairwise tests on the subsets left only (most are ruled out by their centre or sizes)
     keep = np.flatnonzero(ok)
-    if not len(keep):
-        return ok
-    pts, sz = pts[keep], sz[keep]
+    if len(keep):
+        ok[keep] = _pairwise_may_fit(pts[keep], sz[keep], width)
+    return ok
+
+
+@functools.cache
+def _all_subsets(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[tuple[int, int, int], ...]]:
+    """Every subset of 1 to 6 of ``k`` candidates, the largest first, each size's in
+    :func:`_subsets` order, as rows of ``S x 6`` indices padded with ``k`` (a candidate that
+    is not there); each row's size (``S float``), its size test's ratio (``S float``: a two's
+    pair 1.35, else 1.8, :func:`_fits_face`); and ``(n, first row, end row)`` of each size."""
+    rows, ns, spans = [], [], []
+    for n in range(min(6, k), 0, -1):
+        sub = _subsets(k, n)
+        spans.append((n, len(ns), len(ns) + len(sub)))
+        rows.append(np.hstack([sub, np.full((len(sub), 6 - n), k, np.intp)]))
+        ns += [n] * len(sub)
+    counts = np.array(ns, float)
+    return np.vstack(rows), counts, np.where(counts == 2, 1.35, 1.8), tuple(spans)
+
+
+def _geometry_may_fit_all(xy: np.ndarray, size: np.ndarray, width: int) -> list[tuple[int, np.ndarray]]:
+    """:func:`_geometry_may_fit` of every subset of 1 to 6 of the ``k`` candidates (centres
+    ``xy``, ``k x 2`` px, diameters ``size``, ``k`` px; 1 <= ``k``), the centre and size tests
+    of all sizes at once: ``(n, the subsets of n kept, C x n int in _subsets order)`` from the
+    largest ``n`` down. It keeps what :func:`_geometry_may_fit` keeps but for its sums' last
+    bits, within :data:`_SLACK` (a centre is a sum over the row divided by ``n``): only ever more
+    than :func:`_fits_face`."""
+    k = len(xy)
+    rows, counts, ratio, spans = _all_subsets(k)
+    gx = np.append(xy[:, 0], 0.0)[rows].sum(axis=1) / counts - width / 2
+    gy = np.append(xy[:, 1], 0.0)[rows].sum(axis=1) / counts - width / 2
+    ok = np.hypot(gx, gy) <= 0.22 * width + _SLACK
+    ok &= np.append(size, -np.inf)[rows].max(axis=1) <= ratio * np.append(size, np.inf)[rows].min(axis=1) * (1 + _SLACK)
+    out = []
+    for n, lo, hi in spans:
+        keep = np.flatnonzero(ok[lo:hi])
+        if not len(keep):
+            continue
+        subsets = rows[lo:hi, :n][keep]
+        if n > 1:
+            subsets = subsets[_pairwise_may_fit(xy[subsets], size[subsets], width)]
+        if len(subsets):
+            out.append((n, subsets))
+    return out
+
+
+def _pairwise_may_fit(pts: np.ndarray, sz: np.ndarray, width: int) -> np.ndarray:
+    """:func:`_geometry_may_fit`'s pairwise tests (signature, spacing, spacing against the
+    pips' size) of ``m`` subsets of ``n`` >= 2 candidates (centres ``pts``, ``m x n x 2`` px,
+    diameters ``sz``, ``m x n`` px), with :data:`_SLACK`: ``m bool``."""
+    n = pts.shape[1]
     a, b = _pairs(n)
     d = np.hypot(pts[:, a, 0] - pts[:, b, 0], pts[:, a, 1] - pts[:, b, 1])  # m x pairs
     d.sort(axis=1)
@@ -563,8 +657,7 @@ def _geometry_may_fit(xy: np.ndarray, size: np.ndarray, subsets: np.ndarray, wid
     mean_size = sz.mean(axis=1)
     fit &= (unit >= 0.08 * width - _SLACK) & (unit <= 0.24 * width + _SLACK)
     fit &= (unit >= (0.45 - _SLACK) * mean_size) & (unit <= (2.3 + _SLACK) * mean_size)
-    ok[keep] = fit
-    return ok
+    return fit
 
 
 def die_patch(frame: np.ndarray, box: Sequence[float]) -> np.ndarray:
@@ -1370,17 +1463,17 @@ class DiceReader:
 
         The distance is ``sqrt((w dL)^2 + da^2 + db^2)`` in float32. With the default weight 1/2
         its square is a whole number of quarters, ``k / 4`` with ``k = dL^2 + 4 (da^2 + db^2)``,
-        taken exactly in integers and compared with the least ``k`` whose float32 distance
-        exceeds ``foreground_lab`` (:meth:`_least_k`): the same pixels as the float32 sum, eight
-        times faster. Any other weight takes the float32 sum itself.
+        taken exactly (whole numbers under 2^20, exact in float32: OpenCV's squares of the
+        differences and their weighted sum) and compared with the least ``k`` whose float32
+        distance exceeds ``foreground_lab`` (:meth:`_least_k`): the same pixels as the float32
+        sum, ten times faster. Any other weight takes the float32 sum itself.
         """
         import cv2
 
-        if self.lightness_weight == 0.5 and lab.size < 2 ** 26:
-            d = cv2.absdiff(lab, floor).astype(np.int32)
-            d *= d
-            k = d[..., 0] + 4 * (d[..., 1] + d[..., 2])
-            return (k >= _least_k(float(self.foreground_lab))).astype(np.uint8)
+        if self.lightness_weight == 0.5:
+            d = cv2.absdiff(lab, floor)
+            k = cv2.transform(cv2.multiply(d, d, dtype=cv2.CV_32F), _FOREGROUND_WEIGHTS)
+            return (k >= _least_k(float(self.foreground_lab))).view(np.uint8)
         diff = lab.astype(np.float32) - floor.astype(np.float32)
         diff[..., 0] *= self.lightness_weight
         dist = np.linalg.norm(diff, axis=2)
@@ -1976,6 +2069,10 @@ def _components(mask: np.ndarray):
     if cv2.countNonZero(mask) < 65535:
         return cv2.connectedComponentsWithStats(mask, connectivity=8, ltype=cv2.CV_16U)
     return cv2.connectedComponentsWithStats(mask)
+
+
+#: The weights of the squared differences (L, a, b) in :meth:`DiceReader._foreground`'s ``k``.
+_FOREGROUND_WEIGHTS = np.array([[1.0, 4.0, 4.0]])
 
 
 @functools.lru_cache(maxsize=8)
