@@ -130,6 +130,55 @@ def test_the_vectorised_geometry_never_rules_out_a_subset_that_fits_a_face():
     assert fits > 30 and ruled_out > kept
 
 
+def test_every_size_at_once_keeps_the_subsets_each_size_alone_keeps_and_every_face():
+    """:func:`_geometry_may_fit_all` (the centre and size tests of all subset sizes in one go)
+    keeps, size by size and in the same order, the subsets :func:`_geometry_may_fit` keeps, so
+    never one that fits a face; and :func:`_fits_face` given the crop's pairwise distances
+    (:func:`_pair_distances`) decides as it does without them."""
+    rng = np.random.default_rng(16)
+    fits = 0
+    for trial in range(150):
+        n = int(rng.integers(1, 7))
+        width = int(rng.choice([64, 72]))
+        angle, unit = rng.uniform(0, np.pi), rng.uniform(0.08, 0.24) * width
+        rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        face = np.array(dice._FACES[n], float) @ rot.T * unit + width / 2 + rng.normal(0, 2.0, 2)
+        extra = rng.uniform(5, width - 5, (int(rng.integers(0, 6)), 2))
+        xy = np.vstack([face + rng.normal(0, rng.choice([0.3, 1.5, 4.0]), face.shape), extra])
+        size = rng.uniform(4, 9, len(xy))
+        alone = [(k, dice._subsets(len(xy), k)[dice._geometry_may_fit(xy, size, dice._subsets(len(xy), k), width)])
+                 for k in range(min(6, len(xy)), 0, -1)]
+        together = dice._geometry_may_fit_all(xy, size, width)
+        assert [(k, s.tolist()) for k, s in alone if len(s)] == [(k, s.tolist()) for k, s in together], trial
+        known: dict = {}
+        for k, kept in together:
+            for subset in map(tuple, kept.tolist()):
+                pts, sizes = xy[list(subset)], [float(size[i]) for i in subset]
+                ok = dice._fits_face(pts, sizes, width)
+                assert dice._fits_face(pts, sizes, width, dice._pair_distances(xy, subset, known)) == ok
+                assert ok == ref._fits_face(np.array([xy[i] for i in subset]), sizes, width), (trial, subset)
+                fits += ok
+    assert fits > 30
+
+
+@pytest.mark.parametrize("shape", [(72, 72), (81, 72), (56, 64), (9, 7), (3, 5)])
+def test_the_pip_and_face_maps_are_the_float32_norms_bit_for_bit(shape):
+    """The maps from a table of squares (:data:`_SQUARES`) are the float32 norms the reader
+    took before (tests/dice_reference.py), bit for bit: noise, and a smooth face with dark and
+    light pips (differences up to the whole 8-bit range; face medians half-way between codes)."""
+    rng = np.random.default_rng(sum(shape))
+    h, w = shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    smooth = np.stack([(xx * 3 + yy) % 256, (yy * 5) % 256, np.full((h, w), 200)], axis=2).astype(np.uint8)
+    smooth[(xx % 9 < 3) & (yy % 11 < 4)] = (0, 0, 0)
+    smooth[(xx % 13 < 2) & (yy % 7 < 2)] = (255, 255, 255)
+    for patch in (rng.integers(0, 256, (h, w, 3), dtype=np.uint8), smooth,
+                  np.where(rng.random((h, w, 1)) < 0.5, 0, 255).astype(np.uint8).repeat(3, axis=2)):
+        for new, old in ((dice.pip_map(patch), ref.pip_map(patch)), (dice.face_map(patch), ref.face_map(patch))):
+            assert new.dtype == np.float32 and new.shape == (h, w)
+            assert np.array_equal(new.view(np.uint32), old.view(np.uint32))
+
+
 @pytest.mark.parametrize("weight,level", [(0.5, 28.0), (0.5, 28.3), (0.5, 0.0), (0.37, 28.0)])
 def test_the_foreground_is_the_float32_distance_test(weight, level):
     rng = np.random.default_rng(3)
