@@ -126,3 +126,25 @@ def test_the_plans_ray_tests_by_blocks_are_the_tests_of_every_sample(i):
             plain |= rays.passes(every, z_lo, z_hi, per_point, radius)
         assert plain.any() and not plain.all()
         assert np.array_equal(rays.passes_any(blocks, centres, tests), plain)
+
+
+@needs_photos
+def test_the_clipped_whites_bound_kept_for_a_registration_is_the_one_worked_out_again():
+    truth = json.loads((DATA / "truth.json").read_text())
+    frame = cv2.imread(str(DATA / "images" / truth["images"][4]["image"]))
+    reader = MonsieurReader()
+    reg, g = reader.read(frame).registration, reader.geometry
+    gain = 256.0 / reader._white(frame, reg)[1][1]  # the paper's green clipped, its blue and red not
+    frame[..., 1] = np.clip(frame[..., 1].astype(np.float32) * gain, 0, 255).astype(np.uint8)
+    reg = reader.read(frame).registration
+    white, code = reader._white(frame, reg)
+    assert code[1] >= monsieur_cast.SATURATED > code[0]
+    monsieur_cast._EDGE_PIXELS.clear()
+    fresh = monsieur_cast.white_upper_bound(frame, reg, g.markers, white, code, g.marker_size_mm)
+    assert fresh is not None and fresh[1] > white[1]
+    kept = monsieur_cast._EDGE_PIXELS[0][3]
+    darker = (frame.astype(np.float32) * 0.97).astype(np.uint8)  # the next frame of the stream
+    again = monsieur_cast.white_upper_bound(darker, reg, g.markers, white, code, g.marker_size_mm)
+    assert monsieur_cast._EDGE_PIXELS[0][3] is kept  # the pixels kept, not worked out again
+    monsieur_cast._EDGE_PIXELS.clear()
+    assert np.array_equal(again, monsieur_cast.white_upper_bound(darker, reg, g.markers, white, code, g.marker_size_mm))
