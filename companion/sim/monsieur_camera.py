@@ -19,6 +19,14 @@ simulated children do into what the camera sees, instead of observations:
   by hand after a moment (or, with no colour on top, a cocked die, press the die button: a
   colour drawn from the die's), unless the camera read the roll meanwhile (``fallbacks``).
 
+Each scene change begins at the action's time or at the session time the camera reads now,
+whichever is later: the table answers a call at the call's time plus a moment, but with a camera
+the service announces a call only after its jitter buffer (``settle_s`` and two frames, 0.9 s by
+default), so an action can carry a time already past. Begun in the past, a roll's 0.8 s out of
+sight shrank by that much (0.57 s in the tests' game on seed 1, too short to be read at all on
+seed 3: the game then waited for a roll nobody could see) and a spin's first frame jumped by the
+turn already made (the camera lost count and asked the kids).
+
 So the referee learns the stop angle, the kids on seats and the die's colour from rendered
 frames alone. A scheduled source (the service loop times the scene changes); it also listens to
 the calls (the full-turn question).
@@ -86,21 +94,23 @@ class CameraTable:
 
         def wrapped(obs: Any) -> None:
             kind = obs.TYPE
+            # not before now: an action answering a call the buffer held back carries a past time
+            at = max(float(obs.t), float(self.camera.clock()))
             if kind == "spin_started":
                 revolutions, direction = self._expected.pop(0) if self._expected else (None, "ccw")
                 if revolutions is not None:
                     sign = 1.0 if direction == "ccw" else -1.0
                     self.last_revolutions = revolutions
-                    self.camera.spin(obs.t, sign * revolutions * 360.0, revolutions * self.spin_s_per_rev)
+                    self.camera.spin(at, sign * revolutions * 360.0, revolutions * self.spin_s_per_rev)
                 return
             if kind in ("spin_stopped", "seats_seen"):
                 return
             if kind == "die_rolled":
-                self._roll(obs.t, obs.colour)
+                self._roll(at, obs.colour)
                 return
             if kind == "kid_seated":
                 self._seated = obs
-                self._seat(obs.t, obs.seat, obs.kid)
+                self._seat(at, obs.seat, obs.kid)
                 return
             if kind == "answer":
                 for o in self.source.take_answer(obs):
