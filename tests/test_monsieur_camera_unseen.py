@@ -118,7 +118,10 @@ def test_a_game_goes_past_the_seat_the_camera_cannot_read(tmp_path):
     state = service.state
     service.close()
     kinds = [c.TYPE for c in calls]
-    assert kinds.count("seat_unseen") == 1 and len(seen.fallbacks) == 1
+    # a game that stood still says where and why (a part that failed, the camera's state)
+    assert service.failure is None, service.failure
+    where = f"{kinds} by {service.clock.now():.1f} s; camera: {seen.source.status!r}, {seen.source.frames_read} frames"
+    assert kinds.count("seat_unseen") == 1 and len(seen.fallbacks) == 1, where
     told = next(c for c in calls if c.TYPE == "seat_unseen")
     entered = seen.fallbacks[0]
     assert entered.TYPE == "kid_seated" and entered.t >= told.t and str(entered.seat) in told.hidden.split(", ")
