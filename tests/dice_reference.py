@@ -12,11 +12,10 @@ kept, not dropped as no die; with a tray geometry, the floor's median over FLOOR
 dice, the wall's band (WALL_BAND) not counted by ``_partial``, and a one whose die's foreground
 reaches beyond a flat die's box ``unknown``, ``_one_beyond``; a value's pips more than
 FLAT_SURE off a flat face ``unknown``; a whole face inside a box from the first two crops, or
-the crops that read a value when they do not read one; a one's pip also seen alone on the
-colour map; without a geometry an unsure classifier confirmed by the colour map's pips,
-``_colour_confirms``); it imports only the tray's geometry and face fit
-(companion/readers/dice_tray.py) and the face checks (companion/readers/dice_face_checks.py,
-whose colour map's fitter uses the package's pip fitter helpers) from the package.
+the crops that read a value when they do not read one, in a box of one die's shape; a one's
+pip also seen alone on the colour map); it imports only the tray's geometry and face fit
+(companion/readers/dice_tray.py) and the face checks (companion/readers/dice_face_checks.py)
+from the package.
 
 The old module's notes follow.
 
@@ -1090,27 +1089,9 @@ class DiceReader:
         if partial and value is None:
             return None, partial
         got = decide(probs, value, reason, seen)
-        if got[0] is None and value is None and not seen and probs is not None and self.geometry is None:
-            got = self._colour_confirms(frame, box, probs, *got)  # (issue 16)
         if got[0] == 1 and value is None and not self._one_pip_shows(frame, box):
             return None, "the face looks like 1 but shows no pip of a one's size (a glint?)"
         return got
-
-    @staticmethod
-    def _colour_confirms(frame: np.ndarray, box: Sequence[float], probs: np.ndarray, value, reason: str):
-        """Issue 16: the classifier's unsure best value (at least MODEL_WITH_PIPS) taken when the
-        pip fitter on the colour map (dice_face_checks.colour_pips) reads it in at least two of
-        the three crops and no crop another value; else ``(value, reason)``."""
-        from companion.readers.dice_face_checks import colour_pips
-
-        best = int(np.argmax(probs))
-        if best == 0 or float(probs[best]) < MODEL_WITH_PIPS:
-            return value, reason
-        read = [colour_pips(_resample(frame, box, m, size)) for m, size in _VARIANTS]
-        got = {v for v in read if v is not None}
-        if got == {best} and sum(v is not None for v in read) >= 2:
-            return best, ""
-        return value, reason
 
     @staticmethod
     def _one_pip_shows(frame: np.ndarray, box: Sequence[float]) -> bool:
@@ -1302,8 +1283,6 @@ class DiceReader:
                 readings.append(got)
                 continue
             value, reason = decide(p, pips, pip_reason, seen)
-            if value is None and pips is None and not seen and p is not None:
-                value, reason = self._colour_confirms(frame, box, p, value, reason)  # (issue 16)
             if value == 1 and pips is None and not self._one_pip_shows(frame, box):
                 value, reason = None, "the face looks like 1 but shows no pip of a one's size (a glint?)"
             readings.append(DieReading(box, UNKNOWN if value is None else value, reason))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from companion.readers.dice import _SPAN, PIP_GRID_SHARE, DiceReader
-from companion.readers.dice_face_checks import colour_map, colour_pips, face_inside_box, one_colour_pip_seen, one_pip_seen
+from companion.readers.dice_face_checks import colour_map, face_inside_box, one_colour_pip_seen, one_pip_seen
 
 TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "dice" / "train"
 photos = pytest.mark.skipif(not TRAIN.is_dir(), reason="the real photo set's train split is not present")
@@ -150,39 +150,12 @@ def test_a_red_one_ringed_by_a_white_swirl_is_read(reader):
     assert [r.value for r in near] == [1]
 
 
-def _smoky_six(frame_px: int = 200) -> tuple[np.ndarray, tuple[float, float, float, float]]:
-    """A frame of a black die (44 px) with six red pips and a white swirl on a white floor, and its box."""
-    frame = np.full((frame_px, frame_px, 3), 225, np.uint8)
-    x0 = y0 = 78
-    cv2.rectangle(frame, (x0, y0), (x0 + 44, y0 + 44), (35, 35, 35), -1)
-    cv2.ellipse(frame, (x0 + 22, y0 + 22), (17, 9), 30, 0, 300, (230, 230, 230), 2)
-    for gx in (-1, 1):
-        for gy in (-1, 0, 1):
-            cv2.circle(frame, (x0 + 22 + 10 * gx, y0 + 22 + 10 * gy), 4, (40, 40, 185), -1)
-    return frame, (float(x0), float(y0), float(x0 + 44), float(y0 + 44))
-
-
-def test_the_colour_maps_pip_fitter_reads_red_pips_and_only_confirms_the_classifier():
-    frame, box = _smoky_six()
-    from companion.readers.dice import _VARIANTS, _resample
-
-    assert [colour_pips(_resample(frame, box, m, s)) for m, s in _VARIANTS].count(6) >= 2
-    grey = cv2.cvtColor(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
-    assert colour_pips(_resample(grey, box, 0.0, 72)) is None  # no colour, no pip
-    unsure = "no face fits the pips; face classifier unsure (0.50)"
-    six = np.array([0.1, 0.05, 0.05, 0.05, 0.1, 0.15, 0.5])
-    assert DiceReader._colour_confirms(frame, box, six, None, unsure) == (6, "")
-    five = np.array([0.1, 0.05, 0.05, 0.05, 0.1, 0.5, 0.15])
-    assert DiceReader._colour_confirms(frame, box, five, None, unsure) == (None, unsure)
-    weak = np.array([0.3, 0.1, 0.1, 0.1, 0.05, 0.05, 0.3])  # the classifier under MODEL_WITH_PIPS
-    assert DiceReader._colour_confirms(frame, box, weak, None, unsure) == (None, unsure)
-
 
 @photos
-def test_a_smoky_six_with_red_pips_read_where_the_classifier_is_unsure(reader):
-    # IMG_20191208_112857: a smoky die's six of red pips; no crop's face fits on the pip maps,
-    # the classifier alone is unsure (6 under MODEL_ALONE); the colour map's pips confirm it.
-    frame = cv2.imread(str(TRAIN / "IMG_20191208_112857.jpg"))
-    assert reader.read_die(frame, (390.2, 269.0, 419.6, 298.5))[0] == 6
-    near = [r for r in reader.read(frame) if abs(r.centre[0] - 404.5) < 8 and abs(r.centre[1] - 284) < 8]
-    assert [r.value for r in near] == [6]
+def test_a_blue_four_of_red_pips_is_not_read_two(reader):
+    # IMG_20191208_112451: a blue four of red pips turned 45 degrees, the classifier unsure
+    # (0.49 for 2). A pip fitter on the colour map read it 2 in all three crops on OpenCV 4.11
+    # (4 in one crop on OpenCV 5): the colour map may only say a one's pip is alone, never
+    # confirm a value the classifier is unsure of.
+    frame = cv2.imread(str(TRAIN / "IMG_20191208_112451.jpg"))
+    assert reader.read_die(frame, (235.3, 261.3, 265.7, 291.7))[0] in (4, None)

@@ -41,9 +41,6 @@ How it works (OpenCV: image processing, and its DNN module for one small trained
    so read needs a blob of a one's pip size at the face's centre, not a glint:
    :func:`~companion.readers.dice_face_checks.one_pip_seen`, or that blob alone on the colour
    map, lightness left out: :func:`~companion.readers.dice_face_checks.one_colour_pip_seen`);
-   without a tray geometry, a classifier unsure between those two thresholds is confirmed
-   when no crop read a value and the pip fitter on the colour map reads its value in two
-   crops (the red pips of a black or smoky die: :meth:`DiceReader._colour_confirms`);
    anything else - a disagreement (any of the pips' crops reading another value), an unsure
    classifier - is ``unknown`` with its reason. The thresholds were chosen on train photos
    held out of the classifier's training.
@@ -1170,11 +1167,6 @@ class DiceReader:
             if got is _UNDECIDED:
                 return _UNDECIDED
             value, reason = got
-            if value is None and pips is None and not seen and box_votes is not None:
-                # the classifier unsure and no crop's value: the pips of the colour map may confirm it
-                if sure_only and box_votes.count(i) < _Votes.VIEWS:
-                    return _UNDECIDED
-                value, reason = self._colour_confirms(frame, box, box_votes.full(i), value, reason)
             if value == 1 and pips is None and not self._one_pip_shows(frame, box):
                 value, reason = None, "the face looks like 1 but shows no pip of a one's size (a glint?)"
             return DieReading(box, UNKNOWN if value is None else value, reason)
@@ -1740,30 +1732,9 @@ class DiceReader:
         if partial and value is None:
             return None, partial
         got = decide(probs, value, reason, seen)
-        if got[0] is None and value is None and not seen and probs is not None and self.geometry is None:
-            got = self._colour_confirms(frame, box, probs, *got)  # (as :meth:`read` without a geometry)
         if got[0] == 1 and value is None and not self._one_pip_shows(frame, box):
             return None, "the face looks like 1 but shows no pip of a one's size (a glint?)"
         return got
-
-    @staticmethod
-    def _colour_confirms(frame: np.ndarray, box: Sequence[float], probs: np.ndarray, value, reason: str):
-        """``(value, reason)`` of a die whose pips read no value in any crop, the classifier's
-        eight-view ``probs`` (``7 float``) given: its best value, when at least
-        :data:`MODEL_WITH_PIPS` but unsure alone, is taken if the pip fitter on the colour map
-        (:func:`~companion.readers.dice_face_checks.colour_pips`) reads it in at least two of
-        the three crops and no crop another value; else ``(value, reason)`` unchanged (the colour
-        map only confirms: it never makes a die that reads a value unknown)."""
-        from companion.readers.dice_face_checks import colour_pips
-
-        best = int(np.argmax(probs))
-        if best == 0 or float(probs[best]) < MODEL_WITH_PIPS:
-            return value, reason
-        read = [colour_pips(_resample(frame, box, m, size)) for m, size in _VARIANTS]
-        got = {v for v in read if v is not None}
-        if got == {best} and sum(v is not None for v in read) >= 2:
-            return best, ""
-        return value, reason
 
     @staticmethod
     def _one_pip_shows(frame: np.ndarray, box: Sequence[float]) -> bool:
