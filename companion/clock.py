@@ -178,6 +178,7 @@ class PacedClock:
         self.held = False
         self.behind_s = 0.0
         self._told_behind = 0.0
+        self._paced = False  # the first wait rebases: the service's start-up is no game time
 
     def _late(self, until: float) -> None:
         """Note how late (real s) the game reaches ``until``; say it when it first passes
@@ -213,6 +214,10 @@ class PacedClock:
         the real elapsed time when the event came first. While held it does not move."""
         if self.held:
             return _held_wait(event, until, self._t, self.speed)
+        if not self._paced:  # paced from the game's first wait, as after a pause
+            self._paced = True
+            if self._real() > self._t:
+                self._origin, self._start = self._t, time.monotonic()
         while True:
             if event.is_set():
                 self._t = max(self._t, min(self._real(), until if until is not None else float("inf")))
