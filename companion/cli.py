@@ -78,10 +78,21 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip())
         p.formatter_class = argparse.RawDescriptionHelpFormatter
         module.configure(p)
-        # --config is accepted after the command too (``companion run --config FILE``).
-        p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help="configuration file")
+        _config_after(p)  # --config after the command too (``companion run --config FILE``)
         p.set_defaults(_module=module)
     return parser
+
+
+def _config_after(parser: argparse.ArgumentParser) -> None:
+    """Accept ``--config FILE`` on ``parser`` and on every subcommand under it
+    (``companion calibrate tray --config FILE``, ``companion journal check ... --config FILE``),
+    as the README says: before or after the command."""
+    parser.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help="configuration file")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if not any("--config" in a.option_strings for a in sub._actions):
+                    _config_after(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

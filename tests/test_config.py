@@ -130,3 +130,14 @@ def test_a_dice_size_range_the_wrong_way_round_is_one_line():
     """[dice] die_px_min must be below die_px_max: both named, with the values."""
     with pytest.raises(ConfigError, match=r"x.toml: \[dice\] die_px_min: expected less than die_px_max \(20.0\), got 80.0"):
         validate({"dice": {"die_px_min": 80, "die_px_max": 20}}, "x.toml")
+
+
+@pytest.mark.parametrize("argv", [["calibrate", "tray", "--box", "0,0,9,9", "tray.jpg"], ["journal", "check", "j.db"],
+                                  ["encoder", "monitor"], ["calibrate", "markers"], ["run"]])
+def test_config_option_is_accepted_after_a_subcommand_too(argv):
+    """`--config FILE` after `calibrate tray`, `journal check`, `encoder monitor`: the README's
+    "before or after the command" holds for every command, nested ones included."""
+    from companion.cli import build_parser
+
+    args = build_parser().parse_args([*argv, "--config", "x.toml"])
+    assert args.config == "x.toml"
