@@ -115,3 +115,20 @@ def test_doctor_refuses_intrinsics_of_another_size_than_the_camera(tmp_path):
         tmp_path, f'[camera]\nintrinsics = "{lens}"\nwidth = 1280\nheight = 960\n'))), out=lines.append)
     line, = [x for x in lines if x.split(None, 1)[1].startswith("camera intrinsics:")]
     assert line.startswith("ok")
+
+
+def test_an_image_far_smaller_than_the_calibration_is_one_line_about_its_size(tmp_path, photo, capsys):
+    """A tray calibrated on 640 x 480 frames and an 8 x 6 px image: one line saying the dice
+    are too small at that size with that calibration, not a [dice] die_px the user never set."""
+    cfg = _config(tmp_path)
+    assert main(["--config", str(cfg), "calibrate", "tray", str(photo), "--corners", "120,120;520,120;520,400;120,400",
+                 "--size-mm", "200x140", "--hfov-deg", "62"]) == 0
+    capsys.readouterr()
+    tiny = tmp_path / "tiny.png"
+    cv2.imwrite(str(tiny), np.full((6, 8, 3), 90, np.uint8))
+    assert main(["--config", str(cfg), "dice", str(tiny)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("companion: error: 8 x 6 px image: the dice are too small to read anywhere")
+    assert "die_px" not in lines[0] and str(tmp_path / "cal" / "dice-tray.toml") in lines[0]

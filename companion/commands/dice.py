@@ -120,15 +120,17 @@ def run(args: argparse.Namespace) -> int:
                 box, geometry = load_tray_geometry(calibration, size)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-            if geometry is not None:
-                small = geometry.too_small()
-                if small:
-                    sys.stderr.write(f"companion: warning: {small}\n")
+        small = geometry.too_small() if geometry is not None else ""
         try:
             readers[size] = DiceReader(tray=box, die_px=(section["die_px_min"], section["die_px_max"]),
                                        model=model, geometry=geometry)
         except ValueError as exc:
+            if geometry is not None:  # the size comes from the calibration, not from [dice]
+                raise UsageError(f"{size[0]} x {size[1]} px image: {small or exc}; no die can be read at this "
+                                 f"size with the tray calibration {calibration}") from None
             raise UsageError(f"[dice] {exc}") from None
+        if small:
+            sys.stderr.write(f"companion: warning: {small}\n")
         return readers[size]
     overlay_dir = None
     if args.overlay and (len(args.images) > 1 or Path(args.overlay).is_dir()):
