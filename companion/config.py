@@ -228,8 +228,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "str",
             "",
             "a file path or empty",
-            "measured counts per turn (written by `companion calibrate encoder`; used when present); "
-            "empty = encoder.toml in the calibration folder ([calibration] dir)",
+            "measured counts per turn (written by `companion calibrate encoder`); a file named here must exist "
+            "(else the start is refused); empty = encoder.toml in the calibration folder ([calibration] dir), "
+            "used when present",
         ),
         "direction": Key(
             "str", "ccw", "'ccw' or 'cw'",

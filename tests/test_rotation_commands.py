@@ -40,8 +40,8 @@ def test_bad_calibration_file_is_a_config_error(tmp_path):
 
 def test_monitor_shows_spins_from_the_simulated_shaft(tmp_path, capsys):
     cfg = tmp_path / "c.toml"
-    cfg.write_text("[encoder]\nsim_spin_every_s = 2.0\ncalibration = \"%s\"\n"
-                   % (tmp_path / "none.toml"))
+    # no encoder.toml in an empty calibration folder: the nominal counts per turn
+    cfg.write_text("[encoder]\nsim_spin_every_s = 2.0\n[calibration]\ndir = \"%s\"\n" % (tmp_path / "cal"))
     rc = cli.main(["--config", str(cfg), "encoder", "monitor", "--backend", "sim", "--speed",
                    "100", "--seconds", "40", "--interval", "0.05", "--json"])
     assert rc == 0

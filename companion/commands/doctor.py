@@ -320,10 +320,12 @@ def check_group(name: str) -> Check:
 def check_calibration(config: Any) -> list[Check]:
     """Each calibration file parses: the camera's geometry, colours and intrinsics (with the
     loaders of :mod:`companion.vision`), the encoder's counts per turn
-    (:func:`companion.rotation.calibrated_counts_per_rev`)."""
+    (:func:`companion.rotation.calibrated_counts_per_rev`; an ``[encoder] calibration`` that
+    names no file is missing, as ``companion run`` refuses it; none configured and none in the
+    calibration folder is ok: the nominal counts per turn)."""
     from companion.calibration_dir import calibration_path
     from companion.config import ConfigError
-    from companion.rotation import calibrated_counts_per_rev
+    from companion.rotation import calibrated_counts_per_rev, encoder_calibration_path
     from companion.vision.calibration import load_lens
     from companion.calibration_dir import explicit_or_calibration, optional_calibration
     from companion.vision.carrousel import CarrouselGeometry, load_references
@@ -363,14 +365,21 @@ def check_calibration(config: Any) -> list[Check]:
                              "companion calibrate intrinsics PHOTOS (or empty [camera] intrinsics)"))
     else:
         out.append(Check("camera intrinsics", True, "none set: the lens is taken as distortion-free"))
-    path = config["encoder"]["calibration"] or calibration_path("encoder.toml", config)
     try:
-        cpr = calibrated_counts_per_rev(path)
-        resolved = Path(path).expanduser().absolute()
-        out.append(Check("encoder calibration", True,
-                         f"{resolved}: {cpr:g} counts per turn" if cpr is not None else
-                         f"none at {resolved}: the nominal counts per turn are used "
-                         "(companion calibrate encoder measures them)"))
+        path = encoder_calibration_path(config)
+    except ConfigError as exc:  # [encoder] calibration names no file: run refuses it too
+        out.append(Check("encoder calibration", False, str(exc),
+                         "companion calibrate encoder (it writes that file), or correct [encoder] calibration "
+                         f"(empty = encoder.toml of the calibration folder) in {_config_name(config)}"))
+        return out
+    try:
+        if path is None:
+            default = calibration_path("encoder.toml", config).expanduser().absolute()
+            out.append(Check("encoder calibration", True, f"none at {default}: the nominal counts per turn are used "
+                                                          "(companion calibrate encoder measures them)"))
+        else:
+            cpr = calibrated_counts_per_rev(path)
+            out.append(Check("encoder calibration", True, f"{Path(path).absolute()}: {cpr:g} counts per turn"))
     except ConfigError as exc:
         out.append(Check("encoder calibration", False, str(exc), "companion calibrate encoder (or fix the file)"))
     return out

@@ -22,17 +22,30 @@ from pathlib import Path
 from companion.config import Config, ConfigError
 
 __all__ = ["reader_from_config", "source_from_config", "tracker_from_config",
-           "calibrated_counts_per_rev"]
+           "calibrated_counts_per_rev", "encoder_calibration_path", "CALIBRATION_KEYS"]
 
 log = logging.getLogger(__name__)
+
+
+#: The keys of an encoder calibration file's ``[encoder]`` table, as ``companion calibrate
+#: encoder`` writes them (``counts_per_rev`` is the one read; the others record how it was measured).
+CALIBRATION_KEYS = ("counts_per_rev", "turns", "method", "spread")
+
+#: What an encoder calibration file must hold, in the words of its error lines.
+_EXPECTED = "expected a finite number > 0 (the counts per turn `companion calibrate encoder` writes)"
 
 
 def calibrated_counts_per_rev(path: str | Path) -> float | None:
     """Counts per turn of the rotating part from a calibration file written by
     ``companion calibrate encoder``, or None when the file does not exist.
 
+    The file is TOML with one table, ``[encoder]``, whose keys are :data:`CALIBRATION_KEYS`;
+    ``counts_per_rev`` (counts per turn, a finite number > 0) is required.
+
     Raises:
-        ConfigError: the file exists but is not valid or lacks ``counts_per_rev > 0``.
+        ConfigError: the file exists but is not valid TOML, lacks ``counts_per_rev > 0``, or
+            holds a key or table that is not one of an encoder calibration; one line naming the
+            file, the key and what was expected (an unknown key named with the known ones).
     """
     p = Path(path).expanduser()
     if not p.exists():
@@ -42,10 +55,54 @@ def calibrated_counts_per_rev(path: str | Path) -> float | None:
     except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: not a valid encoder calibration: {exc}") from None
     enc = data.get("encoder")
-    cpr = enc.get("counts_per_rev") if isinstance(enc, dict) else None
-    if isinstance(cpr, bool) or not isinstance(cpr, (int, float)) or not 0 < cpr < float("inf"):
-        raise ConfigError(f"{p}: [encoder] counts_per_rev: expected a finite number > 0, got {cpr!r}")
-    return float(cpr)
+    problems = []
+    if enc is None:
+        problems.append(f"[encoder] counts_per_rev: {_EXPECTED}, but the file has no [encoder] table")
+    elif not isinstance(enc, dict):
+        problems.append(f"[encoder] counts_per_rev: {_EXPECTED}, but encoder is not a table (got {enc!r})")
+    else:
+        cpr = enc.get("counts_per_rev")
+        if "counts_per_rev" not in enc:
+            problems.append(f"[encoder] counts_per_rev: {_EXPECTED}, but the file has none")
+        elif isinstance(cpr, bool) or not isinstance(cpr, (int, float)) or not 0 < cpr < float("inf"):
+            problems.append(f"[encoder] counts_per_rev: {_EXPECTED}, got {cpr!r}")
+        unknown = [k for k in enc if k not in CALIBRATION_KEYS]
+        if unknown:
+            problems.append(f"[encoder] {', '.join(unknown)}: not a key of an encoder calibration "
+                            f"(known: {', '.join(CALIBRATION_KEYS)})")
+    others = [k for k in data if k != "encoder"]
+    if others:
+        problems.append(f"{', '.join(others)}: not a table of an encoder calibration (it has only [encoder])")
+    if problems:
+        raise ConfigError(f"{p}: " + "; ".join(problems))
+    return float(enc["counts_per_rev"])
+
+
+def encoder_calibration_path(config: Config) -> Path | None:
+    """The encoder calibration file to read: ``[encoder] calibration`` when it is set (``~``
+    expanded; relative to the working folder), which must then be a file; else
+    ``encoder.toml`` of the calibration folder (``[calibration] dir``) when it is there; else
+    None (the nominal counts per turn are used).
+
+    Raises:
+        ConfigError: ``[encoder] calibration`` names a file that does not exist (or a folder):
+            one line naming the key, the path and what was expected. A measured calibration
+            lost to a typo in that path must not be replaced by the nominal counts in silence.
+    """
+    from companion.calibration_dir import calibration_path
+
+    configured = config["encoder"]["calibration"]
+    if not configured:
+        found = calibration_path("encoder.toml", config)
+        return found if found.is_file() else None
+    given = Path(configured).expanduser()
+    if not given.is_file():
+        what = "a folder, not a file" if given.is_dir() else "no such file"
+        where = f" in {config.source}" if getattr(config, "source", None) else ""
+        raise ConfigError(f"[encoder] calibration = {configured!r}{where}: {what} (expected the counts per turn "
+                          "that `companion calibrate encoder` writes there; empty = encoder.toml of the "
+                          "calibration folder)")
+    return given
 
 
 def reader_from_config(config: Config, backend: str | None = None, pin_factory=None):
@@ -86,17 +143,21 @@ def reader_from_config(config: Config, backend: str | None = None, pin_factory=N
 
 def tracker_from_config(config: Config, reader):
     """The :class:`~companion.rotation.tracker.RotationTracker` for ``reader``: counts per
-    turn from the calibration file (``[encoder] calibration``, empty = ``encoder.toml`` of the
-    calibration folder) when present, else the reader's nominal value (4 x lines on every
-    backend) times ``[encoder] gear_ratio``."""
+    turn from the calibration file (``[encoder] calibration``, which must exist when set;
+    empty = ``encoder.toml`` of the calibration folder, when present), else the reader's
+    nominal value (4 x lines on every backend) times ``[encoder] gear_ratio``.
+
+    Raises:
+        ConfigError: ``[encoder] calibration`` names no file, or the file is not a valid
+            encoder calibration (:func:`encoder_calibration_path`,
+            :func:`calibrated_counts_per_rev`)."""
     from companion.rotation.angle import AngleModel
     from companion.rotation.spin import SpinDetector
     from companion.rotation.tracker import RotationTracker
 
-    from companion.calibration_dir import calibration_path
-
     enc = config["encoder"]
-    cpr = calibrated_counts_per_rev(enc["calibration"] or calibration_path("encoder.toml", config))
+    path = encoder_calibration_path(config)
+    cpr = calibrated_counts_per_rev(path) if path is not None else None
     if cpr is None:
         cpr = reader.counts_per_rev * enc["gear_ratio"]
     angle = AngleModel(cpr, 1 if enc["direction"] == "ccw" else -1, enc["index_angle_deg"],
