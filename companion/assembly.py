@@ -356,14 +356,25 @@ def _lights(game: str, config: Any, players: Sequence[str], factory: Any, parts:
 
 
 def _speech(game: str, config: Any, table: str, lights: Any, parts: Parts) -> Any:
-    """The speech announcer; at a real table, an audio output is required."""
-    from companion.announcers.speech import AudioPlayer, Catalogue, CatalogueError, SpeechAnnouncer
+    """The speech announcer; at a real table, an audio output is required. At any table the
+    WAV cache folder ``[speech] cache_dir`` must be writable (espeak-ng renders every prompt
+    into it): one that is not stops the start with one line naming the key (a
+    :class:`~companion.announcers.speech.CacheDirError`, a ValueError), rather than a failure at
+    every prompt."""
+    from companion.announcers.speech import (
+        AudioPlayer,
+        Catalogue,
+        CatalogueError,
+        SpeechAnnouncer,
+        check_cache_dir,
+    )
 
     sp = config["speech"]
     try:
         Catalogue(sp["language"])
     except CatalogueError as exc:
         raise ValueError(f"[speech] language: {exc}") from None
+    check_cache_dir(sp["cache_dir"], getattr(config, "source", None))
     player = AudioPlayer(device=sp["device"], timeout_s=sp["timeout_s"])
     device = f"aplay{' -D ' + sp['device'] if sp['device'] else ''}"
     if table == "hardware":

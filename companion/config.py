@@ -341,7 +341,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "str",
             "~/.cache/carousel-companion/speech",
             "a folder path",
-            "rendered prompts (WAV), also where they are written when there is no audio device",
+            "rendered prompts (WAV), also where they are written when there is no audio device; created when "
+            "missing; a folder that cannot be created or written stops the start (speech on) in one line",
         ),
         "device": Key("str", "", "an ALSA device name or empty", "aplay -D device; empty = the default"),
         "timeout_s": Key(

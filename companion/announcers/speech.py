@@ -46,7 +46,9 @@ __all__ = [
     "BUZZER_PATTERNS_FILE",
     "DEFAULT_CACHE_DIR",
     "CatalogueError",
+    "CacheDirError",
     "SpeechError",
+    "check_cache_dir",
     "Catalogue",
     "languages",
     "EspeakRenderer",
@@ -72,11 +74,77 @@ class CatalogueError(ValueError):
     """An unknown language or a broken message catalogue; the message names the file and key."""
 
 
+class CacheDirError(ValueError):
+    """``[speech] cache_dir`` cannot hold the prompts' WAV files (it cannot be created, is not
+    a folder, or cannot be written); the message is one line naming the key, the path, what is
+    wrong and the fix."""
+
+
+def check_cache_dir(cache_dir: str | os.PathLike[str], source: str | os.PathLike[str] | None = None,
+                    keep: bool = True) -> Path:
+    """Check that the WAV cache folder ``[speech] cache_dir`` can be written, at start-up
+    (``companion run``, ``say``, ``doctor``): the folder is created when missing and a small
+    file is written in it and removed.
+
+    Args:
+        cache_dir: the configured folder (``~`` expanded).
+        source: the configuration file that set it, named in the message (None: not named).
+        keep: False to remove again the folders this check created (``companion doctor``
+            changes nothing); True (the service) keeps them for the prompts.
+
+    Returns:
+        The folder, ``~`` expanded.
+
+    Raises:
+        CacheDirError: the folder cannot be created or written; espeak-ng could write no
+            prompt, so the service refuses to start rather than fail at every prompt.
+    """
+    folder = Path(cache_dir).expanduser()
+    made: list[Path] = []
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        made.append(probe)
+        probe = probe.parent
+    problem = ""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        problem = "it is a file, not a folder"
+        made = []
+    except OSError as exc:
+        problem = f"that folder cannot be created ({exc.strerror or exc})"
+        made = [m for m in made if m.exists()]
+    if not problem:
+        if not folder.is_dir():
+            problem = "it is not a folder"
+        else:
+            try:
+                import tempfile
+
+                with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-", suffix=".wav"):
+                    pass
+            except OSError as exc:
+                problem = f"no file can be written in it ({exc.strerror or exc})"
+    if not keep:
+        for m in made:  # deepest first
+            try:
+                m.rmdir()
+            except OSError:
+                break
+    if problem:
+        where = f" in {source}" if source else ""
+        raise CacheDirError(
+            f"[speech] cache_dir = {str(cache_dir)!r}{where}: {problem}; expected a folder this user can write "
+            "(the spoken prompts are rendered into it as WAV files); fix: set [speech] cache_dir to such a "
+            "folder, or [speech] enabled = false")
+    return folder
+
+
 class SpeechError(RuntimeError):
     """espeak-ng or the audio player failed: missing program, timeout, error exit or no device.
 
-    ``reason`` is one word (``missing``, ``timeout``, ``failed``, ``no_device``) for logs and
-    fallbacks.
+    ``reason`` is one word (``missing``, ``timeout``, ``failed``, ``no_device``, ``cache``: the
+    WAV cache folder cannot be written) for logs and fallbacks.
     """
 
     def __init__(self, message: str, reason: str):
@@ -404,12 +472,18 @@ class EspeakRenderer:
 
         Raises:
             SpeechError: espeak-ng missing (``missing``), slower than ``timeout_s``
-                (``timeout``), exiting with an error or writing no audio (``failed``).
+                (``timeout``), exiting with an error or writing no audio (``failed``), or the
+                cache folder that cannot be created or written (``cache``: the folder went
+                away or filled up after the start's :func:`check_cache_dir`).
         """
         path = self.path_for(text)
         if self.is_cached(text):
             return path
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SpeechError(f"the WAV cache {self.cache_dir} ([speech] cache_dir) cannot be created: "
+                              f"{exc.strerror or exc}", "cache") from None
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         cmd = [self.program, "-v", self.voice, "-s", str(self.speed_wpm), "-w", str(tmp), "--stdin"]
         try:
@@ -426,7 +500,12 @@ class EspeakRenderer:
                 f"{self.program} failed (exit {result.returncode}): {err[-1] if err else 'no audio written'}",
                 "failed",
             )
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise SpeechError(f"the WAV cache {self.cache_dir} ([speech] cache_dir) cannot be written: "
+                              f"{exc.strerror or exc}", "cache") from None
         return path
 
 

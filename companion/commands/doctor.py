@@ -2,10 +2,10 @@
 
   companion doctor [--game G]
 
-Parts: the camera, the GPIO pins, the Pico (or the GPIO encoder), the audio output and
-espeak-ng, the groups that own those devices, the calibration files (Carrousel's board and
-colours, the lens, the encoder's, Monsieur Carrousel's and Carrossel's boards, the dice tray),
-the journal's folder.
+Parts: the camera, the GPIO pins, the Pico (or the GPIO encoder), the audio output,
+espeak-ng and the speech cache folder (`[speech] cache_dir`), the groups that own those
+devices, the calibration files (Carrousel's board and colours, the lens, the encoder's,
+Monsieur Carrousel's and Carrossel's boards, the dice tray), the journal's folder.
 Each line says `ok` or `missing`; a missing part says how to fix it. A part the game does not
 use is still checked and marked `(not needed for GAME)`. Exit status 0 when everything the
 game needs (--game, else [service] game) is ok, 1 otherwise.
@@ -295,6 +295,19 @@ def check_espeak() -> Check:
     return Check("espeak-ng", True, version.split(" Copyright")[0])
 
 
+def check_speech_cache(config: Any) -> Check:
+    """The WAV cache folder ``[speech] cache_dir``: it can be created and written, as
+    ``companion run`` requires when it speaks (a folder this check creates is removed again)."""
+    from companion.announcers.speech import CacheDirError, check_cache_dir
+
+    try:
+        folder = check_cache_dir(config["speech"]["cache_dir"], config.source, keep=False)
+    except CacheDirError as exc:
+        problem, _, fix = str(exc).partition("; fix: ")
+        return Check("speech cache", False, problem, fix)
+    return Check("speech cache", True, f"{folder} can be written" if folder.is_dir() else f"{folder} can be created")
+
+
 def check_group(name: str) -> Check:
     """Membership of the current process's user in the group that owns a device (``gpio``,
     ``video``, ``audio``, ``dialout``), from ``os.getgroups`` and the group database."""
@@ -501,8 +514,8 @@ def _config_name(config: Any) -> str:
 def needs(game: str, config: Any) -> set[str]:
     """The parts (names of :class:`Check` parts) that ``game`` needs at a real table: its own
     (:data:`GAME_PARTS`), the GPIO pins for its buttons (Carrousel's claims, Monsieur
-    Carrousel's YES/NO and die) or the ``lights`` announcer, the audio output and espeak-ng for
-    the ``speech`` announcer when ``[speech] enabled``, the groups of those devices, and the
+    Carrousel's YES/NO and die) or the ``lights`` announcer, the audio output, espeak-ng and
+    the speech cache folder for the ``speech`` announcer when ``[speech] enabled``, the groups of those devices, and the
     journal."""
     announcers = config["service"].get("announcers", ["console", "speech", "lights"])
     parts = {"journal"}
@@ -525,14 +538,14 @@ def needs(game: str, config: Any) -> set[str]:
             else:
                 parts.add("group dialout")
     if config["speech"]["enabled"] and "speech" in announcers:
-        parts |= {"audio output", "espeak-ng", "group audio"}
+        parts |= {"audio output", "espeak-ng", "speech cache", "group audio"}
     return parts
 
 
 def check_all(config: Any, game: str) -> list[Check]:
     """Every check, in the order printed, each marked needed or not for ``game``."""
     checks = [check_camera(config), check_gpio(config), check_encoder(config), check_audio(config),
-              check_espeak()]
+              check_espeak(), check_speech_cache(config)]
     checks += [check_group(g) for g in ("gpio", "video", "audio", "dialout")]
     checks += check_calibration(config)
     checks += check_boards(config)

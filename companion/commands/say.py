@@ -29,14 +29,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Render, then play (or write) the sentence; exit 0 when it was played or written, 1
-    when speech failed (the reason is printed)."""
+    when speech failed (the reason is printed).
+
+    Raises:
+        companion.cli.UsageError: an unknown language, nothing to say, or a ``[speech]
+            cache_dir`` that cannot be written (the line names the key and the path).
+    """
     from companion import config as config_mod
     from companion.announcers.speech import (
         AudioPlayer,
+        CacheDirError,
         Catalogue,
         CatalogueError,
         EspeakRenderer,
         SpeechError,
+        check_cache_dir,
         wav_duration_s,
     )
     from companion.cli import UsageError
@@ -51,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
     text = args.text if args.text is not None else catalogue.message("say_test")
     if not text.strip():
         raise UsageError("nothing to say: TEXT is empty")
+    try:
+        check_cache_dir(speech["cache_dir"], cfg.source)
+    except CacheDirError as exc:
+        raise UsageError(str(exc)) from None
     renderer = EspeakRenderer(speech["voice"] or catalogue.voice, speech["cache_dir"], speech["speed_wpm"],
                               speech["timeout_s"])
     try:
