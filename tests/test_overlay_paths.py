@@ -60,4 +60,4 @@ def test_an_existing_folder_takes_the_overlay_of_one_image(tmp_path: Path, photo
     cfg = tmp_path / "companion.toml"
     cfg.write_text(f'[calibration]\ndir = "{tmp_path / "cal"}"\n')
     assert main(["--config", str(cfg), "read", "carrousel", str(photo), "--overlay", str(folder)]) == 0
-    assert cv2.imread(str(folder / "photo_overlay.png")).shape == (120, 160, 3)
+    assert cv2.imread(str(folder / "photo_overlay.png")).shape == (360, 480, 3)  # the 160 x 120 photo, 3 x enlarged

@@ -2142,9 +2142,14 @@ def draw_readings(
 ) -> np.ndarray:
     """The frame annotated with what the reader saw.
 
-    Each die's box and value in green, an ``unknown`` die's box in orange with "?" and the
-    start of its reason, a ``cocked`` die's in orange with "cocked"; the tray's region of
-    interest as a thin grey rectangle.
+    Each die's box and value in green; an ``unknown`` die's box in orange labelled ``?1``,
+    ``?2``... and a ``cocked`` die's labelled ``cocked``; the tray's region of interest as a
+    thin grey rectangle. The dice's values and each unknown die's whole reason (``?1 unknown: too small
+    to read here (14 px, 18 needed)``) are written on a band at the top
+    (:func:`~companion.vision.images.draw_header`, wrapped onto as many lines as it takes),
+    the labels kept below it. A frame under
+    :data:`~companion.vision.images.OVERLAY_MIN_SIDE_PX` on its shorter side is drawn enlarged
+    (:class:`~companion.vision.images.OverlayCanvas`), and the band says so.
 
     Args:
         frame: ``H x W x 3 uint8, BGR`` (not modified).
@@ -2152,26 +2157,43 @@ def draw_readings(
         tray: ``(x0, y0, x1, y1)`` px or None.
 
     Returns:
-        A new ``H x W x 3 uint8, BGR`` image.
+        A new ``H' x W' x 3 uint8, BGR`` image (``H x W`` unless the frame was enlarged).
     """
     import cv2
 
+    from companion.vision.images import OverlayCanvas, draw_header
+
     _check_frame(frame)
-    out = frame.copy()
-    scale = max(0.4, min(out.shape[:2]) / 1000)
-    if tray is not None:
-        cv2.rectangle(out, (int(tray[0]), int(tray[1])), (int(tray[2]) - 1, int(tray[3]) - 1), (160, 160, 160), 1)
+    canvas = OverlayCanvas(frame)
+    out = canvas.img
+    scale = max(0.4, min(frame.shape[:2]) / 1000)
+    names: list[str] = []
+    reasons: dict[str, list[str]] = {}  # a reason -> the unknown dice it is given for, in order
     for r in readings:
-        x0, y0, x1, y1 = (int(round(v)) for v in r.box)
+        if r.value not in (UNKNOWN, COCKED):
+            names.append(str(r.value))
+        elif r.value == COCKED:
+            names.append(COCKED)
+        else:
+            names.append(f"?{sum(n.startswith('?') for n in names) + 1}")
+            reasons.setdefault(r.reason or "no reason given", []).append(names[-1])
+    status = f"{len(readings)} {'die' if len(readings) == 1 else 'dice'}" + (f": {', '.join(names)}" if names else "")
+    status += "".join(f"  {' '.join(who)} unknown: {why}" for why, who in reasons.items())
+    if COCKED in names:
+        status += "  cocked: a die not lying flat (roll again)"
+    band = draw_header(out, status + canvas.note, (255, 255, 255), scale)
+    if tray is not None:
+        cv2.rectangle(out, canvas.pt((tray[0], tray[1])), canvas.pt((tray[2] - 1, tray[3] - 1)), (160, 160, 160), 1)
+    for r, label in zip(readings, names):
+        (x0, y0), (x1, y1) = canvas.pt(r.box[:2]), canvas.pt(r.box[2:])
         known = r.value not in (UNKNOWN, COCKED)
         colour = (40, 170, 40) if known else (0, 140, 255)
         cv2.rectangle(out, (x0, y0), (x1, y1), colour, 2)
-        label = (str(r.value) if known else COCKED if r.value == COCKED
-                 else "? " + r.reason.split(";")[0].split(",")[0][:24])
         (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
-        ty = y0 - 4 if y0 - th - 6 >= 0 else y1 + th + 4
+        ty = y0 - 4 if y0 - th - 7 >= band else max(y1, band) + th + 4  # above the box, else under it: not on the band
         cv2.rectangle(out, (x0, ty - th - 3), (x0 + tw + 4, ty + 3), colour, -1)
         cv2.putText(out, label, (x0 + 2, ty), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1, cv2.LINE_AA)
+    draw_header(out, status + canvas.note, (255, 255, 255), scale)  # over the boxes that reach into the band
     return out
 
 

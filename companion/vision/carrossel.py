@@ -1973,7 +1973,11 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
     """The frame annotated for people: the markers used, the zero mark's direction, each cell's
     outline in its reading's colour with the animal's letter (a ring for a standee, ``?`` for
     unknown: a standee's tile with its animal unknown is outlined in the tile's colour, a ``?``
-    in a ring), the facing sector at each booth, and the status line.
+    in a ring), the facing sector at each booth, and the status with a legend of the letters
+    written whole on a band at the top (:func:`~companion.vision.images.draw_header`, wrapped
+    onto as many lines as it takes). A frame under
+    :data:`~companion.vision.images.OVERLAY_MIN_SIDE_PX` on its shorter side is drawn enlarged
+    (:class:`~companion.vision.images.OverlayCanvas`), and the band says so.
 
     Args:
         frame: ``H x W x 3 uint8`` BGR (not modified).
@@ -1981,24 +1985,61 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
         geometry: the table.
 
     Returns:
-        A new ``H x W x 3 uint8`` BGR image.
+        A new ``H' x W' x 3 uint8`` BGR image (``H x W`` unless the frame was enlarged).
     """
-    out = frame.copy()
+    from companion.vision.images import LabelPlacer, OverlayCanvas, draw_header
+
+    canvas = OverlayCanvas(frame)
+    out = canvas.img
     font = cv2.FONT_HERSHEY_SIMPLEX
     reg, view = reading.registration, reading.view
-    cv2.rectangle(out, (0, 0), (out.shape[1], 18), (0, 0, 0), -1)
     status = reading.status
     if reading.board_angle_deg is not None:
         status += f"; board {reading.board_angle_deg:.1f} deg; " + " ".join(f"{b[0]}:{f}" for b, f in reading.facing.items())
-    cv2.putText(out, status[:110], (4, 13), font, 0.4, (80, 220, 80) if reading.status == "ok" else (60, 60, 255),
-                1, cv2.LINE_AA)
+        animals = sorted(set(geometry.letters.values()))
+        status += ("  tiles: " + ", ".join(f"{a[0].upper()} {a}" for a in animals)
+                   + "; ring: a standee; ?: unknown  booths: the sector facing them")
+    header = (status + canvas.note, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
+    band = draw_header(out, *header)
     if reg is not None:
         for mid, c in reg.image_corners.items():
-            cv2.polylines(out, [np.rint(c).astype(np.int32)], True, (0, 255, 0), 2, cv2.LINE_AA)
+            cv2.polylines(out, [canvas.poly(c)], True, (0, 255, 0), 2, cv2.LINE_AA)
     if reading.centre_corners_px is not None:
-        cv2.polylines(out, [np.rint(reading.centre_corners_px).astype(np.int32)], True, (0, 255, 255), 2, cv2.LINE_AA)
+        cv2.polylines(out, [canvas.poly(reading.centre_corners_px)], True, (0, 255, 255), 2, cv2.LINE_AA)
     if view is None or reading.board_angle_deg is None:
+        draw_header(out, *header)  # over the outlines that reach into the band
         return out
+    b = reading.board_angle_deg
+    a = math.radians(b)
+    tip = canvas.points(view.to_image(np.array([[0.0, 0.0], [geometry.radius_mm * math.cos(a),
+                                                             geometry.radius_mm * math.sin(a)]]),
+                                      geometry.board_top_z_mm))
+    cv2.arrowedLine(out, tuple(int(v) for v in tip[0]), tuple(int(v) for v in tip[1]), (0, 255, 255), 2, cv2.LINE_AA,
+                    tipLength=0.05)
+    centres = geometry.cell_centres_mm(b)
+    h = geometry.cell_size_mm / 2
+    for name, c, up in zip(geometry.cell_names, centres, geometry.cell_ups(b)):
+        s = reading.slots.get(name)
+        right = np.array([up[1], -up[0]])
+        sq = np.stack([c + h * (up - right), c + h * (up + right), c + h * (-up + right), c + h * (-up - right)])
+        p = view.to_image(sq, geometry.board_top_z_mm)
+        label = s.label if s is not None else UNKNOWN
+        # a tile read (or read but for its animal, under a standee) in its colour
+        colour = _BGR.get(s.colour if s is not None and s.colour is not None else label, (255, 0, 255))
+        cv2.polylines(out, [canvas.poly(p)], True, colour, 2, cv2.LINE_AA)
+        m = canvas.pt(view.to_image(c.reshape(1, 2), geometry.tile_top_z_mm)[0])
+        text = "?" if label == UNKNOWN else "" if label == EMPTY else s.animal[0].upper()  # type: ignore[union-attr,index]
+        if text:
+            cv2.putText(out, text, (m[0] - 4, m[1] + 4), font, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
+            cv2.putText(out, text, (m[0] - 4, m[1] + 4), font, 0.45, (255, 255, 255), 1, cv2.LINE_AA)
+        if s is not None and s.standee:
+            cv2.circle(out, m, 9, (255, 255, 255), 1, cv2.LINE_AA)
+    labels = LabelPlacer(out, 0.45, top_px=band + 1)  # a box, not a thick shadow (it runs longer than the text)
+    for name, (c, _deg) in geometry.booths.items():
+        p = canvas.points(view.to_image(c.reshape(1, 2), 55.0))[0]
+        labels.put(f"{name}: {reading.facing.get(name, UNKNOWN)}", (p[0], p[1]), (255, 255, 255))
+    draw_header(out, *header)  # over the outlines and letters that reach into the band
+    return out
     b = reading.board_angle_deg
     a = math.radians(b)
     tip = view.to_image(np.array([[0.0, 0.0], [geometry.radius_mm * math.cos(a), geometry.radius_mm * math.sin(a)]]),

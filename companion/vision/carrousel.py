@@ -1142,8 +1142,12 @@ _BGR = {"black": (90, 90, 90), "yellow": (0, 220, 255), "blue": (255, 90, 0), "g
 
 
 def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: CarrouselGeometry) -> np.ndarray:
-    """The frame annotated for people: markers used, each space's outline with its label and
-    confidence, each card disc and the card's triple, and the status line.
+    """The frame annotated for people: markers used (each with its id on a label), each space's
+    outline with its label and confidence, each card disc and the card's triple, and the status
+    written whole on a band at the top (:func:`~companion.vision.images.draw_header`, wrapped
+    onto as many lines as it takes). A frame under
+    :data:`~companion.vision.images.OVERLAY_MIN_SIDE_PX` on its shorter side is drawn enlarged
+    (:class:`~companion.vision.images.OverlayCanvas`), and the band says so.
 
     Args:
         frame: ``H x W x 3 uint8`` BGR (not modified).
@@ -1151,34 +1155,33 @@ def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: Carrous
         geometry: the table.
 
     Returns:
-        A new ``H x W x 3 uint8`` BGR image.
+        A new ``H' x W' x 3 uint8`` BGR image (``H x W`` unless the frame was enlarged).
     """
-    out = frame.copy()
+    from companion.vision.images import LabelPlacer, OverlayCanvas, draw_header
+
+    canvas = OverlayCanvas(frame)
+    out = canvas.img
     reg = reading.registration
-    font = cv2.FONT_HERSHEY_SIMPLEX
     ok_colour = (80, 220, 80) if reading.status == "ok" else (60, 60, 255)
-    cv2.rectangle(out, (0, 0), (out.shape[1], 18), (0, 0, 0), -1)
     status = reading.status
     if reg is not None and status == "ok":
         status = (f"ok: markers {','.join(map(str, reg.marker_ids))}, residual {reg.residual_px:.2f} px; "
                   f"spaces {' '.join(reading.labels)}")
-    cv2.putText(out, status[:100], (4, 13), font, 0.4, ok_colour, 1, cv2.LINE_AA)
+    band = draw_header(out, status + canvas.note, ok_colour)
     if reg is None:
         return out
+    labels = LabelPlacer(out, 0.36, top_px=band + 1)  # no label covers another (nor the status band)
     for mid, corners in reg.image_corners.items():
-        cv2.polylines(out, [np.rint(corners).astype(np.int32)], True, (0, 255, 0), 2, cv2.LINE_AA)
-        c = corners.mean(axis=0)
-        cv2.putText(out, str(mid), (int(c[0]) - 4, int(c[1]) + 4), font, 0.45, (0, 255, 0), 1, cv2.LINE_AA)
-    from companion.vision.images import LabelPlacer
-
-    labels = LabelPlacer(out, 0.36, top_px=19)  # no label covers another (nor the status line)
+        cv2.polylines(out, [canvas.poly(corners)], True, (0, 255, 0), 2, cv2.LINE_AA)
+        c = canvas.points(corners.mean(axis=0))[0]
+        labels.put(f"id {mid}", (c[0], c[1]), (0, 255, 0))  # white on black: not lost on the marker
     angles = np.linspace(0, 2 * np.pi, 40, endpoint=False)
     r = geometry.space_diameter_mm / 2
     for k, (centre, rd) in enumerate(zip(geometry.space_centres_mm, reading.spaces)):
         ring = reg.to_image(centre + r * np.stack([np.cos(angles), np.sin(angles)], axis=1))
         colour = _BGR.get(rd.label, (255, 0, 255))
-        cv2.polylines(out, [np.rint(ring).astype(np.int32)], True, colour, 2, cv2.LINE_AA)
-        p = reg.to_image(centre.reshape(1, 2))[0]
+        cv2.polylines(out, [canvas.poly(ring)], True, colour, 2, cv2.LINE_AA)
+        p = canvas.points(reg.to_image(centre.reshape(1, 2)))[0]
         text = f"{k}:{rd.label}" + (f" {rd.confidence:.2f}" if rd.label != UNKNOWN else "")
         labels.put(text, (p[0], p[1]), colour)
     for slot in geometry.cards:
@@ -1187,10 +1190,11 @@ def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: Carrous
             continue
         for c, d in zip(slot.disc_centres_mm, card.discs):
             ring = reg.to_image(c + (slot.disc_diameter_mm / 2) * np.stack([np.cos(angles), np.sin(angles)], axis=1))
-            cv2.polylines(out, [np.rint(ring).astype(np.int32)], True, _BGR.get(d.label, (255, 0, 255)), 1, cv2.LINE_AA)
-        p = reg.to_image((slot.centre_mm - slot.outward * 24).reshape(1, 2))[0]
+            cv2.polylines(out, [canvas.poly(ring)], True, _BGR.get(d.label, (255, 0, 255)), 1, cv2.LINE_AA)
+        p = canvas.points(reg.to_image((slot.centre_mm - slot.outward * 24).reshape(1, 2)))[0]
         text = f"{slot.seat}: " + ("-".join(card.triple) if card.triple else UNKNOWN)
         labels.put(text, (p[0], p[1] - 4), (255, 255, 255) if card.triple else (255, 0, 255))
+    draw_header(out, status + canvas.note, ok_colour)  # over the outlines that reach into the band
     return out
 
 

@@ -28,6 +28,8 @@ __all__ = [
     "WRITE_SUFFIXES",
     "ImageError",
     "LabelPlacer",
+    "OVERLAY_MIN_SIDE_PX",
+    "OverlayCanvas",
     "check_image_path",
     "draw_header",
     "image_size",
@@ -302,6 +304,89 @@ def draw_header(img: Any, text: str, colour: tuple[int, int, int] = (255, 255, 2
     for i, line in enumerate(lines):
         cv2.putText(img, line, (4, 3 + th + i * step), font, scale, colour, 1, cv2.LINE_AA)
     return band
+
+
+#: The shorter side, in pixels, an overlay is drawn at, at least: a smaller frame is drawn on an
+#: enlarged copy (:class:`OverlayCanvas`), since a status band and labels 9-12 px high do not
+#: fit on an 8 x 6 or a 160 x 120 px image, and the image itself is too small to look at.
+OVERLAY_MIN_SIDE_PX = 320
+
+#: The longer side, in pixels, an enlarged overlay is kept within (a 640 x 1 frame is enlarged
+#: no more than 3 times and given a black margin instead).
+OVERLAY_MAX_SIDE_PX = 1920
+
+
+class OverlayCanvas:
+    """The image an overlay is drawn on: a copy of ``frame``, enlarged by a whole factor (each
+    pixel a ``scale x scale`` block, ``cv2.INTER_NEAREST``: the pixels the reader saw, not
+    smoothed ones) when its shorter side is under ``min_side_px``, the longer side kept within
+    ``max_side_px``; when that is still too short (a 640 x 1 strip) the enlarged image is put at
+    the bottom of a black canvas ``min_side_px`` high (or at the left of one that wide), the
+    status band drawn over the margin. A frame large enough is only copied (``scale`` 1).
+
+    Args:
+        frame: ``H x W x 3 uint8`` BGR (not modified).
+        min_side_px, max_side_px: the canvas's shorter side at least, the enlarged image's
+            longer side at most (pixels).
+
+    Attributes:
+        img: the canvas, ``H' x W' x 3 uint8`` BGR, to draw on.
+        scale: the whole enlargement factor (1 for a frame drawn as it is).
+        offset: ``(x, y)`` pixels of the frame's top-left corner on the canvas.
+        note: ``""``, or the words saying that the frame was enlarged (``"shown 54 x: the
+            image is 8 x 6 px"``), for the status band.
+
+    Example::
+
+        canvas = OverlayCanvas(frame)
+        band = draw_header(canvas.img, status + canvas.note)
+        cv2.circle(canvas.img, canvas.pt(xy), 9, (255, 255, 255), 2)
+    """
+
+    def __init__(self, frame: Any, min_side_px: int = OVERLAY_MIN_SIDE_PX, max_side_px: int = OVERLAY_MAX_SIDE_PX):
+        import cv2
+        import numpy as np
+
+        h, w = frame.shape[:2]
+        k = 1
+        if min(h, w) < min_side_px:
+            k = max(1, min(-(-min_side_px // max(min(h, w), 1)), max_side_px // max(h, w, 1)))
+        big = frame.copy() if k == 1 else cv2.resize(frame, (w * k, h * k), interpolation=cv2.INTER_NEAREST)
+        bh, bw = big.shape[:2]
+        if min(bh, bw) < min_side_px:
+            ch, cw = (min_side_px, bw) if bh <= bw else (bh, min_side_px)
+            canvas = np.zeros((ch, cw, 3), np.uint8)
+            ox, oy = (0, ch - bh) if bh <= bw else (0, 0)
+            canvas[oy:oy + bh, ox:ox + bw] = big
+            big, margin = canvas, "on a black margin, "
+        else:
+            ox, oy, margin = 0, 0, ""
+        self.img = big
+        self.scale = k
+        self.offset = (ox, oy)
+        self.note = ""
+        if k > 1 or margin:
+            self.note = f"  ({'shown ' + str(k) + ' x, ' if k > 1 else ''}{margin}the image is {w} x {h} px)"
+
+    def points(self, xy: Any) -> Any:
+        """Frame pixels (``N x 2``, x then y, pixel centres at whole numbers) -> canvas pixels
+        (``N x 2 float64``)."""
+        import numpy as np
+
+        p = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+        k = self.scale
+        return (p + 0.5) * k - 0.5 + np.asarray(self.offset, dtype=np.float64)
+
+    def pt(self, xy: Any) -> tuple[int, int]:
+        """One frame pixel ``(x, y)`` -> the canvas's nearest whole pixel, for ``cv2`` drawing."""
+        u, v = self.points(xy)[0]
+        return int(round(float(u))), int(round(float(v)))
+
+    def poly(self, xy: Any) -> Any:
+        """Frame pixels (``N x 2``) -> canvas pixels ``N x 2 int32``, for ``cv2.polylines``."""
+        import numpy as np
+
+        return np.rint(self.points(xy)).astype(np.int32)
 
 
 class LabelPlacer:

@@ -1224,29 +1224,50 @@ class MonsieurReader:
 
 
 def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: MonsieurGeometry) -> np.ndarray:
-    """The frame annotated with the reading: each seat's state at its place (without the roof
-    marker, at the angle the seats' print gave), the pointed seat ringed, the angle, the die and
-    the status written at the top. Returns a new
-    ``H x W x 3 uint8`` image (``frame``: ``H x W x 3 uint8`` BGR, left untouched)."""
-    img = frame.copy()
+    """The frame annotated with the reading: each seat's number and state's letter at its
+    place (without the roof marker, at the angle the seats' print gave), the pointed seat in a
+    thick yellow ring, Monsieur Carrousel's arm and finger as a yellow arrow, and the status, the
+    angle, the die and a legend of the letters written whole on a band at the top
+    (:func:`~companion.vision.images.draw_header`, wrapped onto as many lines as it takes). A
+    frame under :data:`~companion.vision.images.OVERLAY_MIN_SIDE_PX` on its shorter side is
+    drawn enlarged (:class:`~companion.vision.images.OverlayCanvas`), and the band says so.
+    Returns a new ``H' x W' x 3 uint8`` image (``H x W`` unless enlarged; ``frame``:
+    ``H x W x 3 uint8`` BGR, left untouched)."""
+    from companion.vision.images import LabelPlacer, OverlayCanvas, draw_header
+
+    canvas = OverlayCanvas(frame)
+    img = canvas.img
     text = f"{reading.status}"
     if reading.carousel_angle_deg is not None:
         text += f"  angle {reading.carousel_angle_deg:.1f}  pointed {reading.pointed_seat}  die {reading.die}"
     elif reading.roof_status:
         text += f"  {reading.roof_status}"
-    from companion.vision.images import LabelPlacer, draw_header
-
-    band = draw_header(img, text, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
     cam = reading.camera
     angle = reading.carousel_angle_deg if reading.carousel_angle_deg is not None else reading.seats_angle_deg
+    if cam is not None and angle is not None:
+        text += f"  seats: number and {KID[0]} {KID}, {EMPTY[0]} {EMPTY}, {UNKNOWN[0]} {UNKNOWN}"
+        if geometry.arm_mm is not None:
+            text += "; yellow arrow: the finger"
+        if isinstance(reading.pointed_seat, int):
+            text += ", thick yellow ring: the seat it points at"
+    header = (text + canvas.note, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
+    band = draw_header(img, *header)
     if cam is None or angle is None:
         return img
     colours = {KID: (0, 200, 0), EMPTY: (255, 255, 255), UNKNOWN: (0, 0, 255)}
-    labels = LabelPlacer(img, 0.33, top_px=max(19, band))  # white on black: readable on a dim photo
+    labels = LabelPlacer(img, 0.33, top_px=band + 1)  # white on black: readable on a dim photo
     for k, state in enumerate(reading.seats):
         c = geometry.seat_centre(k, angle)
-        u, v = np.rint(cam.to_image(c[None, :], geometry.disc_top_z_mm)[0]).astype(int)
-        r = 14 if reading.pointed_seat == k else 9
-        cv2.circle(img, (int(u), int(v)), r, colours.get(state, (0, 0, 255)), 2, cv2.LINE_AA)
+        u, v = canvas.pt(cam.to_image(c[None, :], geometry.disc_top_z_mm)[0])
+        if reading.pointed_seat == k:
+            cv2.circle(img, (u, v), 16, (0, 0, 0), 5, cv2.LINE_AA)
+            cv2.circle(img, (u, v), 16, (0, 230, 255), 3, cv2.LINE_AA)
+        cv2.circle(img, (u, v), 9, colours.get(state, (0, 0, 255)), 2, cv2.LINE_AA)
         labels.put(f"{k}{state[0]}", (u, v), colours.get(state, (0, 0, 255)))
+    if geometry.arm_mm is not None:  # the arm does not turn: from the shoulder to the finger's tip
+        (a, b) = (canvas.pt(cam.to_image(np.asarray(p[:2], dtype=np.float64)[None, :], float(p[2]))[0])
+                  for p in geometry.arm_mm)
+        cv2.arrowedLine(img, a, b, (0, 0, 0), 5, cv2.LINE_AA, tipLength=0.25)
+        cv2.arrowedLine(img, a, b, (0, 230, 255), 2, cv2.LINE_AA, tipLength=0.25)
+    draw_header(img, *header)  # over the rings that reach into the band
     return img
