@@ -508,7 +508,8 @@ class Journal:
         if tail is not None and tail.seq > last_id:
             self.loss_at_open = (
                 f"{self.path}: entries {last_id + 1} to {tail.seq} are lost (the end of the journal, "
-                f"sessions {max(last_session, 1)} to {tail.session}: its write-ahead log was deleted or damaged); "
+                f"sessions {max(last_session, 1)} to {tail.session}: its write-ahead log was deleted or damaged; or "
+                f"{self.path}.tail is another journal's, beside a copy restored without its own); "
                 f"they stay counted as lost"
             )
             log.error("%s", self.loss_at_open)

@@ -117,7 +117,8 @@ class Report:
             lo, hi = loss.sessions
             if session is not None and not lo <= session <= hi:
                 continue
-            where = "at the end of the journal (its write-ahead log was deleted or damaged)" if loss.at_end \
+            where = ("at the end of the journal (its write-ahead log was deleted or damaged; or the tail file "
+                     f"{self.path}.tail is another journal's, beside a copy restored without its own)") if loss.at_end \
                 else f"between entries {loss.first - 1} and {loss.last + 1}"
             whose = f"session {lo}" if lo == hi else f"sessions {lo} to {hi}"
             out.append(f"{loss.count} entr{'y' if loss.count == 1 else 'ies'} lost ({loss.first} to {loss.last}, "

@@ -189,3 +189,15 @@ def test_a_replay_whose_tail_names_another_checksum_says_the_end_cannot_be_check
     out = capsys.readouterr().out
     assert "reproduced exactly" in out and f"names entry {tail.seq - 1} with another checksum" in out
     assert "the end of the journal cannot be checked" in out
+
+
+def test_another_journals_tail_beyond_the_end_is_named_as_a_possibility(tmp_path, capsys):
+    """A backup restored beside the tail file of the journal it replaces: the tail names entries
+    beyond its end. Lost entries and a foreign tail cannot be told apart; the line says both."""
+    path, other = str(tmp_path / "j.db"), str(tmp_path / "other.db")
+    _journal_with_a_game(path, 3)
+    _journal_with_a_game(other, 9)
+    open(path + ".tail", "wb").write(open(other + ".tail", "rb").read())
+    assert main(["journal", "check", path]) == 1
+    out = capsys.readouterr().out
+    assert "lost" in out and f"{path}.tail is another journal's" in out
