@@ -417,6 +417,9 @@ def _open_for_check(path: str) -> tuple[sqlite3.Connection, Any]:
         if "not a journal (an SQLite database with the tables" in str(exc) or \
                 "its sessions table has other columns" in str(exc):
             raise
+        if "not a journal (an empty database" in str(exc) and read_tail(path) is None:
+            raise  # an empty file, never written: no tail says a journal was there
+
         db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro&immutable=1", uri=True, isolation_level=None)
         db.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
         try:

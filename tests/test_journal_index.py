@@ -201,3 +201,14 @@ def test_another_journals_tail_beyond_the_end_is_named_as_a_possibility(tmp_path
     assert main(["journal", "check", path]) == 1
     out = capsys.readouterr().out
     assert "lost" in out and f"{path}.tail is another journal's" in out
+
+
+def test_journal_check_of_an_empty_file_is_one_line(tmp_path, capsys):
+    """A 0-byte file (touched, or a new SD card's placeholder) with no tail beside it: not a
+    journal, in one line, not a damaged index and two unreadable tables."""
+    path = tmp_path / "empty.db"
+    path.write_bytes(b"")
+    assert main(["journal", "check", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == f"companion: error: {path}: not a journal (an empty database; `companion run` makes one)"
