@@ -188,7 +188,9 @@ class Catalogue:
     ``[words.<field>]`` or, with ``{field:table}``, by ``[words.<table>]``; a list becomes
     "a, b and c" (``[meta] and``; ``|or``, ``|comma``, ``|dash`` for "a-b-c"); a mapping becomes
     "key value, key value" through ``[items] <field>`` (a sentence with ``{key}`` and
-    ``{value}``), a list of records through ``[items] <field>`` filled with each record's fields;
+    ``{value}``), a list of records through ``[items] <field>`` filled with each record's fields
+    (a record with a ``kind`` field through ``[items] "<field>.<kind>"`` when there is one: a
+    reason's or a detail's own sentence);
     a number is written with the language's ``[meta] decimal`` mark, a count with ``{n:table}``
     through a table's ``one``/``other`` forms ("1 point", "3 points"); None and booleans through
     ``[meta] nothing``, ``yes``, ``no``. So no sentence ever shows a Python value.
@@ -355,10 +357,13 @@ class Catalogue:
         if isinstance(value, _Literal):
             return value.text
         if isinstance(value, (list, tuple)):
-            item = self._data.get("items", {}).get(field)
+            items = self._data.get("items", {})
+            item = items.get(field)
             records = bool(item) and any(isinstance(v, Mapping) for v in value)
             parts = [
-                self.fill(item, v, where) if records and isinstance(v, Mapping) else self.words(v, field, spec, None, where)
+                # a record with a "kind" has its own sentence when the catalogue has one
+                self.fill(items.get(f"{field}.{v.get('kind')}", item), v, where)
+                if records and isinstance(v, Mapping) else self.words(v, field, spec, None, where)
                 for v in value
             ]
             return self._join(parts, join or ("semicolon" if records else "and"))

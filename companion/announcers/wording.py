@@ -84,7 +84,71 @@ def _carrossel_ability_used(c: Mapping[str, Any]) -> Fields:
     detail = str(c.get("detail", ""))
     detail = re.sub(r"\[\]", "none", detail)
     detail = re.sub(r"\[([^\]]*)\]", r"\1", detail).replace("->", "to").replace("#", "")
-    return {"detail_text": detail}
+    return {"detail_text": detail, "details": [_ability_detail(str(c.get("detail", "")))]}
+
+
+_ABILITY_DETAILS: tuple[tuple[str, re.Pattern[str]], ...] = (  # the referee's detail texts (games/carrossel.py)
+    ("removed", re.compile(r"^standees removed from (?P<cells>.+)$")),
+    ("jump", re.compile(r"^slot card (?P<slot>\d+) -> slot\(s\) (?P<to>\d+(?:, \d+)*)$")),
+    ("recover", re.compile(r"^slot cards \[(?P<slots>[\d, ]*)\] and clients \[(?P<clients>[\d, ]*)\] back in hand$")),
+    ("ticket", re.compile(r"^client #(?P<client>\d+) \((?P<animal>[a-z]+)\) sits on (?P<cell>\S+)$")),
+)
+
+
+def _numbers(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"\d+", text)]
+
+
+def _ability_detail(detail: str) -> Fields:
+    """One record of an ability's detail, with the ``kind`` that chooses its sentence:
+    ``removed`` (``cells``) or ``removed_none``; ``jump`` (``slot``, ``to``); ``recover``
+    (``slots``, ``clients``), ``recover_slots``, ``recover_clients`` or ``recover_none`` by what
+    went back; ``ticket`` (``client``, ``animal``, ``cell``); else ``other`` (``text``)."""
+    for kind, pattern in _ABILITY_DETAILS:
+        m = pattern.match(detail)
+        if not m:
+            continue
+        if kind == "removed":
+            cells = [] if m.group("cells") == "no tile" else m.group("cells").split(", ")
+            return {"kind": "removed" if cells else "removed_none", "cells": cells, "text": detail}
+        if kind == "jump":
+            return {"kind": kind, "slot": int(m.group("slot")), "to": _numbers(m.group("to")), "text": detail}
+        if kind == "recover":
+            slots, clients = _numbers(m.group("slots")), _numbers(m.group("clients"))
+            which = ("" if slots and clients else "_slots" if slots else "_clients" if clients else "_none")
+            return {"kind": kind + which, "slots": slots, "clients": clients, "text": detail}
+        return {"kind": kind, "client": int(m.group("client")), "animal": m.group("animal"), "cell": m.group("cell"),
+                "text": detail}
+    return {"kind": "other", "text": detail}
+
+
+_CARNIVAL_REASONS: tuple[tuple[str, re.Pattern[str]], ...] = (  # games/carnival.py, _impossible
+    ("no_card_to_draw", re.compile(r"^no card left to draw$")),
+    ("discard_empty", re.compile(r"^the discard pile is empty$")),
+    ("empty_hand", re.compile(r"^(?P<player>.+) has no card in hand$")),
+    ("nothing_to_take", re.compile(r"^(?P<player>.+)'s Midway has no card that may be taken$")),
+    ("all_duplicates", re.compile(r"^every card of (?P<player>.+)'s Midway would duplicate one of (?P<me>.+)'s$")),
+    ("no_trade", re.compile(r"^no trade with (?P<player>.+) leaves both Midways without a duplicate$")),
+    ("no_other_player", re.compile(r"^no other player$")),
+)
+
+
+def _carnival_action_impossible(c: Mapping[str, Any]) -> Fields:
+    """``reasons``: one record per reason (the referee joins them with "; "), each with the
+    ``kind`` that chooses its sentence and its players (``player``, ``me``); a reason of
+    another shape is ``other`` with its ``text``."""
+    reasons = []
+    for part in str(c.get("reason", "")).split("; "):
+        if not part:
+            continue
+        for kind, pattern in _CARNIVAL_REASONS:
+            m = pattern.match(part)
+            if m:
+                reasons.append({"kind": kind, "text": part, **m.groupdict()})
+                break
+        else:
+            reasons.append({"kind": "other", "text": part})
+    return {"reasons": reasons}
 
 
 def _carrossel_revealed(c: Mapping[str, Any]) -> Fields:
@@ -168,6 +232,7 @@ _DERIVED: dict[tuple[str, str], Callable[[Mapping[str, Any]], Fields]] = {
     ("carrossel", "wrong_turn"): _carrossel_wrong_turn,
     ("carrossel", "game_over"): _carrossel_game_over,
     ("carnival", "wild_moved"): _carnival_wild_moved,
+    ("carnival", "action_impossible"): _carnival_action_impossible,
 }
 
 
@@ -180,13 +245,19 @@ def derived_fields(game: str, call: Mapping[str, Any]) -> Fields:
     whose space changed), ``moved_count``, ``too_many`` (more than two moved), ``gap`` (the
     board after it has a gap between horses); ``penalty``: ``gap`` (judged on a board with a gap);
     ``dead_end_not_corrected``: ``horse`` (the one that should have gone to the front).
-    Carrossel ``illegal_play``: ``slot``, ``animals``; ``ability_used``: ``detail_text`` (the detail without list brackets); ``revealed``: ``tiles`` (records of
+    Carrossel ``illegal_play``: ``slot``, ``animals``; ``ability_used``: ``detail_text`` (the
+    detail without list brackets) and ``details`` (one record, its ``kind`` choosing its
+    sentence: ``removed``, ``jump``, ``recover``..., see :func:`_ability_detail`); ``revealed``: ``tiles`` (records of
     ``player``, ``slot``, ``animals``, ``cells``); ``sequence_options``: ``choices`` (records of
     ``number``, ``cells``), ``count``; ``scored``: ``clients`` (records of ``client``, ``cell``,
     ``owner``); ``turn_board``: ``turn`` (degrees, unsigned); ``wrong_turn``: ``turned``,
     ``turned_way``, ``expected_turn``, ``expected_way``; ``game_over``: ``end`` (``clients``,
     ``stuck`` with ``stuck`` the player, or ``other``). Carnival ``wild_moved``: ``where``
-    (``moved``, ``placed`` from the hand, ``discarded``). Other calls: none.
+    (``moved``, ``placed`` from the hand, ``discarded``); ``action_impossible``: ``reasons``
+    (records whose ``kind`` chooses each reason's sentence: ``no_card_to_draw``,
+    ``discard_empty``, ``empty_hand``, ``nothing_to_take``, ``all_duplicates``, ``no_trade``,
+    ``no_other_player``, with ``player`` and ``me`` where they name one; ``other`` with
+    ``text``). Other calls: none.
     """
     fn = _DERIVED.get((game, str(call.get("type", ""))))
     if fn is None:
