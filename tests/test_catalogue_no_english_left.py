@@ -90,3 +90,57 @@ def test_carrossel_ability_details_are_worded_in_each_language():
     assert Catalogue("en").text(recover, "carrossel", console=True) == (
         "Dev uses the recover ability of client 26: back in hand: slot cards 9, 7 and 1.")
     assert "9, 7 et 1" in Catalogue("fr").text(recover, "carrossel", console=True)
+
+
+#: What Carrossel's referee gives as the reason of an illegal play (companion/games/carrossel.py,
+#: check_play and the reveal), with the English words that must not be left elsewhere.
+CARROSSEL_REASONS = {
+    "slot 3 is not a slot of sector A": "is not a slot",
+    "slot 3 of sector B is occupied": "is occupied",
+    "Jump: sector C has no free slot below 2": "no free slot",
+    "Jump: slot 5 is free, the ability would do nothing": "would do nothing",
+    "slot card 4 is in the discard pile": "discard pile",
+    "slot card 4 is not one of the player's slot cards": "slot cards",
+    "first round: the slot card must be one of 1, 2, 3": "first round",
+    "expected 2 animal tile(s), one per sector, got 1": "one per sector",
+    "Ana has 0 tiger tile(s) left, the play needs 1": "the play needs",
+    "client #12 is not one of Ana's won clients": "won clients",
+    "client #12 was already used (in the discard pile)": "already used",
+    "the Dragon client acts when it appears at a booth; it cannot be played": "cannot be played",
+    "ticket: only with the Single ticket (Horse) ability": "only with",
+    "Single ticket: no client at Ana's booth matches tiger/fish": "matches",
+    "ticket: client #7 is not a matching client at Ana's booth": "matching client",
+    "already played this round; the reveal is simultaneous": "already played",
+    "unknown player 'Zed'": "unknown player",
+    "unknown animal 'cat' (known: tiger, fish, swan, horse, dragon)": "known:",
+}
+
+
+@pytest.mark.parametrize("lang", ["fr", "pt-BR"])
+def test_each_carrossel_illegal_play_reason_is_a_sentence_of_the_language(lang):
+    from companion.games.carrossel import IllegalPlay
+
+    cat = Catalogue(lang)
+    for reason, english in CARROSSEL_REASONS.items():
+        text = cat.text(IllegalPlay(t=1.0, player="Ben", play="Ben: 3 tiger", reason=reason), "carrossel", console=True)
+        assert english not in text and "tiger" not in text, (lang, text)
+        for number in ("3", "12", "7", "Zed"):  # what the reason names is kept
+            assert number not in reason or number in text, (lang, text)
+
+
+def test_english_illegal_play_reasons_read_as_before():
+    from companion.games.carrossel import IllegalPlay
+
+    cat = Catalogue("en")
+    for reason in CARROSSEL_REASONS:
+        text = cat.text(IllegalPlay(t=1.0, player="Ben", play="Ben: 3 tiger", reason=reason), "carrossel", console=True)
+        assert text == f"Ben, that play is not allowed: {reason.replace('#', '').replace('/', ' or ')}. Play again."
+
+
+def test_every_illegal_play_of_the_simulated_carrossel_games_has_a_sentence():
+    calls = [c for c in simulated_calls("carrossel") if c.type == "illegal_play"]
+    assert calls
+    for c in calls:
+        assert derived_fields("carrossel", {"type": c.type, "reason": c.reason})["reasons"][0]["kind"] != "other", c.reason
+        for lang in ("fr", "pt-BR"):
+            assert c.reason not in Catalogue(lang).text(c, "carrossel", console=True)

@@ -76,8 +76,47 @@ def _play(text: str) -> Fields:
     return {"slot": int(m.group("slot")), "animals": m.group("animals").split("+")}
 
 
+_CARROSSEL_REASONS: tuple[tuple[str, re.Pattern[str]], ...] = (  # games/carrossel.py, check_play
+    ("not_a_slot", re.compile(r"^slot (?P<slot>\d+) is not a slot of sector (?P<sector>\S+)$")),
+    ("occupied", re.compile(r"^slot (?P<slot>\d+) of sector (?P<sector>\S+) is occupied$")),
+    ("jump_no_free_slot", re.compile(r"^Jump: sector (?P<sector>\S+) has no free slot below (?P<slot>\d+)$")),
+    ("jump_slot_free", re.compile(r"^Jump: slot (?P<slot>\d+) is free, the ability would do nothing$")),
+    ("slot_discarded", re.compile(r"^slot card (?P<slot>\d+) is in the discard pile$")),
+    ("slot_not_held", re.compile(r"^slot card (?P<slot>\d+) is not one of the player's slot cards$")),
+    ("first_round", re.compile(r"^first round: the slot card must be one of (?P<allowed>\d+(?:, \d+)*)$")),
+    ("tile_count", re.compile(r"^expected (?P<expected>\d+) animal tile\(s\), one per sector, got (?P<got>\d+)$")),
+    ("tiles_left", re.compile(r"^(?P<owner>.+) has (?P<left>\d+) (?P<animal>[a-z]+) tile\(s\) left, "
+                              r"the play needs (?P<needed>\d+)$")),
+    ("client_not_won", re.compile(r"^client #(?P<client>\d+) is not one of (?P<owner>.+)'s won clients$")),
+    ("client_used", re.compile(r"^client #(?P<client>\d+) was already used \(in the discard pile\)$")),
+    ("dragon", re.compile(r"^the Dragon client acts when it appears at a booth; it cannot be played$")),
+    ("ticket_without_ability", re.compile(r"^ticket: only with the Single ticket \(Horse\) ability$")),
+    ("ticket_no_match", re.compile(r"^Single ticket: no client at (?P<owner>.+)'s booth matches (?P<animals>[a-z]+(?:/[a-z]+)*)$")),
+    ("ticket_not_matching", re.compile(r"^ticket: client #(?P<ticket>\d+) is not a matching client at (?P<owner>.+)'s booth$")),
+    ("already_played", re.compile(r"^already played this round; the reveal is simultaneous$")),
+    ("unknown_player", re.compile(r"^unknown player (?P<name>.+)$")),
+    ("unknown_animal", re.compile(r"^unknown animal (?P<name>.+) \(known: (?P<known>[a-z]+(?:, [a-z]+)*)\)$")),
+)
+
+
+def _reason_record(reason: str, patterns: tuple[tuple[str, re.Pattern[str]], ...]) -> Fields:
+    """A referee's reason as a record: its ``kind`` (choosing its sentence), its parts (numbers
+    as ints, ``allowed``, ``animals`` and ``known`` as lists) and its ``text``; ``other`` when no pattern
+    matches."""
+    for kind, pattern in patterns:
+        m = pattern.match(reason)
+        if not m:
+            continue
+        out: Fields = {"kind": kind, "text": reason}
+        for k, v in m.groupdict().items():
+            out[k] = (_numbers(v) if k == "allowed" else v.split("/") if k == "animals"
+                      else v.split(", ") if k == "known" else int(v) if v.isdigit() else v)
+        return out
+    return {"kind": "other", "text": reason}
+
+
 def _carrossel_illegal_play(c: Mapping[str, Any]) -> Fields:
-    return _play(c.get("play", ""))
+    return {**_play(c.get("play", "")), "reasons": [_reason_record(str(c.get("reason", "")), _CARROSSEL_REASONS)]}
 
 
 def _carrossel_ability_used(c: Mapping[str, Any]) -> Fields:
@@ -137,18 +176,7 @@ def _carnival_action_impossible(c: Mapping[str, Any]) -> Fields:
     """``reasons``: one record per reason (the referee joins them with "; "), each with the
     ``kind`` that chooses its sentence and its players (``player``, ``me``); a reason of
     another shape is ``other`` with its ``text``."""
-    reasons = []
-    for part in str(c.get("reason", "")).split("; "):
-        if not part:
-            continue
-        for kind, pattern in _CARNIVAL_REASONS:
-            m = pattern.match(part)
-            if m:
-                reasons.append({"kind": kind, "text": part, **m.groupdict()})
-                break
-        else:
-            reasons.append({"kind": "other", "text": part})
-    return {"reasons": reasons}
+    return {"reasons": [_reason_record(part, _CARNIVAL_REASONS) for part in str(c.get("reason", "")).split("; ") if part]}
 
 
 def _carrossel_revealed(c: Mapping[str, Any]) -> Fields:
@@ -245,7 +273,8 @@ def derived_fields(game: str, call: Mapping[str, Any]) -> Fields:
     whose space changed), ``moved_count``, ``too_many`` (more than two moved), ``gap`` (the
     board after it has a gap between horses); ``penalty``: ``gap`` (judged on a board with a gap);
     ``dead_end_not_corrected``: ``horse`` (the one that should have gone to the front).
-    Carrossel ``illegal_play``: ``slot``, ``animals``; ``ability_used``: ``detail_text`` (the
+    Carrossel ``illegal_play``: ``slot``, ``animals``, ``reasons`` (one record, its ``kind``
+    choosing its sentence, see ``_CARROSSEL_REASONS``); ``ability_used``: ``detail_text`` (the
     detail without list brackets) and ``details`` (one record, its ``kind`` choosing its
     sentence: ``removed``, ``jump``, ``recover``..., see :func:`_ability_detail`); ``revealed``: ``tiles`` (records of
     ``player``, ``slot``, ``animals``, ``cells``); ``sequence_options``: ``choices`` (records of
