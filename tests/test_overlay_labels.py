@@ -87,7 +87,10 @@ def test_monsieur_header_and_seat_labels_are_readable_on_a_dim_photo(monkeypatch
     for x0, y0, x1, y1 in boxes:  # white text on black, not black text on the dark photo
         inside = img[y0 + 1:y1, x0 + 1:x1]
         assert inside.max() > 200 and (inside.max(axis=2) < 60).mean() > 0.4
-    assert img[:14, 300:].max() == 0  # the status band: black past its text, no stray letter
+    first = (reading.status + f"  angle {reading.carousel_angle_deg:.1f}  pointed {reading.pointed_seat}"
+             f"  die {reading.die}")  # the band's first line (a legend follows on the next)
+    (w, _), _ = cv2.getTextSize(first, cv2.FONT_HERSHEY_SIMPLEX, 0.4, 1)
+    assert img[:14, w + 8:].max() == 0  # the status band: black past its text, no stray letter
 
 
 def test_a_status_longer_than_the_image_is_wrapped_not_cut(monkeypatch):

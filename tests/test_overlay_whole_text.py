@@ -168,3 +168,12 @@ def test_a_tiny_dice_frame_is_drawn_enlarged():
 
     out = draw_readings(np.full((6, 8, 3), 90, np.uint8), [], None)
     assert min(out.shape[:2]) >= OVERLAY_MIN_SIDE_PX
+
+
+def test_a_newline_puts_the_legend_on_a_line_of_its_own(written):
+    from companion.vision.images import draw_header
+
+    one = draw_header(np.zeros((100, 640, 3), np.uint8), "ok  angle 85.5")
+    two = draw_header(np.zeros((100, 640, 3), np.uint8), "ok  angle 85.5\nseats: k kid")
+    assert two == 2 * one - 3  # a line more, though both would fit on one
+    assert written[-2:] == ["ok  angle 85.5", "seats: k kid"]

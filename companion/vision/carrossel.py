@@ -1997,7 +1997,7 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
     if reading.board_angle_deg is not None:
         status += f"; board {reading.board_angle_deg:.1f} deg; " + " ".join(f"{b[0]}:{f}" for b, f in reading.facing.items())
         animals = sorted(set(geometry.letters.values()))
-        status += ("  tiles: " + ", ".join(f"{a[0].upper()} {a}" for a in animals)
+        status += ("\ntiles: " + ", ".join(f"{a[0].upper()} {a}" for a in animals)
                    + "; ring: a standee; ?: unknown  booths: the sector facing them")
     header = (status + canvas.note, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
     band = draw_header(out, *header)

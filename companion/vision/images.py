@@ -267,7 +267,8 @@ def to_reader_size(frame: Any, side_px: int = READER_SIDE_PX) -> tuple[Any, floa
 def draw_header(img: Any, text: str, colour: tuple[int, int, int] = (255, 255, 255), scale: float = 0.4) -> int:
     """Write ``text`` on a black band across the top of ``img`` (``H x W x 3 uint8`` BGR, drawn
     in place), in ``colour`` (BGR), one stroke thick, wrapped at spaces onto as many lines as the
-    image's width needs (a word longer than a line is cut): readable on any photograph, light or
+    image's width needs (a word longer than a line is cut; a newline in ``text`` starts a new
+    line, e.g. for a legend under the status): readable on any photograph, light or
     dark, and nothing of the status lost at a narrow image's edge. Returns the band's height in
     pixels (the rows a caller keeps free of labels). (A thick black copy under thin text is no
     shadow in OpenCV's Hershey fonts: a glyph's advance grows with the stroke, so the thick copy
@@ -282,22 +283,25 @@ def draw_header(img: Any, text: str, colour: tuple[int, int, int] = (255, 255, 2
     def fits(line: str) -> bool:
         return cv2.getTextSize(line, font, scale, 1)[0][0] <= width
 
-    # fields (parts written two spaces apart) stay whole on a line when they fit, else words
-    pieces = [(part, "  ") for part in text.split("  ") if part.strip()]
+    # fields (parts written two spaces apart) stay whole on a line when they fit, else words;
+    # a newline starts a new line (a legend under the status)
     lines: list[str] = []
-    while pieces:
-        piece, gap = pieces.pop(0)
-        piece = piece.strip()
-        if lines and fits(f"{lines[-1]}{gap}{piece}"):
-            lines[-1] = f"{lines[-1]}{gap}{piece}"
-            continue
-        if not fits(piece) and " " in piece:
-            words = piece.split()
-            pieces[:0] = [(words[0], gap)] + [(word, " ") for word in words[1:]]
-            continue
-        while piece and not fits(piece):
-            piece = piece[:-1]
-        lines.append(piece)
+    for paragraph in text.split("\n"):
+        pieces = [(part, "  ") for part in paragraph.split("  ") if part.strip()]
+        first = len(lines)
+        while pieces:
+            piece, gap = pieces.pop(0)
+            piece = piece.strip()
+            if len(lines) > first and fits(f"{lines[-1]}{gap}{piece}"):
+                lines[-1] = f"{lines[-1]}{gap}{piece}"
+                continue
+            if not fits(piece) and " " in piece:
+                words = piece.split()
+                pieces[:0] = [(words[0], gap)] + [(word, " ") for word in words[1:]]
+                continue
+            while piece and not fits(piece):
+                piece = piece[:-1]
+            lines.append(piece)
     lines = lines or [""]
     band = step * len(lines) + 3
     cv2.rectangle(img, (0, 0), (img.shape[1], band), (0, 0, 0), -1)

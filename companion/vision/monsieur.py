@@ -1245,7 +1245,7 @@ def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: Monsieur
     cam = reading.camera
     angle = reading.carousel_angle_deg if reading.carousel_angle_deg is not None else reading.seats_angle_deg
     if cam is not None and angle is not None:
-        text += f"  seats: number and {KID[0]} {KID}, {EMPTY[0]} {EMPTY}, {UNKNOWN[0]} {UNKNOWN}"
+        text += f"\nseats: number and {KID[0]} {KID}, {EMPTY[0]} {EMPTY}, {UNKNOWN[0]} {UNKNOWN}"
         if geometry.arm_mm is not None:
             text += "; yellow arrow: the finger"
         if isinstance(reading.pointed_seat, int):
