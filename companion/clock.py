@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 __all__ = ["Clock", "MonotonicClock", "ManualClock", "PacedClock"]
@@ -163,18 +164,20 @@ class PacedClock:
     Args:
         origin: the session time (s) to start from.
         speed: session seconds per real second.
+        monotonic: the real clock, seconds (default :func:`time.monotonic`; tests give their own).
     """
 
     #: real seconds late before the falling behind is said
     BEHIND_S = 2.0
 
-    def __init__(self, origin: float = 0.0, speed: float = 1.0):
+    def __init__(self, origin: float = 0.0, speed: float = 1.0, monotonic: Callable[[], float] = time.monotonic):
         if speed <= 0:
             raise ValueError(f"speed must be > 0, got {speed}")
         self.speed = speed
+        self._monotonic = monotonic
         self._t = origin
         self._origin = origin
-        self._start = time.monotonic()
+        self._start = monotonic()
         self.held = False
         self.behind_s = 0.0
         self._told_behind = 0.0
@@ -183,7 +186,7 @@ class PacedClock:
     def _late(self, until: float) -> None:
         """Note how late (real s) the game reaches ``until``; say it when it first passes
         :attr:`BEHIND_S`, then at each doubling."""
-        real = time.monotonic()
+        real = self._monotonic()
         self.behind_s = max(0.0, (self._origin + (real - self._start) * self.speed - until) / self.speed)
         if self.behind_s >= max(self.BEHIND_S, 2 * self._told_behind):
             elapsed = max(real - self._start, 1e-9)
@@ -203,11 +206,11 @@ class PacedClock:
     def release(self) -> None:
         """Let session time go on, paced again from now, from where it was held."""
         if self.held:
-            self._origin, self._start = self._t, time.monotonic()
+            self._origin, self._start = self._t, self._monotonic()
             self.held = False
 
     def _real(self) -> float:
-        return self._origin + (time.monotonic() - self._start) * self.speed
+        return self._origin + (self._monotonic() - self._start) * self.speed
 
     def wait(self, event: threading.Event, until: float | None) -> bool:
         """Sleep (real time) until ``until`` or the event; the clock then reads ``until``, or
@@ -217,7 +220,7 @@ class PacedClock:
         if not self._paced:  # paced from the game's first wait, as after a pause
             self._paced = True
             if self._real() > self._t:
-                self._origin, self._start = self._t, time.monotonic()
+                self._origin, self._start = self._t, self._monotonic()
         while True:
             if event.is_set():
                 self._t = max(self._t, min(self._real(), until if until is not None else float("inf")))

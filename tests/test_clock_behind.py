@@ -9,15 +9,17 @@ import threading
 
 import pytest
 
-from companion import clock as clock_mod
 from companion.clock import PacedClock
 
 
 @pytest.fixture
-def real(monkeypatch):
-    now = [100.0]
-    monkeypatch.setattr(clock_mod.time, "monotonic", lambda: now[0])
-    return now
+def real():
+    """A fake real clock, moved by hand; each PacedClock is given it (``monotonic=``)."""
+    return [100.0]
+
+
+def paced_clock(real, speed):
+    return PacedClock(0.0, speed=speed, monotonic=lambda: real[0])
 
 
 class Sleep(threading.Event):
@@ -35,7 +37,7 @@ class Sleep(threading.Event):
 
 def test_falling_behind_is_said_once_then_at_each_doubling(real, caplog):
     caplog.set_level(logging.WARNING, logger="companion.clock")
-    paced = PacedClock(0.0, speed=10.0)
+    paced = paced_clock(real, 10.0)
     event = threading.Event()
     said = lambda: [r.getMessage() for r in caplog.records if "falls behind" in r.getMessage()]  # noqa: E731
     assert paced.wait(Sleep(real), until=0.0) is False  # the game's first wait
@@ -52,7 +54,7 @@ def test_falling_behind_is_said_once_then_at_each_doubling(real, caplog):
 
 def test_a_game_that_keeps_up_says_nothing(real, caplog):
     caplog.set_level(logging.WARNING, logger="companion.clock")
-    paced = PacedClock(0.0, speed=10.0)
+    paced = paced_clock(real, 10.0)
     sleep = Sleep(real)
     assert paced.wait(sleep, until=0.0) is False
     for k in range(1, 30):
@@ -65,7 +67,7 @@ def test_a_game_that_keeps_up_says_nothing(real, caplog):
 
 def test_the_start_up_is_not_counted_and_a_delay_under_two_seconds_says_nothing(real, caplog):
     caplog.set_level(logging.WARNING, logger="companion.clock")
-    paced = PacedClock(0.0, speed=10.0)
+    paced = paced_clock(real, 10.0)
     real[0] += 5.0  # the service's start-up (the parts opened, the first frame rendered)
     assert paced.wait(Sleep(real), until=0.0) is False and paced.behind_s == 0.0
     real[0] += 1.9  # one long event (a slow first frame): late, but under 2 s
