@@ -2182,6 +2182,7 @@ def draw_readings(
     if COCKED in names:
         status += "  cocked: a die not lying flat (roll again)"
     band = draw_header(out, status + canvas.note, (255, 255, 255), scale)
+    header = out[:band + 1].copy()  # put back over the boxes that reach into the band
     if tray is not None:
         cv2.rectangle(out, canvas.pt((tray[0], tray[1])), canvas.pt((tray[2] - 1, tray[3] - 1)), (160, 160, 160), 1)
     for r, label in zip(readings, names):
@@ -2193,7 +2194,7 @@ def draw_readings(
         ty = y0 - 4 if y0 - th - 7 >= band else max(y1, band) + th + 4  # above the box, else under it: not on the band
         cv2.rectangle(out, (x0, ty - th - 3), (x0 + tw + 4, ty + 3), colour, -1)
         cv2.putText(out, label, (x0 + 2, ty), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1, cv2.LINE_AA)
-    draw_header(out, status + canvas.note, (255, 255, 255), scale)  # over the boxes that reach into the band
+    out[:band + 1] = header
     return out
 
 

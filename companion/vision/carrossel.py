@@ -2001,13 +2001,14 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
                    + "; ring: a standee; ?: unknown  booths: the sector facing them")
     header = (status + canvas.note, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
     band = draw_header(out, *header)
+    drawn = out[:band + 1].copy()  # put back over the outlines and letters that reach into the band
     if reg is not None:
         for mid, c in reg.image_corners.items():
             cv2.polylines(out, [canvas.poly(c)], True, (0, 255, 0), 2, cv2.LINE_AA)
     if reading.centre_corners_px is not None:
         cv2.polylines(out, [canvas.poly(reading.centre_corners_px)], True, (0, 255, 255), 2, cv2.LINE_AA)
     if view is None or reading.board_angle_deg is None:
-        draw_header(out, *header)  # over the outlines that reach into the band
+        out[:band + 1] = drawn
         return out
     b = reading.board_angle_deg
     a = math.radians(b)
@@ -2038,7 +2039,7 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
     for name, (c, _deg) in geometry.booths.items():
         p = canvas.points(view.to_image(c.reshape(1, 2), 55.0))[0]
         labels.put(f"{name}: {reading.facing.get(name, UNKNOWN)}", (p[0], p[1]), (255, 255, 255))
-    draw_header(out, *header)  # over the outlines and letters that reach into the band
+    out[:band + 1] = drawn
     return out
     b = reading.board_angle_deg
     a = math.radians(b)

@@ -1168,6 +1168,7 @@ def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: Carrous
         status = (f"ok: markers {','.join(map(str, reg.marker_ids))}, residual {reg.residual_px:.2f} px; "
                   f"spaces {' '.join(reading.labels)}")
     band = draw_header(out, status + canvas.note, ok_colour)
+    header = out[:band + 1].copy()  # put back over the outlines that reach into the band
     if reg is None:
         return out
     labels = LabelPlacer(out, 0.36, top_px=band + 1)  # no label covers another (nor the status band)
@@ -1194,7 +1195,7 @@ def draw_overlay(frame: np.ndarray, reading: CarrouselReading, geometry: Carrous
         p = canvas.points(reg.to_image((slot.centre_mm - slot.outward * 24).reshape(1, 2)))[0]
         text = f"{slot.seat}: " + ("-".join(card.triple) if card.triple else UNKNOWN)
         labels.put(text, (p[0], p[1] - 4), (255, 255, 255) if card.triple else (255, 0, 255))
-    draw_header(out, status + canvas.note, ok_colour)  # over the outlines that reach into the band
+    out[:band + 1] = header
     return out
 
 

@@ -368,6 +368,7 @@ class OverlayCanvas:
         self.img = big
         self.scale = k
         self.offset = (ox, oy)
+        self._same = k == 1 and (ox, oy) == (0, 0)  # frame pixels are canvas pixels
         self.note = ""
         if k > 1 or margin:
             self.note = f"  ({'shown ' + str(k) + ' x, ' if k > 1 else ''}{margin}the image is {w} x {h} px)"
@@ -378,12 +379,17 @@ class OverlayCanvas:
         import numpy as np
 
         p = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+        if self._same:
+            return p
         k = self.scale
         return (p + 0.5) * k - 0.5 + np.asarray(self.offset, dtype=np.float64)
 
     def pt(self, xy: Any) -> tuple[int, int]:
         """One frame pixel ``(x, y)`` -> the canvas's nearest whole pixel, for ``cv2`` drawing."""
-        u, v = self.points(xy)[0]
+        if self._same:
+            u, v = xy[0], xy[1]
+        else:
+            u, v = self.points(xy)[0]
         return int(round(float(u))), int(round(float(v)))
 
     def poly(self, xy: Any) -> Any:

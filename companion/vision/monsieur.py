@@ -1252,6 +1252,7 @@ def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: Monsieur
             text += ", thick yellow ring: the seat it points at"
     header = (text + canvas.note, (80, 220, 80) if reading.status == "ok" else (60, 60, 255))
     band = draw_header(img, *header)
+    drawn = img[:band + 1].copy()  # put back over the rings that reach into the band
     if cam is None or angle is None:
         return img
     colours = {KID: (0, 200, 0), EMPTY: (255, 255, 255), UNKNOWN: (0, 0, 255)}
@@ -1269,5 +1270,5 @@ def draw_overlay(frame: np.ndarray, reading: MonsieurReading, geometry: Monsieur
                   for p in geometry.arm_mm)
         cv2.arrowedLine(img, a, b, (0, 0, 0), 5, cv2.LINE_AA, tipLength=0.25)
         cv2.arrowedLine(img, a, b, (0, 230, 255), 2, cv2.LINE_AA, tipLength=0.25)
-    draw_header(img, *header)  # over the rings that reach into the band
+    img[:band + 1] = drawn
     return img
