@@ -295,10 +295,11 @@ def test_dice_command_prints_each_image_as_json(capsys, tmp_path):
     assert main(["--config", str(cfg), "dice", image, "--overlay", str(overlay)]) == 0
     capsys.readouterr()
     drawn, original = cv2.imread(str(overlay)), cv2.imread(image)
-    assert drawn.shape == original.shape
+    band = drawn.shape[0] - original.shape[0]  # the status band, added above the image
+    assert drawn.shape[1:] == original.shape[1:] and 15 <= band <= 60 and not drawn[:band].any(axis=2).all()
     for die in out["dice"]:
         x0, y0, x1, y1 = (int(round(v)) for v in die["box"])
-        assert tuple(drawn[y0 + (y1 - y0) // 2, x0]) == (40, 170, 40)  # green box edge: a value
+        assert tuple(drawn[band + y0 + (y1 - y0) // 2, x0]) == (40, 170, 40)  # green box edge: a value
     assert main(["--config", str(cfg), "dice", image, "--overlay", str(tmp_path / "no" / "x.png")]) == 2
     assert "cannot write the overlay" in capsys.readouterr().err
     # An unreadable image is one line on stderr; the others are still read.

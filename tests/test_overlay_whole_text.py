@@ -157,9 +157,11 @@ def test_dice_labels_are_short_and_the_band_gives_each_reason_whole(written):
     assert labels[:4] == ["?1", "4", "?2", "cocked"]
     band = int(np.argmax((out[:, 600:] != 0).any(axis=(1, 2))))  # the first row under the black band
     assert band > 10
-    # the first die's label would stand above its box, in the band: it goes under the box
+    # the band is added above the frame: the whole frame under it, no die hidden by it
+    assert out.shape == (480 + band, 640, 3) and (out[band:band + 5, :5] == 90).all()
+    # the first die's label would stand above its box, on the band: it goes under the box
     orange = (out == (0, 140, 255)).all(axis=2)
-    assert orange[max(band, 36):max(band, 36) + 20, 100:125].sum() > 100  # its filled label under the box
+    assert orange[band + 36:band + 56, 100:125].sum() > 100  # its filled label under the box
     assert not orange[:band, 100:125].any()  # nothing of it on the band
 
 

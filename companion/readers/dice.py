@@ -2145,9 +2145,9 @@ def draw_readings(
     Each die's box and value in green; an ``unknown`` die's box in orange labelled ``?1``,
     ``?2``... and a ``cocked`` die's labelled ``cocked``; the tray's region of interest as a
     thin grey rectangle. The dice's values and each unknown die's whole reason (``?1 unknown: too small
-    to read here (14 px, 18 needed)``) are written on a band at the top
-    (:func:`~companion.vision.images.draw_header`, wrapped onto as many lines as it takes),
-    the labels kept below it. A frame under
+    to read here (14 px, 18 needed)``) are written on a black band added above the frame
+    (:func:`~companion.vision.images.draw_header`, wrapped onto as many lines as it takes), so
+    that no die near the frame's top edge is hidden by it. A frame under
     :data:`~companion.vision.images.OVERLAY_MIN_SIDE_PX` on its shorter side is drawn enlarged
     (:class:`~companion.vision.images.OverlayCanvas`), and the band says so.
 
@@ -2157,7 +2157,8 @@ def draw_readings(
         tray: ``(x0, y0, x1, y1)`` px or None.
 
     Returns:
-        A new ``H' x W' x 3 uint8, BGR`` image (``H x W`` unless the frame was enlarged).
+        A new ``H' x W' x 3 uint8, BGR`` image: the band's rows, then the frame (``H x W``
+        unless the frame was enlarged).
     """
     import cv2
 
@@ -2165,7 +2166,6 @@ def draw_readings(
 
     _check_frame(frame)
     canvas = OverlayCanvas(frame)
-    out = canvas.img
     scale = max(0.4, min(frame.shape[:2]) / 1000)
     names: list[str] = []
     reasons: dict[str, list[str]] = {}  # a reason -> the unknown dice it is given for, in order
@@ -2181,12 +2181,18 @@ def draw_readings(
     status += "".join(f"  {' '.join(who)} unknown: {why}" for why, who in reasons.items())
     if COCKED in names:
         status += "  cocked: a die not lying flat (roll again)"
-    band = draw_header(out, status + canvas.note, (255, 255, 255), scale)
-    header = out[:band + 1].copy()  # put back over the boxes that reach into the band
+    strip = np.zeros_like(canvas.img)
+    band = draw_header(strip, status + canvas.note, (255, 255, 255), scale) + 1  # its rows, 0 to band - 1
+    out = np.concatenate([strip[:band], canvas.img])
+
+    def pt(xy: Sequence[float]) -> tuple[int, int]:
+        u, v = canvas.pt(xy)
+        return u, v + band
+
     if tray is not None:
-        cv2.rectangle(out, canvas.pt((tray[0], tray[1])), canvas.pt((tray[2] - 1, tray[3] - 1)), (160, 160, 160), 1)
+        cv2.rectangle(out, pt((tray[0], tray[1])), pt((tray[2] - 1, tray[3] - 1)), (160, 160, 160), 1)
     for r, label in zip(readings, names):
-        (x0, y0), (x1, y1) = canvas.pt(r.box[:2]), canvas.pt(r.box[2:])
+        (x0, y0), (x1, y1) = pt(r.box[:2]), pt(r.box[2:])
         known = r.value not in (UNKNOWN, COCKED)
         colour = (40, 170, 40) if known else (0, 140, 255)
         cv2.rectangle(out, (x0, y0), (x1, y1), colour, 2)
@@ -2194,7 +2200,6 @@ def draw_readings(
         ty = y0 - 4 if y0 - th - 7 >= band else max(y1, band) + th + 4  # above the box, else under it: not on the band
         cv2.rectangle(out, (x0, ty - th - 3), (x0 + tw + 4, ty + 3), colour, -1)
         cv2.putText(out, label, (x0 + 2, ty), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1, cv2.LINE_AA)
-    out[:band + 1] = header
     return out
 
 
