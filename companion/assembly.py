@@ -10,7 +10,8 @@ a kit and a simulated table; nothing in ``companion/commands/`` changes.
 
 ``table`` is ``"sim"`` (the simulated table: seeded players, mock pins, the simulated shaft and
 camera) or ``"hardware"`` (only real parts: a part that is missing raises
-:class:`~companion.health.PartMissing` naming it and the fix; nothing is ever simulated).
+:class:`~companion.health.PartMissing` naming it and the fix; nothing is ever simulated, mock
+pins included: :func:`table_pins`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import IO, Any
 
 from companion.health import PartMissing, Parts
 
-__all__ = ["Kit", "Rig", "Table", "assemble", "kit_for", "ANNOUNCERS"]
+__all__ = ["Kit", "Rig", "Table", "assemble", "kit_for", "table_pins", "ANNOUNCERS"]
 
 log = logging.getLogger("companion.assembly")
 
@@ -202,7 +203,7 @@ def assemble(game: str, config: Any, journal: Any, clock: Callable[[float], Any]
         seed = int(opened.table.get("seed", seed))
         the_clock = clock(opened.origin)
         parts = Parts(clock=the_clock.now)
-        factory, mock_pins = _pins(config, table, parts)
+        factory, mock_pins = table_pins(config, table, parts)
         names = list(config["service"]["announcers"])
         if table == "hardware" and not names:
             raise ValueError("[service] announcers is empty: at a real table nothing would tell the players "
@@ -311,15 +312,41 @@ def _scores(summary: Any) -> str:
     return "; scores: " + ", ".join(f"{p} {s}" for p, s in scores.items())
 
 
-def _pins(config: Any, table: str, parts: Parts) -> tuple[Any, bool]:
-    """The gpiozero pin factory; at a real table, mock pins only when configured by name."""
-    from companion.pins import PinFactoryError, make_pin_factory
+def table_pins(config: Any, table: str, parts: Parts | None = None) -> tuple[Any, bool]:
+    """The gpiozero pin factory of a table, from ``[service] pin_factory``.
 
-    from companion.pins import is_raspberry_pi
+    Args:
+        config: the :class:`~companion.config.Config`.
+        table: ``"sim"`` (mock pins are fine: the simulated players press them) or
+            ``"hardware"`` (real pins only).
+        parts: the parts register, told the pins' state (``ok`` or ``mock``); None = not told.
+
+    Returns:
+        ``(factory, is_mock)``.
+
+    Raises:
+        PartMissing: at a real table, no real pins: not a Raspberry Pi (``auto``), a named
+            factory that cannot start, or ``[service] pin_factory = "mock"``, pretend pins that
+            no button at the table drives (the line names the key, as ``companion doctor``
+            does). Only a test lends mock pins to a real table
+            (:func:`companion.pins.mock_pins_for_tests`).
+    """
+    from companion.pins import PinFactoryError, is_raspberry_pi, make_pin_factory, pins_for_tests
 
     name = config["service"]["pin_factory"]
     no_pins = PartMissing("GPIO pins", "this is not a Raspberry Pi, so there are no buttons, LEDs or buzzer",
                           "run on the Pi, or play the simulated table with --table sim")
+    if table == "hardware" and name == "mock":
+        lent = pins_for_tests()
+        if lent is None:
+            where = str(config.source) if getattr(config, "source", None) else "the configuration file"
+            raise PartMissing("GPIO pins", "[service] pin_factory is 'mock' (pretend pins: no button, LED or buzzer "
+                              "of the table would work)",
+                              f'set [service] pin_factory = "auto" in {where}, or play the simulated table '
+                              "with --table sim")
+        if parts is not None:
+            parts.set("pins", "mock", "gpiozero mock pins lent by a test (companion.pins.mock_pins_for_tests)")
+        return lent, True
     if table == "hardware" and name == "auto" and not is_raspberry_pi():
         raise no_pins
     try:
@@ -328,10 +355,11 @@ def _pins(config: Any, table: str, parts: Parts) -> tuple[Any, bool]:
         raise PartMissing("GPIO pins", str(exc), "run on the Raspberry Pi with lgpio installed "
                           "(./dev installs it there), or fix [service] pin_factory") from None
     if is_mock:
-        if table == "hardware" and name != "mock":
+        if table == "hardware":
             raise no_pins  # 'auto' on a Pi whose GPIO library failed
-        parts.set("pins", "mock", "gpiozero mock pins" + (" (pin_factory = mock)" if name == "mock" else ""))
-    else:
+        if parts is not None:
+            parts.set("pins", "mock", "gpiozero mock pins" + (" (pin_factory = mock)" if name == "mock" else ""))
+    elif parts is not None:
         parts.set("pins", "ok", f"gpiozero {type(factory).__name__}")
     return factory, is_mock
 

@@ -128,7 +128,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "str",
             "auto",
             "'auto', 'mock', 'lgpio', 'rpigpio' or 'native'",
-            "gpiozero pin factory; 'auto' uses real pins on a Pi and mock pins elsewhere",
+            "gpiozero pin factory; 'auto' uses real pins on a Pi and mock pins elsewhere; a real table "
+            "(--table hardware) refuses 'mock' and mock pins: it needs real ones",
             lambda v: v in ("auto", "mock", "lgpio", "rpigpio", "native"),
         ),
         "table": Key(

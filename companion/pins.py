@@ -7,17 +7,58 @@ Every pin of the service goes through gpiozero (``LED``, ``TonalBuzzer``, ``Butt
   choice (lgpio on Bookworm); elsewhere, or when the real factory cannot start, gpiozero's
   ``MockFactory`` with ``MockPWMPin`` (so the buzzer's PWM works), and one log line says so;
 * ``mock``, ``lgpio``, ``rpigpio``, ``native``: that factory, or a clear error.
+
+A real table (``--table hardware``) never plays on pretend pins: ``mock`` there is refused in
+one line (:func:`companion.assembly.table_pins`), as ``companion doctor`` reports it. The one
+way in is for tests, from Python only: :func:`mock_pins_for_tests` (the test suite's
+``mock_factory`` fixture uses it), which no configuration, option or environment variable
+reaches.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["make_pin_factory", "is_raspberry_pi", "PinFactoryError"]
+__all__ = ["make_pin_factory", "is_raspberry_pi", "PinFactoryError", "mock_pins_for_tests", "pins_for_tests"]
 
 log = logging.getLogger("companion.pins")
+
+
+#: The pin factory a test lends to real tables (:func:`mock_pins_for_tests`), or None.
+_PINS_FOR_TESTS: Any = None
+
+
+@contextlib.contextmanager
+def mock_pins_for_tests(factory: Any) -> Iterator[Any]:
+    """Tests only: while this context is open, a real table (``--table hardware``) assembled
+    in this process whose ``[service] pin_factory`` is ``"mock"`` uses ``factory`` (gpiozero's
+    ``MockFactory``, whose pins the test drives) instead of being refused.
+
+    The test suite's ``mock_factory`` fixture opens it; ``tests/mock_pins_main.py`` does it for
+    a ``companion`` run in a child process. Nothing else opens it: the command line, the
+    configuration and the environment cannot, so an appliance never plays on pretend pins.
+
+    Args:
+        factory: a gpiozero pin factory (``MockFactory(pin_class=MockPWMPin)``).
+
+    Yields:
+        ``factory``. The previous one (None outside tests) is restored on exit.
+    """
+    global _PINS_FOR_TESTS
+    saved, _PINS_FOR_TESTS = _PINS_FOR_TESTS, factory
+    try:
+        yield factory
+    finally:
+        _PINS_FOR_TESTS = saved
+
+
+def pins_for_tests() -> Any:
+    """The factory lent by :func:`mock_pins_for_tests`, or None (always None outside tests)."""
+    return _PINS_FOR_TESTS
 
 
 class PinFactoryError(Exception):

@@ -156,7 +156,9 @@ class RunningPico:
 
 
 def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
-    """A configuration file for a real-table test: mock pins, the journal and speech in
+    """A configuration file for a real-table test: mock pins (``[service] pin_factory =
+    "mock"``, which a real table takes only from a test that lends them: the ``mock_factory``
+    fixture, or ``tests/mock_pins_main.py`` in a child process), the journal and speech in
     ``tmp_path`` (speech to ALSA's null device), plus ``sections``."""
     import tomllib  # noqa: F401  (the file must parse: checked by companion's loader)
 

@@ -219,7 +219,7 @@ def test_a_calibration_file_named_in_the_config_that_is_not_there_names_its_key(
     assert optional_calibration(str(present), "camera.json", key="[camera] intrinsics") == present
 
 
-def test_run_with_a_missing_geometry_file_says_which_key(tmp_path, capsys):
+def test_run_with_a_missing_geometry_file_says_which_key(tmp_path, capsys, mock_factory):
     config = tmp_path / "c.toml"
     config.write_text(f'[service]\njournal = "{tmp_path / "j.db"}"\ntable = "hardware"\npin_factory = "mock"\n'
                       '[speech]\nenabled = false\n[encoder]\nbackend = "sim"\n[web]\nenabled = false\n'

@@ -32,7 +32,7 @@ def test_a_live_camera_keeps_the_cable_fix():
 
 
 @pytest.mark.parametrize("game", ["carrousel", "monsieur-carrousel", "carrossel", "carnival"])
-def test_run_at_a_real_table_with_a_missing_video_file(tmp_path, capsys, game):
+def test_run_at_a_real_table_with_a_missing_video_file(tmp_path, capsys, game, mock_factory):
     """Every game's real table (mock GPIO pins, no speech): one line, exit 2, the file's fix."""
     config = tmp_path / "companion.toml"
     config.write_text('[service]\npin_factory = "mock"\n[speech]\nenabled = false\n[web]\nenabled = false\n'

@@ -91,7 +91,7 @@ def _video(path, angles_ccw, frames_each=8):
     out.release()
 
 
-def test_at_a_real_table_the_board_angle_comes_from_the_camera(tmp_path):
+def test_at_a_real_table_the_board_angle_comes_from_the_camera(tmp_path, mock_factory):
     video = tmp_path / "table.avi"
     _video(video, [270.0, 180.0, 180.0])  # setup, then a quarter turn clockwise (seen from above), kept
     config = validate({"service": {"pin_factory": "mock", "announcers": ["console"]},

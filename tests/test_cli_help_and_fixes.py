@@ -35,7 +35,7 @@ def test_calibrate_help_lists_every_subcommand():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("picamera2") is not None, reason="picamera2 is installed here")
-def test_picamera2_missing_names_the_install_not_the_cable(tmp_path, capsys):
+def test_picamera2_missing_names_the_install_not_the_cable(tmp_path, capsys, mock_factory):
     config = tmp_path / "companion.toml"
     config.write_text('[web]\nenabled = false\n[service]\npin_factory = "mock"\n[speech]\nenabled = false\n')
     rc = main(["--config", str(config), "run", "--table", "hardware", "--camera", "picamera2", "--new",

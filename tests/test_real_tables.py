@@ -5,10 +5,18 @@ anywhere in the chain (the scripts are fixed lists of what players do)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from companion.events import InvalidObservation
 from tests.real_table import CallTap, Companion, RunningPico, write_config
+
+ROOT = Path(__file__).resolve().parents[1]
+#: `companion` in a child process with gpiozero's mock pins lent to its real table (the emulated
+#: hardware's pins; `[service] pin_factory = "mock"` is refused at a real table otherwise).
+MOCK_PINS_COMPANION = [sys.executable, "-m", "tests.mock_pins_main"]
 
 
 @pytest.fixture
@@ -355,9 +363,9 @@ def test_with_pins_but_no_camera_or_pico_the_start_names_that_part(tmp_path, gam
     import sys
 
     config = write_config(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "companion", "run", "--game", game, "--table", "hardware",
+    done = subprocess.run([*MOCK_PINS_COMPANION, "run", "--game", game, "--table", "hardware",
                            "--config", str(config)], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, cwd=ROOT)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1].startswith(f"companion: error: {part}: ")
 
@@ -384,8 +392,8 @@ def test_a_part_that_is_there_but_fails_stops_the_start(tmp_path, sections, word
         sections["encoder"]["port"] = str(regular)
     config = write_config(tmp_path, **sections)
     game = sections.get("service", {}).get("game", "carrossel")
-    done = subprocess.run([sys.executable, "-m", "companion", "run", "--game", game, "--table", "hardware",
+    done = subprocess.run([*MOCK_PINS_COMPANION, "run", "--game", game, "--table", "hardware",
                            "--config", str(config)], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, cwd=ROOT)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert words in done.stderr.splitlines()[-1]

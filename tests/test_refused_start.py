@@ -36,7 +36,7 @@ def test_a_refused_start_on_this_machine_leaves_no_session(tmp_path, capsys):
     assert rc == 3 and not any("resumes" in x for x in lines), lines
 
 
-def test_a_refused_start_keeps_the_unfinished_game_and_its_number(tmp_path, capsys):
+def test_a_refused_start_keeps_the_unfinished_game_and_its_number(tmp_path, capsys, mock_factory):
     """An unfinished simulated game, then a refused real start (a missing video file, mock GPIO
     pins): the unfinished game stays, alone; the next new session takes the next number."""
     _config(tmp_path)

@@ -335,6 +335,10 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                 # waiting for the next game, and waits again; it does not start one by itself.
                 waiting_first = False
                 try:
+                    if table == "hardware":
+                        from companion.assembly import table_pins
+
+                        table_pins(config, table)  # no pretend pins at a real table, even to wait
                     entries.open()
                     web.start(entries)
                 except PartMissing as exc:
@@ -527,13 +531,13 @@ def _wait_next_game(nxt: _NextGame, config: Any, table: str, game: str, notifier
     first claim button; return the next game's name, or None when the service stops.
     ``keep()``, when given, is called on this thread before the wait, every second of it and
     at its end (:func:`_keep_page_language`: a language chosen on the page between games)."""
-    from companion.pins import make_pin_factory
+    from companion.assembly import table_pins
 
     nxt.waiting = True
     button = None
     if table == "hardware":
-        factory, is_mock = make_pin_factory(config["service"]["pin_factory"])
         try:
+            factory, is_mock = table_pins(config, table)  # never pretend pins at a real table (PartMissing)
             from gpiozero import Button
 
             button = Button(config["pins"]["claim_buttons"][0], pull_up=True, hold_time=3.0, pin_factory=factory)
