@@ -32,6 +32,7 @@ __all__ = [
     "Tick",
     "InvalidObservation",
     "event_type",
+    "shown",
     "dumps_line",
 ]
 
@@ -49,6 +50,37 @@ class EventError(ValueError):
 
 
 Converter = Callable[[Any], Any]
+
+
+#: Characters of a bad value quoted back in a refusal (the rest is left out, its length said).
+SHOWN_CHARS = 40
+
+
+def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for a refusal line; a text longer than ``limit`` characters is cut to
+    its first ``limit`` with its length said (``'AAAA…' (100000 characters)``)."""
+    if isinstance(value, str) and len(value) > limit:
+        quoted = repr(value[:limit])
+        return f"{quoted[:-1]}…{quoted[-1]} ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= limit + 2 else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def _long_texts(value: Any, limit: int = SHOWN_CHARS) -> list[str]:
+    """The texts longer than ``limit`` characters anywhere in a JSON value (keys too), longest first."""
+    out: set[str] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if len(v) > limit:
+                out.add(v)
+        elif isinstance(v, Mapping):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return sorted(out, key=len, reverse=True)
 
 
 def _describe(value: Any) -> str:
@@ -284,7 +316,7 @@ class Event:
         unknown = sorted(set(obj) - known)
         if unknown:
             raise EventError(
-                f"{cls.TYPE}: unknown field '{unknown[0]}' (known: {', '.join(sorted(known))})",
+                f"{cls.TYPE}: unknown field {shown(unknown[0])} (known: {', '.join(sorted(known))})",
                 unknown[0],
             )
         if kwargs["t"] < 0:
@@ -340,7 +372,15 @@ class InvalidObservation(Call):
     @classmethod
     def rejecting(cls, obs: Observation, reason: str, at: float | None = None) -> InvalidObservation:
         """The call rejecting ``obs`` for ``reason`` (cut to 300 characters), at the
-        observation's time, or at ``at`` so that the calls never go back in time."""
+        observation's time, or at ``at`` so that the calls never go back in time.
+
+        A text of the observation longer than :data:`SHOWN_CHARS` that the reason quotes
+        (``unknown player 'AAAA…'``) is quoted by its first characters and its length
+        (:func:`shown`): an entry's bad value is never echoed back whole."""
+        for text in _long_texts(obs.to_json()):
+            if text in reason:
+                plain = f"{text[:SHOWN_CHARS]}… ({len(text)} characters)"
+                reason = reason.replace(repr(text), shown(text)).replace(text, plain)
         if len(reason) > 300:
             reason = reason[:300] + "..."
         return cls(t=obs.t if at is None else at, reason=reason, observation=obs.to_json())
@@ -386,7 +426,7 @@ class Vocabulary:
         cls = table.get(kind)
         if cls is None:
             raise EventError(
-                f"unknown {what} type {kind!r} for {self.game} (known: {', '.join(sorted(table))})",
+                f"unknown {what} type {shown(kind)} for {self.game} (known: {', '.join(sorted(table))})",
                 "type",
             )
         return cls.from_json(obj)

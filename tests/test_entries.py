@@ -85,7 +85,7 @@ def test_the_reply_carries_the_referees_calls(server):
     (b'{"type": ["roll"]}\n', "field 'type'"),
     (b'{"game": 3, "type": "roll"}\n', "field 'game'"),
     (b'{"type": "roll", "player": "Ana", "dice": [' + b"9" * 5000 + b']}\n', "not JSON this service reads"),
-    (b'{"type": "roll", "dice": ' + b"[" * 30000 + b"]" * 30000 + b'}\n', "not JSON this service reads"),
+    (b'{"type": "roll", "dice": ' + b"[" * 8000 + b"]" * 8000 + b'}\n', "not JSON this service reads"),
     (b'{"game": "\\udfff", "type": "roll"}\n', "referees carnival, not"),
 ])
 def test_a_bad_line_gets_one_clear_answer_and_nothing_is_handed_on(server, line, words):

@@ -46,15 +46,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from companion.clock import Clock
-from companion.events import Call, EventError, Observation, Vocabulary
+from companion.events import Call, EventError, Observation, SHOWN_CHARS, Vocabulary, shown
 from companion.health import PartMissing
 
 __all__ = ["EntryServer", "EntrySource", "request", "socket_path_for", "MAX_LINE"]
 
 log = logging.getLogger("companion.entries")
 
-#: Longest accepted request line, bytes (a Carrossel play is a few hundred).
-MAX_LINE = 64 * 1024
+#: Longest accepted request line, bytes (a Carrossel play is a few hundred): the web page's
+#: largest body (``companion.web.app.MAX_BODY``) too. A longer line is refused without being
+#: kept: at most this many bytes of one client are held at a time.
+MAX_LINE = 16 * 1024
 
 #: Seconds a client waits for the referee's answer before the reply says ``pending``.
 REPLY_TIMEOUT_S = 5.0
@@ -76,11 +78,16 @@ def request(path: str | os.PathLike[str], obj: dict[str, Any], timeout_s: float 
     Raises:
         ConnectionError: no service listens there (its message says so, naming the path).
         TimeoutError: the service did not answer in time.
-        ValueError: the reply is not a JSON object.
+        ValueError: the request is longer than :data:`MAX_LINE` bytes (nothing is sent), or
+            the reply is not a JSON object.
     """
     if not timeout_s > 0:
         raise ValueError(f"timeout: expected seconds > 0, got {timeout_s}")
     p = Path(os.path.expanduser(path))
+    line = (json.dumps(obj) + "\n").encode("utf-8")
+    if len(line) > MAX_LINE + 1:
+        raise ValueError(f"the entry is {len(line) - 1} bytes long; the service takes lines of at most {MAX_LINE} "
+                         "bytes (a name or value that long is a mistake)")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout_s)
     try:
@@ -99,7 +106,7 @@ def request(path: str | os.PathLike[str], obj: dict[str, Any], timeout_s: float 
                 time.sleep(0.02)
             except OSError as exc:
                 raise ConnectionError(f"{p}: cannot reach the service ({exc.strerror or exc})") from None
-        s.sendall((json.dumps(obj) + "\n").encode("utf-8"))
+        s.sendall(line)
         data = b""
         while not data.endswith(b"\n"):
             try:
@@ -264,7 +271,8 @@ class EntryServer:
 
     # -- handling one line ---------------------------------------------------------------
 
-    def handle(self, line: bytes | str, wait: bool = True, bind_wait_s: float = 5.0) -> dict[str, Any]:
+    def handle(self, line: bytes | str, wait: bool = True, bind_wait_s: float = 5.0,
+               log_refusal: bool = True) -> dict[str, Any]:
         """Handle one request line; return the reply object (never raises for bad input).
 
         Args:
@@ -272,12 +280,20 @@ class EntryServer:
             wait: wait for the referee's calls (up to :data:`REPLY_TIMEOUT_S`).
             bind_wait_s: seconds an observation waits for a game's service to take entries
                 (a game being started) before it is refused.
+            log_refusal: write a refusal to the log (a warning); False when the caller says
+                it itself (standard input's ``companion: standard input line N: ...``).
         """
-        try:
-            return self._handle(line, wait, bind_wait_s)
-        except Exception as exc:  # whatever a line holds, the service goes on and answers
-            log.exception("entry failed")
-            return self._refuse(f"this line could not be read ({type(exc).__name__}: {str(exc)[:120]})")
+        if len(line) > MAX_LINE:
+            reply = self._refuse(f"line longer than {MAX_LINE} bytes: refused unread")
+        else:
+            try:
+                reply = self._handle(line, wait, bind_wait_s)
+            except Exception as exc:  # whatever a line holds, the service goes on and answers
+                log.exception("entry failed")
+                reply = self._refuse(f"this line could not be read ({type(exc).__name__}: {str(exc)[:120]})")
+        if log_refusal and not reply.get("ok"):
+            log.warning("entry refused: %s", reply.get("error"))
+        return reply
 
     def _handle(self, line: bytes | str, wait: bool, bind_wait_s: float) -> dict[str, Any]:
         try:
@@ -306,14 +322,15 @@ class EntryServer:
         wanted = obj.get("game")
         if wanted is not None:
             if wanted != game:
-                return self._refuse(f"this service referees {game}, not {wanted}")
+                return self._refuse(f"this service referees {game}, "
+                                    f"not {wanted if len(wanted) <= SHOWN_CHARS else shown(wanted)}")
             cls = vocabulary.observations.get(obj.get("type"))  # type: ignore[arg-type]
             if cls is None or "game" not in getattr(cls, "__dataclass_fields__", {}):
                 obj = {k: v for k, v in obj.items() if k != "game"}
         kind = obj.get("type")
         if not isinstance(kind, str) or kind not in vocabulary.observations:
             known = ", ".join(sorted(t for t in vocabulary.observations if t != "tick"))
-            return self._refuse(f"unknown observation type {kind!r} for {game} (expected one of {known})")
+            return self._refuse(f"unknown observation type {shown(kind)} for {game} (expected one of {known})")
         if kind == "tick":
             return self._refuse("'tick' is the service's own observation, not an entry")
         obj = {**obj, "t": clock.now()}
@@ -331,7 +348,8 @@ class EntryServer:
             with self._lock:
                 self._waiting[id(obs)] = waiter
         self.accepted += 1
-        log.info("entry: %s", json.dumps(obs.to_json(), ensure_ascii=False))
+        text = json.dumps(obs.to_json(), ensure_ascii=False)
+        log.info("entry: %s", text if len(text) <= 1000 else f"{text[:1000]}… ({len(text)} characters)")
         emit(obs)
         if not wait:
             return {"ok": True}
@@ -364,7 +382,7 @@ class EntryServer:
             return {"ok": True, "queued": game or "the same game"}
         if what in ("pause", "resume"):
             return self._pause(what, obj)
-        return self._refuse(f"unknown control {what!r} (expected 'status', 'new_game', 'pause' or 'resume')")
+        return self._refuse(f"unknown control {shown(what)} (expected 'status', 'new_game', 'pause' or 'resume')")
 
     def _pause(self, what: str, obj: dict[str, Any]) -> dict[str, Any]:
         """``{"control": "pause" | "resume", "by": "..."}``: the players' pause
@@ -383,7 +401,6 @@ class EntryServer:
 
     def _refuse(self, error: str) -> dict[str, Any]:
         self.refused += 1
-        log.warning("entry refused: %s", error)
         return {"ok": False, "error": error}
 
     # -- threads -----------------------------------------------------------------------------
@@ -404,9 +421,19 @@ class EntryServer:
                 return
             self._spawn(self._client, "entries-client", conn)
 
+    def _too_long(self, log_refusal: bool = True) -> dict[str, Any]:
+        reply = self._refuse(f"line longer than {MAX_LINE} bytes: refused unread")
+        if log_refusal:
+            log.warning("entry refused: %s", reply["error"])
+        return reply
+
     def _client(self, conn: socket.socket) -> None:
+        """One client's lines, each answered by one reply line. At most :data:`MAX_LINE` bytes
+        of a line are held: a longer one is refused as soon as it is that long (one reply),
+        and its bytes up to its newline are dropped as they come."""
         conn.settimeout(60.0)
         buf = b""
+        skipping = False  # inside a line already refused as too long
         try:
             while not self._closed.is_set():
                 try:
@@ -416,31 +443,56 @@ class EntryServer:
                 if not chunk:
                     return
                 buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if line.strip():
-                        reply = self.handle(line)
+                while (end := buf.find(b"\n")) >= 0:
+                    line, buf = buf[:end], buf[end + 1:]
+                    if skipping:
+                        skipping = False
+                    elif line.strip():
                         # ASCII escapes: a lone surrogate echoed in an error still encodes
-                        conn.sendall((json.dumps(reply) + "\n").encode("utf-8"))
-                if len(buf) > MAX_LINE:
-                    conn.sendall((json.dumps(self._refuse(f"line longer than {MAX_LINE} bytes")) + "\n").encode())
-                    return
+                        conn.sendall((json.dumps(self.handle(line)) + "\n").encode("utf-8"))
+                if skipping:
+                    buf = b""
+                elif len(buf) > MAX_LINE:
+                    conn.sendall((json.dumps(self._too_long()) + "\n").encode("utf-8"))
+                    buf, skipping = b"", True
         except OSError:
             return  # the client went away
         finally:
             conn.close()
 
+    def _lines(self) -> Any:
+        """Standard input's lines, numbered from 1, each at most :data:`MAX_LINE` characters
+        read at a time: ``(n, line)``, ``line`` None for a longer line (dropped as it is read)."""
+        assert self.stdin is not None
+        n = 0
+        while True:
+            line = self.stdin.readline(MAX_LINE + 1)
+            if not line:
+                return
+            n += 1
+            whole = line.endswith("\n")
+            if not whole and len(line) > MAX_LINE:  # the rest of the line, dropped
+                while line and not line.endswith("\n"):
+                    line = self.stdin.readline(MAX_LINE + 1)
+                yield n, None
+            elif len(line.removesuffix("\n").encode("utf-8", "surrogatepass")) > MAX_LINE:
+                yield n, None
+            else:
+                yield n, line
+
     def _read_stdin(self) -> None:
         assert self.stdin is not None
-        for n, line in enumerate(self.stdin, 1):
+        for n, line in self._lines():
             if self._closed.is_set():
                 return
-            if not line.strip():
+            if line is not None and not line.strip():
                 continue
             while not self.bound.wait(1.0):  # lines wait for the game (piped in before it starts)
                 if self._closed.is_set():
                     return
-            reply = self.handle(line, wait=False)
+            # the one line said here is the refusal's only report (not a log warning too)
+            reply = self._too_long(log_refusal=False) if line is None else self.handle(line, wait=False,
+                                                                                       log_refusal=False)
             if not reply.get("ok"):
                 print(f"companion: standard input line {n}: {reply['error']}", file=sys.stderr, flush=True)
 

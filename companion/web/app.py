@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+from companion.sources.entries import MAX_LINE
 from companion.web import security
 from companion.web.hub import Hub
 
@@ -60,8 +61,9 @@ __all__ = ["make_app", "entry_forms", "MAX_BODY", "PAGES", "STATIC"]
 
 log = logging.getLogger("companion.web")
 
-#: Largest request body accepted, bytes (a Carrossel deal is about 1 KB).
-MAX_BODY = 16 * 1024
+#: Largest request body accepted, bytes (a Carrossel deal is about 1 KB): the entry socket's
+#: longest line (:data:`companion.sources.entries.MAX_LINE`, 16 KiB), so both refuse alike.
+MAX_BODY = MAX_LINE
 #: Seconds a browser's stream may go without reading before it is cut (sse-starlette's
 #: ``send_timeout``): a page too slow for the live stream (its queue full, see
 #: :mod:`companion.web.hub`) is disconnected even while the server waits to write to it; its
