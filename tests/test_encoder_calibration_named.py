@@ -23,25 +23,27 @@ def _config(tmp_path: Path, encoder: str = "") -> Path:
 
 
 def test_a_configured_calibration_that_is_not_there_is_refused_naming_the_key_and_path(tmp_path):
-    config = load(_config(tmp_path, 'calibration = "/nope/enc.toml"\n'))
+    nope = tmp_path / "nope" / "enc.toml"
+    config = load(_config(tmp_path, f'calibration = "{nope}"\n'))
     with pytest.raises(ConfigError) as info:
         tracker_from_config(config, reader_from_config(config, "sim"))
     message = str(info.value)
-    assert message.startswith("[encoder] calibration = '/nope/enc.toml'") and "no such file" in message
+    assert message.startswith(f"[encoder] calibration = '{nope}'") and "no such file" in message
     assert "companion calibrate encoder" in message and "\n" not in message
     check = {c.part: c for c in doctor.check_calibration(config)}["encoder calibration"]
-    assert not check.ok and "[encoder] calibration = '/nope/enc.toml'" in check.detail
+    assert not check.ok and f"[encoder] calibration = '{nope}'" in check.detail
     assert "none at" not in check.detail
 
 
 def test_run_refuses_it_in_one_line_and_keeps_no_session(tmp_path, capsys):
-    config = _config(tmp_path, 'calibration = "/nope/enc.toml"\n')
+    nope = tmp_path / "nope" / "enc.toml"
+    config = _config(tmp_path, f'calibration = "{nope}"\n')
     rc = main(["run", "--config", str(config), "--game", "monsieur-carrousel", "--table", "sim", "--new",
                "--speed", "1000", "--until", "5"])
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("companion: error:")]
     assert rc == 2 and len(errors) == 1 and "Traceback" not in err
-    assert errors[0].startswith("companion: error: [encoder] calibration = '/nope/enc.toml'")
+    assert errors[0].startswith(f"companion: error: [encoder] calibration = '{nope}' in {config}: no such file")
     with Journal(tmp_path / "j.db", readonly=True) as journal:
         assert journal.sessions() == []
 
