@@ -12,7 +12,8 @@ from companion.cli import main
 from companion.commands import doctor
 from companion.config import ConfigError, load
 from companion.journal import Journal
-from companion.rotation import calibrated_counts_per_rev, encoder_calibration_path, reader_from_config, tracker_from_config
+from companion.rotation import (calibrated_counts_per_rev, encoder_calibration_path, reader_from_config,
+                                tracker_from_config)
 
 
 def _config(tmp_path: Path, encoder: str = "") -> Path:

@@ -22,7 +22,8 @@ from companion.pins import mock_pins_for_tests, pins_for_tests
 def _config(tmp_path: Path, extra: str = "") -> Path:
     path = tmp_path / "m.toml"
     path.write_text(f'[service]\npin_factory = "mock"\njournal = "{tmp_path / "j.db"}"\n{extra}'
-                    '[speech]\nenabled = false\n[web]\nenabled = false\n[encoder]\nbackend = "gpio"\n', encoding="utf-8")
+                    '[speech]\nenabled = false\n[web]\nenabled = false\n[encoder]\nbackend = "gpio"\n',
+                    encoding="utf-8")
     return path
 
 
