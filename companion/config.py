@@ -580,6 +580,25 @@ class Config:
         return "\n".join(lines) + "\n"
 
 
+def _toml_kind(value: Any) -> str:
+    """The TOML kind of a parsed value, in words ("string", "integer", "array", ...)."""
+    if isinstance(value, bool):
+        return "boolean"
+    for kind, name in ((str, "string"), (int, "integer"), (float, "float"), (list, "array"), (dict, "table")):
+        if isinstance(value, kind):
+            return name
+    return "date or time"
+
+
+def _describe_toml(value: Any) -> str:
+    """A parsed value written back as TOML, cut to 40 characters."""
+    try:
+        text = _toml_value(value)
+    except Exception:  # a kind _toml_value does not write (a date)
+        text = str(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, (dt.date, dt.time)):
         return value.isoformat()
@@ -629,7 +648,10 @@ def validate(data: Mapping[str, Any], where: str = "<config>") -> Config:
                 f"{where}: unknown section [{section}] (known: {', '.join(sorted(SCHEMA))})"
             )
         if not isinstance(value, dict):
-            raise ConfigError(f"{where}: [{section}] must be a table, got {value!r}")
+            got = ("an array of tables ([[" + section + "]]): write [" + section + "] once"
+                   if isinstance(value, list) and value and all(isinstance(v, dict) for v in value)
+                   else f"{'an' if _toml_kind(value)[0] in 'aeiou' else 'a'} {_toml_kind(value)} ({_describe_toml(value)})")
+            raise ConfigError(f"{where}: [{section}] must be a table, got {got}")
     for section, keys in SCHEMA.items():
         given = data.get(section, {})
         out: dict[str, Any] = {}
@@ -732,7 +754,9 @@ def load(path: str | os.PathLike[str] | None = None) -> Config:
             raw = _read_regular(p)
             if len(raw) > _MAX_BYTES:
                 raise ConfigError(f"{p}: more than {_MAX_BYTES} bytes; expected a small TOML file")
-            data = tomllib.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
+            # a UTF-8 byte-order mark (some Windows editors write one) is no part of the TOML
+            data = tomllib.loads(text.removeprefix("\ufeff"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{p}: not valid TOML: {exc}") from None
         except RecursionError:  # tomllib recurses once per nested bracket or brace

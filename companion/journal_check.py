@@ -146,14 +146,21 @@ class Report:
     def summary(self) -> str:
         """One line: counts of sessions and intact, damaged and lost entries."""
         lost = sum(loss.count for loss in self.losses)
-        text = (f"{self.path}: {len(self.sessions)} sessions, {len(self.intact)} intact entries"
+        text = (f"{self.path}: {_count(len(self.sessions), 'session')}, {_count(len(self.intact), 'intact entry')}"
                 f"{f' ({self.unchained} without checksum, written by an older version)' if self.unchained else ''}, "
                 f"{len(self.damaged)} damaged, {lost} lost")
         if self.damaged_sessions:
             n = len(self.damaged_sessions)
             text += f", {n} damaged session{'s' if n > 1 else ''}"
         text += "" if not self.index_problems else ", its index damaged"
-        return text + ("" if not self.unreadable else f", {len(self.unreadable)} unreadable parts")
+        return text + ("" if not self.unreadable else f", {_count(len(self.unreadable), 'unreadable part')}")
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun`` agreeing with it: "1 session", "2 sessions", "1 intact entry", "0 intact entries"."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def _read_rows(db: sqlite3.Connection, table: str, columns: str, hi: int | None,

@@ -28,7 +28,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["configure", "run", "write_colours"]
 
@@ -132,6 +134,30 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
 
 
+def _write_bytes(out: Path, data: bytes) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    return out
+
+
+def _written(args: argparse.Namespace, out: Path, write: Callable[[], Any]) -> Any:
+    """``write()``, the file it writes being ``out``; a file that cannot be written is one line
+    naming ``--out`` (when given) and the path, and what is wrong.
+
+    Raises:
+        companion.cli.UsageError: ``write`` raised an OSError (a folder that cannot be made, no
+            permission, a read-only file system).
+    """
+    from companion.cli import UsageError
+
+    try:
+        return write()
+    except OSError as exc:
+        said = f"--out {args.out}" if getattr(args, "out", None) else str(out)
+        where = f"{exc.filename}: " if exc.filename and Path(exc.filename) != Path(out) else ""
+        raise UsageError(f"{said}: cannot write the file ({where}{exc.strerror or exc})") from None
+
+
 def _markers(args: argparse.Namespace) -> int:
     from companion.vision.calibration import marker_sheet_pdf, marker_sheet_png
     from companion.vision.carrousel import CarrouselGeometry
@@ -150,8 +176,7 @@ def _markers(args: argparse.Namespace) -> int:
         data = marker_sheet_png(ids, geo.dictionary, side, args.dpi)
     else:
         raise ValueError(f"{out}: expected a .pdf or .png file name")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    _written(args, out, lambda: _write_bytes(out, data))
     _say(f"markers {', '.join(map(str, ids))} ({geo.dictionary}, {side:g} mm) written; "
          f"print at 100 % and check the 150 mm ruler")
     print(out)
@@ -169,8 +194,7 @@ def _mat(args: argparse.Namespace) -> int:
     layout = load_mat_layout(_geometry_file(args))
     data = mat_pdf(layout, args.paper, print_markers=args.print_markers)
     pages = mat_pages(layout.mat_mm, args.paper)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    _written(args, out, lambda: _write_bytes(out, data))
     _say(f"Carrousel mat {layout.mat_mm:g} mm square on {len(pages)} {args.paper} page(s) "
          f"({pages[0].rows} x {pages[0].cols}); print at 100 % and check both 100 mm rulers")
     print(out)
@@ -189,7 +213,7 @@ def _intrinsics(args: argparse.Namespace) -> int:
             raise ValueError(f"{p}: no such file")
     out = _out(args, "camera.json")
     result = calibrate_intrinsics(args.images, (cols, rows), args.square_mm, progress=_say)
-    print(write_json(out, result.to_json()))
+    print(_written(args, out, lambda: write_json(out, result.to_json())))
     return 0
 
 
@@ -226,7 +250,7 @@ def _geometry(args: argparse.Namespace) -> int:
         if seen:
             doc["spaces"][k]["centre_mm"] = [round(float(new[0]), 2), round(float(new[1]), 2)]
     doc["_fitted_from"] = str(args.image)
-    print(write_json(out, doc))
+    print(_written(args, out, lambda: write_json(out, doc)))
     return 0
 
 
@@ -269,7 +293,8 @@ def _colours(args: argparse.Namespace) -> int:
         f = read_image(img)  # ImageError (a ValueError): one line; a pixel limit before decoding
         frames.append(to_reader_size(f)[0])  # the readers' 640 x 480 frame, as companion read sees it
         _say(f"reading {img} ...")
-    print(write_colours(frames, truths, _geometry_file(args), out, [Path(i).name for i in args.images], _say))
+    print(_written(args, out, lambda: write_colours(frames, truths, _geometry_file(args), out,
+                                                    [Path(i).name for i in args.images], _say)))
     return 0
 
 

@@ -54,7 +54,8 @@ READERS = ("carrousel", "monsieur-carrousel", "carrossel")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``companion read``."""
-    parser.add_argument("game", choices=READERS, help="the game whose table is photographed")
+    parser.add_argument("game", choices=READERS, type=_reader_game,
+                        help="the game whose table is photographed (Carnival's dice: companion dice)")
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photographs (JPEG, PNG, ...)")
     parser.add_argument("--overlay", metavar="OUT",
                         help="write the image annotated with regions, labels and confidences: a file "
@@ -72,6 +73,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="camera intrinsics from `companion calibrate intrinsics` (default: [camera] "
                              "intrinsics, else camera.json of the calibration folder when there is one, else "
                              "none: the lens is treated as distortion-free)")
+
+
+def _reader_game(text: str) -> str:
+    """The ``game`` argument; Carnival, whose camera reads only the dice, is sent to
+    ``companion dice`` in one line (argparse's own check refuses any other unknown name).
+
+    Raises:
+        argparse.ArgumentTypeError: ``carnival``.
+    """
+    if text == "carnival":
+        raise argparse.ArgumentTypeError("carnival has no table reader here: its camera reads the dice; "
+                                         "use companion dice IMAGE (see companion dice --help)")
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

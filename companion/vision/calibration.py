@@ -106,12 +106,23 @@ class Intrinsics:
                 move its points too far: :func:`~companion.calibration_checks.check_distortion`),
                 naming ``where`` and the field.
         """
-        try:
-            k = np.asarray(d["camera_matrix"], float)
-            dist = np.asarray(d["dist_coeffs"], float)
-            size = tuple(int(v) for v in d["image_size"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: expected camera_matrix, dist_coeffs and image_size ({exc!r})") from None
+        if not isinstance(d, Mapping):
+            raise ValueError(f"{where}: expected a JSON object with camera_matrix, dist_coeffs and image_size")
+        missing = [name for name in ("camera_matrix", "dist_coeffs", "image_size") if name not in d]
+        if missing:
+            named = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+            raise ValueError(f"{where}: expected camera_matrix, dist_coeffs and image_size; {named} "
+                             f"{'is' if len(missing) == 1 else 'are'} missing (is this a camera.json from "
+                             "`companion calibrate intrinsics`?)")
+        for name in ("camera_matrix", "dist_coeffs", "image_size"):
+            try:
+                np.asarray(d[name], float) if name != "image_size" else tuple(int(v) for v in d[name])
+            except (TypeError, ValueError):
+                raise ValueError(f"{where}: {name}: expected numbers"
+                                 f"{' ([width, height] in pixels)' if name == 'image_size' else ''}") from None
+        k = np.asarray(d["camera_matrix"], float)
+        dist = np.asarray(d["dist_coeffs"], float)
+        size = tuple(int(v) for v in d["image_size"])
         if k.shape != (3, 3) or len(size) != 2:
             raise ValueError(f"{where}: camera_matrix must be 3 x 3 and image_size [width, height]")
         expect(where, "image_size", all(v > 0 for v in size), "[width, height] in pixels, both above 0", list(size))
