@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CalibrationUse", "complete_monsieur", "configure", "given_as", "read_each", "run"]
+__all__ = ["CalibrationUse", "complete_monsieur", "configure", "given_as", "read_each", "run", "too_small"]
 
 #: A lens from this camera removes distortion, so the homography through its undistorted
 #: corners fits at least as well as through the raw ones, but for the corners' noise (a few
@@ -123,6 +123,76 @@ def run(args: argparse.Namespace) -> int:
     return read_each(args.images, args.overlay, reader.read, lambda reading: reading.to_json(),
                      lambda frame, reading: draw_overlay(frame, reading, geometry),
                      complete=lambda d: _complete_carrousel(d, geometry), calibration=use)
+
+
+#: Pixels a cell of a marker needs, at least, for the detector to tell black from white: two (a
+#: cell one pixel wide blurs into its neighbours at any offset; sampling needs two per period).
+PX_PER_MARKER_CELL = 2
+
+
+def too_small(frame_wh: tuple[int, int], registrar: Any) -> str | None:
+    """Why a frame the reader could not read is too small for it, or None.
+
+    The reader needs every marker at least ``PX_PER_MARKER_CELL x (bits + 2)`` pixels across
+    (a 4x4 marker and its black border are 6 cells: 12 px). The frame is too small when
+
+    * even with the markers' layout filling it (the closest the board can be with every marker
+      in view) a marker would be smaller than that: the geometry's marker size (mm) over the
+      layout's extent (mm) times the frame's side; or
+    * the largest marker of the layout found in it is smaller than that (the frame's scale
+      measured).
+
+    Args:
+        frame_wh: the frame's ``(width, height)`` in pixels, as read.
+        registrar: the reader's :class:`~companion.vision.registration.Registrar` after reading
+            the frame (``layout``: id -> ``4 x 2`` mm corners; ``found``: id -> ``4 x 2`` pixel
+            corners; ``dictionary_name``).
+
+    Returns:
+        ``"image too small: W x H px; ...: at least W' x H' px"`` (the least size of the same
+        shape the markers need), or None.
+    """
+    import math
+
+    import numpy as np
+
+    from companion.vision.registration import dictionary
+
+    layout = {i: np.asarray(c, np.float64).reshape(4, 2) for i, c in getattr(registrar, "layout", {}).items()}
+    w, h = (int(v) for v in frame_wh)
+    if not layout or w < 1 or h < 1:
+        return None
+    bits = int(dictionary(registrar.dictionary_name).markerSize)
+    need = PX_PER_MARKER_CELL * (bits + 2)
+
+    def side(c: np.ndarray) -> float:
+        return float(np.mean(np.linalg.norm(c - np.roll(c, 1, axis=0), axis=1)))
+
+    marker_mm = min(side(c) for c in layout.values())
+    corners = np.vstack(list(layout.values()))
+    ew, eh = np.ptp(corners[:, 0]), np.ptp(corners[:, 1])
+    scale = max(min(w / ew, h / eh), min(w / eh, h / ew))  # px per mm, the layout filling the frame
+    found = [side(np.asarray(c, np.float64).reshape(4, 2)) for i, c in getattr(registrar, "found", {}).items()
+             if i in layout]
+    if scale * marker_mm < need:
+        px, how = scale * marker_mm, "would be at most"
+    elif found and max(found) < need:
+        px, how = max(found), "are"
+    else:
+        return None
+    factor = need / max(px, 1e-9)
+    return (f"image too small: {w} x {h} px; its {marker_mm:g} mm markers {how} {px:.1f} px across and the "
+            f"reader needs {need} px ({PX_PER_MARKER_CELL} px a cell of a {bits}x{bits} marker and its border): "
+            f"at least {math.ceil(w * factor)} x {math.ceil(h * factor)} px")
+
+
+def _with_status(reading: Any, status: str) -> Any:
+    """``reading`` (a reader's dataclass) with another ``status``, or as it is when it has none."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(reading) and any(f.name == "status" for f in dataclasses.fields(reading)):
+        return dataclasses.replace(reading, status=status)
+    return reading
 
 
 def given_as(option: Any, option_name: str, key: Any, key_name: str) -> str | None:
@@ -404,7 +474,14 @@ def read_each(images: Sequence[str], overlay: str | None, read: Callable[[Any], 
         reading = read(frame)
         if calibration is not None:
             calibration.check_fit(frame)
-        print(json.dumps(fields({"image": name, **describe(reading)}, read_wh)), flush=True)
+        d = {"image": name, **describe(reading)}
+        if calibration is not None and calibration.registrar is not None and \
+                not str(d.get("status", "ok")).startswith("ok"):
+            small = too_small((frame.shape[1], frame.shape[0]), calibration.registrar)
+            if small:
+                d["status"] = small
+                reading = _with_status(reading, small)  # the overlay's band says it too
+        print(json.dumps(fields(d, read_wh)), flush=True)
         if overlay:
             out = overlay_dir / f"{Path(name).stem}_overlay.png" if overlay_dir else Path(overlay)
             try:
