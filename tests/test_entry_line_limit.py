@@ -105,6 +105,7 @@ def test_standard_input_refuses_a_long_line_once_and_reads_on(tmp_path, capsys, 
     assert [o.player for o in got] == ["Ana"]
     err = capsys.readouterr().err.splitlines()
     assert err == [f"companion: standard input line 1: line longer than {MAX_LINE} bytes: refused unread",
-                   "companion: standard input line 2: not JSON: Expecting value at column 1"]
+                   "companion: standard input line 2: not JSON: Expecting value at column 1 "
+                   '(one JSON object a line, e.g. {"type": "claim", "player": "Cleo"})']
     # each bad line is said once: the line above, not a log warning as well
     assert not [r for r in caplog.records if "refused" in r.getMessage()]

@@ -30,6 +30,12 @@ Protocol (newline-delimited JSON, one reply line per request line)::
 A refusal by the referee is an ``invalid_observation`` call (journaled, announced): the game goes
 on. A malformed line gets ``ok: false`` with one line naming what is wrong; nothing is journaled
 for it and nothing already journaled is touched.
+
+A line holds at most :data:`MAX_LINE` bytes (16 KiB, the web page's largest body too): a longer
+one is refused as soon as it is that long (``line longer than 16384 bytes: refused unread``),
+its bytes dropped up to its newline, and the next line is read. A text value over 40 characters
+that a refusal quotes is quoted by its first 40 and its length
+(:func:`companion.events.shown`).
 """
 
 from __future__ import annotations
@@ -494,7 +500,10 @@ class EntryServer:
             reply = self._too_long(log_refusal=False) if line is None else self.handle(line, wait=False,
                                                                                        log_refusal=False)
             if not reply.get("ok"):
-                print(f"companion: standard input line {n}: {reply['error']}", file=sys.stderr, flush=True)
+                error = reply["error"]
+                if error.startswith("not JSON:"):  # e.g. companion enter's form, "claim player=Cleo"
+                    error += ' (one JSON object a line, e.g. {"type": "claim", "player": "Cleo"})'
+                print(f"companion: standard input line {n}: {error}", file=sys.stderr, flush=True)
 
 
 class EntrySource:
