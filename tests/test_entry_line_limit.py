@@ -109,3 +109,14 @@ def test_standard_input_refuses_a_long_line_once_and_reads_on(tmp_path, capsys, 
                    '(one JSON object a line, e.g. {"type": "claim", "player": "Cleo"})']
     # each bad line is said once: the line above, not a log warning as well
     assert not [r for r in caplog.records if "refused" in r.getMessage()]
+
+
+def test_companion_enter_quotes_a_long_bad_argument_short(capsys):
+    from companion.cli import main
+
+    assert main(["enter", "carrossel", "play", "X" * 5000]) == 2
+    err = capsys.readouterr().err
+    assert "(5000 characters): expected NAME=VALUE" in err and len(err) < 200
+    assert main(["enter", "G" * 5000, "play", "player=Ana"]) == 2
+    err = capsys.readouterr().err
+    assert "(5000 characters): expected a game" in err and len(err) < 300

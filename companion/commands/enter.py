@@ -62,14 +62,15 @@ def parse_fields(pairs: list[str]) -> dict[str, Any]:
         companion.cli.UsageError: a pair without ``=``, or a field given twice.
     """
     from companion.cli import UsageError
+    from companion.events import shown
 
     out: dict[str, Any] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep or not name:
-            raise UsageError(f"{pair!r}: expected NAME=VALUE")
+            raise UsageError(f"{shown(pair)}: expected NAME=VALUE")
         if name in out:
-            raise UsageError(f"field {name!r} given twice")
+            raise UsageError(f"field {shown(name)} given twice")
         out[name] = _value(text)
     return out
 
@@ -143,10 +144,11 @@ def run(args: argparse.Namespace) -> int:
             obj = {"type": args.type, **_as_listed(args.game, args.type, parse_fields(args.fields))}
         obj["game"] = args.game
     if args.game is not None:
+        from companion.events import shown
         from companion.games import GAMES
 
         if args.game not in GAMES:
-            raise UsageError(f"{args.game!r}: expected a game: {', '.join(GAMES)}")
+            raise UsageError(f"{shown(args.game)}: expected a game: {', '.join(GAMES)}")
     try:
         reply = request(path, obj, timeout_s=args.timeout)
     except (ConnectionError, TimeoutError, ValueError) as exc:
