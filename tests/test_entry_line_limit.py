@@ -120,3 +120,14 @@ def test_companion_enter_quotes_a_long_bad_argument_short(capsys):
     assert main(["enter", "G" * 5000, "play", "player=Ana"]) == 2
     err = capsys.readouterr().err
     assert "(5000 characters): expected a game" in err and len(err) < 300
+
+
+def test_standard_input_takes_a_line_at_the_cap(tmp_path, capsys):
+    head = '{"type": "play", "player": "Ana", "slot": 1, "animals": ["fish"], "x": "'
+    at_cap = head + "y" * (MAX_LINE - len(head) - 2) + '"}'
+    srv = EntryServer(tmp_path / "j.sock", stdin=io.StringIO(at_cap + "\n" + at_cap[:-2] + 'yy"}\n'))
+    srv.bind("carrossel", CarrosselReferee().vocabulary, [].append, ManualClock(3.0))
+    srv._read_stdin()
+    err = capsys.readouterr().err.splitlines()
+    assert "line 1: play: unknown field 'x'" in err[0]  # read and judged
+    assert err[1] == f"companion: standard input line 2: line longer than {MAX_LINE} bytes: refused unread"

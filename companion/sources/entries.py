@@ -289,7 +289,7 @@ class EntryServer:
             log_refusal: write a refusal to the log (a warning); False when the caller says
                 it itself (standard input's ``companion: standard input line N: ...``).
         """
-        if len(line) > MAX_LINE:
+        if len(line) - (line[-1:] in ("\n", b"\n")) > MAX_LINE:  # its newline, when given, not counted
             reply = self._refuse(f"line longer than {MAX_LINE} bytes: refused unread")
         else:
             try:
