@@ -377,6 +377,13 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901 - one flow, read top to 
                 # Stopped after the last call but before the session was closed: close it now.
                 journal.finish_session(service.session, dict(service.referee.summary(service.state)))
                 print(f"the game of session {service.session} was already over")
+            elif args.until is not None and service.clock.now() > args.until:
+                # A resumed game already past --until: nothing to play; said, not done in silence.
+                service.close()
+                print(f"companion: --until {args.until:g}: the resumed game of session {service.session} is already "
+                      f"at t={service.clock.now():.1f} s; nothing was played (give a later time, or --new)",
+                      file=sys.stderr)
+                break
             else:
                 notifier.ready(f"refereeing {game} ({table} table)")
                 try:
