@@ -98,13 +98,14 @@ def _config_after(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``companion`` console script; returns the exit status."""
     from companion.config import ConfigError
+    from companion.health import PartMissing
     from companion.journal import JournalError
 
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args._module.run(args) or 0)
-    except (ConfigError, JournalError, UsageError) as exc:
+    except (ConfigError, JournalError, UsageError, PartMissing) as exc:
         print(f"companion: error: {exc}", file=sys.stderr)
         return 2
     except EOFError:

@@ -84,6 +84,42 @@ def _mock() -> Any:
     return MockFactory(pin_class=MockPWMPin)
 
 
+def _default_factory_quietly() -> Any:
+    """gpiozero's own choice of factory (``Device._default_pin_factory()``), its fallback
+    warnings (``PinFactoryFallback``: one Python warning of several lines per library it could
+    not load, ``NativePinFactoryFallback``) kept off stderr: they are put in one log line
+    instead (INFO) when a factory was found, or in the error when none was.
+
+    Returns:
+        the factory.
+
+    Raises:
+        PinFactoryError: no factory loads (gpiozero's ``BadPinFactory``), its message followed
+            by each library's reason (``Falling back from lgpio: No module named 'lgpio'``...).
+    """
+    import warnings
+
+    from gpiozero import Device
+    from gpiozero.exc import NativePinFactoryFallback, PinFactoryFallback
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PinFactoryFallback)
+        warnings.simplefilter("always", NativePinFactoryFallback)
+        try:
+            factory = Device._default_pin_factory()
+        except Exception as exc:
+            reasons = "; ".join(str(w.message) for w in caught)
+            raise PinFactoryError(f"{exc} ({reasons})" if reasons else str(exc)) from None
+    fallbacks = [str(w.message) for w in caught
+                 if issubclass(w.category, (PinFactoryFallback, NativePinFactoryFallback))]
+    for w in caught:  # any other warning goes on as it came
+        if not issubclass(w.category, (PinFactoryFallback, NativePinFactoryFallback)):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if fallbacks:
+        log.info("gpiozero chose %s: %s", type(factory).__name__, "; ".join(fallbacks))
+    return factory
+
+
 def make_pin_factory(name: str = "auto") -> tuple[Any, bool]:
     """Build the pin factory named ``name``.
 
@@ -101,9 +137,7 @@ def make_pin_factory(name: str = "auto") -> tuple[Any, bool]:
     wanted = {"lgpio": "LGPIOFactory", "rpigpio": "RPiGPIOFactory", "native": "NativeFactory"}
     try:
         if name == "auto":
-            from gpiozero import Device
-
-            factory = Device._default_pin_factory()
+            factory = _default_factory_quietly()
         else:
             module = {
                 "lgpio": "gpiozero.pins.lgpio",

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from companion.cli import UsageError
     from companion.clock import MonotonicClock
     from companion.config import load
-    from companion.rotation import reader_from_config
+    from companion.rotation import encoder_pins, reader_from_config
     from companion.rotation.samples import CountSample, IndexPulse, LinkFault, LinkLost
 
     if args.turns < 1:
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                   if args.output or config["encoder"]["calibration"] else writable_path("encoder.toml", config))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    reader = reader_from_config(config, args.backend)
+    reader = reader_from_config(config, args.backend, pin_factory=encoder_pins(config, args.backend))
     if hasattr(reader, "spin_every_s") and not args.manual:
         reader.spin_every_s = None  # the simulated "person" turns it steadily instead
         reader.flick(1.0)

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from companion.cli import UsageError
     from companion.clock import MonotonicClock
     from companion.config import load
-    from companion.rotation import source_from_config
+    from companion.rotation import encoder_pins, source_from_config
 
     if not 0 < args.speed <= 1000 or (args.seconds is not None and args.seconds <= 0) or args.interval <= 0:
         raise UsageError("--speed must be above 0 and at most 1000; --seconds and --interval above 0")
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         out(obs.to_line() if args.json else f"{obs.t:8.2f}s  {obs.type}  " + ", ".join(
             f"{k}={v}" for k, v in obs.to_json().items() if k not in ("type", "t")))
 
-    source = source_from_config(config, args.backend)
+    source = source_from_config(config, args.backend, pin_factory=encoder_pins(config, args.backend))
     tracker = source.tracker
     done = threading.Event()
     source.start(emit, clock)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from companion.config import Config, ConfigError
 
-__all__ = ["reader_from_config", "source_from_config", "tracker_from_config",
+__all__ = ["reader_from_config", "source_from_config", "tracker_from_config", "encoder_pins",
            "calibrated_counts_per_rev", "encoder_calibration_path", "CALIBRATION_KEYS"]
 
 log = logging.getLogger(__name__)
@@ -103,6 +103,27 @@ def encoder_calibration_path(config: Config) -> Path | None:
                           "that `companion calibrate encoder` writes there; empty = encoder.toml of the "
                           "calibration folder)")
     return given
+
+
+def encoder_pins(config: Config, backend: str | None = None):
+    """The pin factory for an encoder that a command opens itself (``companion encoder
+    monitor``, ``companion calibrate encoder``): the real table's pins when the backend chosen
+    (``backend``, else ``[encoder] backend``) is ``"gpio"``, else None (the Pico and the
+    simulated shaft use no pins).
+
+    The pins come from :func:`companion.assembly.table_pins` with ``--table hardware``, so a
+    machine with no GPIO gets the one line ``companion run --table hardware`` gives for it.
+
+    Raises:
+        PartMissing: ``"gpio"`` with no real pins: not a Raspberry Pi, a named factory that
+            cannot start, or ``[service] pin_factory = "mock"`` (pretend pins that no encoder
+            turns).
+    """
+    if (backend or config["encoder"]["backend"]) != "gpio":
+        return None
+    from companion.assembly import table_pins
+
+    return table_pins(config, "hardware")[0]
 
 
 def reader_from_config(config: Config, backend: str | None = None, pin_factory=None):
