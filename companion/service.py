@@ -32,7 +32,8 @@ from companion.games import Referee
 from companion.journal import Journal
 from companion.sources import Source
 
-__all__ = ["Service", "ScheduledSource", "restore", "restore_paused", "Opened", "open_session", "unfinished_game"]
+__all__ = ["Service", "ScheduledSource", "restore", "restore_paused", "Opened", "open_session", "unfinished_game",
+           "resume_damage"]
 
 log = logging.getLogger("companion.service")
 
@@ -184,6 +185,22 @@ def unfinished_game(journal: Journal) -> Any:
     return None
 
 
+def resume_damage(journal: Journal, session: int) -> str:
+    """Why an unfinished ``session`` cannot be resumed exactly, or ``""`` when it can: the first
+    loss or damage of the journal touching it (:meth:`~companion.journal.Journal.losses`, see
+    :mod:`companion.journal_check`) and how many more there are, e.g. ``"1 entry lost (5 to 5,
+    session 1) between entries 4 and 6 (and 1 more problem)"``.
+
+    The one check both :func:`open_session` (which refuses to resume then) and ``companion
+    status`` (which says so) make. Reads the whole journal; works on a read-only one.
+    """
+    losses = journal.losses(session)
+    if not losses:
+        return ""
+    more = len(losses) - 1
+    return losses[0] + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
+
+
 def open_session(referee: Referee, journal: Journal, options: dict[str, Any], table: dict[str, Any],
                  new: bool = False) -> Opened:
     """Resume the journal's unfinished game of ``referee.name`` (unless ``new``), or start a
@@ -205,13 +222,12 @@ def open_session(referee: Referee, journal: Journal, options: dict[str, Any], ta
             continue
         if new:
             break
-        losses = journal.losses(unfinished.id)
-        if losses:
+        damage = resume_damage(journal, unfinished.id)
+        if damage:
             from companion.journal import JournalError
 
             raise JournalError(f"{journal.path}: the unfinished {referee.name} game (session {unfinished.id}) "
-                               f"cannot be resumed exactly: {losses[0]}"
-                               f"{f' (and {len(losses) - 1} more problems)' if len(losses) > 1 else ''}; "
+                               f"cannot be resumed exactly: {damage}; "
                                "`companion run --new` starts a new game, `companion journal check` shows the rest")
         state, last_t, n, paused, asked = _replay(referee, journal, unfinished.id)
         pending = tuple(journal.observation(e, referee.vocabulary) for e in journal.pending(unfinished.id))

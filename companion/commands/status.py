@@ -121,9 +121,11 @@ def journal_state(journal_path: Path, service_game: str = "") -> dict[str, Any]:
         ``{"session": int, "game": str, "started_at": ISO-8601 str, "finished": bool,
         "summary": dict | None, "note": str, "resumes": str | None}`` (``summary``: a
         finished game's result, an unfinished one's scores replayed from its observations;
-        ``resumes``: how ``companion run`` resumes it, None when finished); ``"unfinished"``:
+        ``resumes``: how ``companion run`` resumes it, or that it refuses to, None when
+        finished; ``damage``: None, or why it cannot be resumed exactly, the same check
+        ``companion run`` makes, :func:`companion.service.resume_damage`); ``"unfinished"``:
         the latest unfinished session of each game ``companion run --game GAME`` would resume,
-        as ``{"session", "game", "started_at", "resumes"}`` dicts, oldest game first.
+        as ``{"session", "game", "started_at", "resumes", "damage"}`` dicts, oldest game first.
     """
     from companion.journal import Journal, JournalError
 
@@ -151,7 +153,10 @@ def journal_state(journal_path: Path, service_game: str = "") -> dict[str, Any]:
                     resumable[s.game] = s
                 if has_entries:
                     played.add(s.game)
-            from companion.service import unfinished_game
+            from companion.service import resume_damage, unfinished_game
+
+            # the check `companion run` makes before it resumes (an empty session is never resumed)
+            damage = {s.id: resume_damage(journal, s.id) for s in resumable.values() if s.game in played}
 
             first = unfinished_game(journal)  # the one a start without --game resumes
             next_id = first.id if first is not None else None
@@ -163,9 +168,13 @@ def journal_state(journal_path: Path, service_game: str = "") -> dict[str, Any]:
     state["last_session"] = {
         "session": last.id, "game": last.game, "started_at": last.started_at, "finished": last.finished,
         "summary": dict(summary) if summary else None, "note": note,
-        "resumes": None if last.finished else _resumes_when(last.game, last.id in starts)}
+        "resumes": None if last.finished else _resumes_when(last.game, last.id in starts, damage.get(last.id, ""),
+                                                             journal_path),
+        "damage": damage.get(last.id) or None}
     state["unfinished"] = [{"session": s.id, "game": game, "started_at": s.started_at,
-                            "resumes": _resumes_when(game, s.id in starts)} for game, s in resumable.items()]
+                            "resumes": _resumes_when(game, s.id in starts, damage.get(s.id, ""), journal_path),
+                            "damage": damage.get(s.id) or None}
+                           for game, s in resumable.items()]
     return state
 
 
@@ -200,10 +209,18 @@ def _last_session(journal_path: Path, out: Callable[[str], None], service_game: 
                 f"{_when(s['started_at'])}; {s['resumes']}")
 
 
-def _resumes_when(game: str, first: bool) -> str:
+def _resumes_when(game: str, first: bool, damage: str = "", journal_path: Path | None = None) -> str:
     """How an unfinished ``game`` resumes: ``first`` = it is the one a start without ``--game``
     resumes (:func:`companion.service.unfinished_game`, or an empty session of ``[service] game``
-    when no game has entries)."""
+    when no game has entries). ``damage``: why it cannot be resumed exactly
+    (:func:`companion.service.resume_damage`, the check ``companion run`` makes), ``""`` when
+    it can; then the line says that run refuses it, and names the commands that show and copy
+    the journal ``journal_path``."""
+    if damage:
+        where = f" {journal_path}" if journal_path is not None else ""
+        return (f"it cannot be resumed exactly: {damage}; `companion run` refuses to resume it "
+                f"(`companion run --new` starts a new game); `companion journal check{where}` names the damage, "
+                f"`companion journal salvage{where} NEW.db` copies what is intact")
     if first:
         return "it resumes when the service starts"
     return f"it resumes with companion run --game {game}"
