@@ -349,6 +349,18 @@ def table_pins(config: Any, table: str, parts: Parts | None = None) -> tuple[Any
         return lent, True
     if table == "hardware" and name == "auto" and not is_raspberry_pi():
         raise no_pins
+    if table == "hardware" and name == "auto":  # a Pi: its GPIO library must start, never mock pins
+        from companion import pins
+
+        try:
+            factory = pins._default_factory_quietly()
+        except Exception as exc:  # gpiozero raises many kinds here (BadPinFactory, ImportError...)
+            raise PartMissing("GPIO pins", f"this Raspberry Pi's GPIO cannot start ({exc})",
+                              "install lgpio (sudo apt install python3-lgpio; ./dev does it), add the user to "
+                              "the gpio group, or play the simulated table with --table sim") from None
+        if parts is not None:
+            parts.set("pins", "ok", f"gpiozero {type(factory).__name__}")
+        return factory, False
     try:
         factory, is_mock = make_pin_factory(name)
     except PinFactoryError as exc:

@@ -86,3 +86,24 @@ def test_the_simulated_table_keeps_its_mock_pins_and_a_test_may_lend_them(tmp_pa
     assert pins_for_tests() is None
     with pytest.raises(PartMissing):
         table_pins(config, "hardware")
+
+
+def test_a_pi_whose_gpio_cannot_start_is_told_so_not_called_no_pi(tmp_path, monkeypatch):
+    """On a Raspberry Pi whose GPIO library fails (lgpio missing, no access to /dev/gpiochip*),
+    a real table is refused naming that, with its cause, not "this is not a Raspberry Pi"; it
+    never plays on mock pins."""
+    from companion import pins
+    from companion.pins import PinFactoryError
+
+    def fails():
+        raise PinFactoryError("Unable to load any default pin factory! (Falling back from lgpio: No module named 'lgpio')")
+
+    monkeypatch.setattr(pins, "is_raspberry_pi", lambda: True)
+    monkeypatch.setattr(pins, "_default_factory_quietly", fails)
+    path = tmp_path / "a.toml"
+    path.write_text('[service]\npin_factory = "auto"\n', encoding="utf-8")
+    with pytest.raises(PartMissing) as raised:
+        table_pins(load(path), "hardware")
+    text = str(raised.value)
+    assert "this Raspberry Pi's GPIO cannot start" in text and "No module named 'lgpio'" in text
+    assert "not a Raspberry Pi" not in text and "python3-lgpio" in text
