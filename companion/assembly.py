@@ -356,8 +356,9 @@ def table_pins(config: Any, table: str, parts: Parts | None = None) -> tuple[Any
             factory = pins._default_factory_quietly()
         except Exception as exc:  # gpiozero raises many kinds here (BadPinFactory, ImportError...)
             raise PartMissing("GPIO pins", f"this Raspberry Pi's GPIO cannot start ({exc})",
-                              "install lgpio (sudo apt install python3-lgpio; ./dev does it), add the user to "
-                              "the gpio group, or play the simulated table with --table sim") from None
+                              "install lgpio (./dev installs it, or .venv/bin/pip install lgpio), add the user "
+                              "to the gpio group; `companion doctor` checks each; or play the simulated table "
+                              "with --table sim") from None
         if parts is not None:
             parts.set("pins", "ok", f"gpiozero {type(factory).__name__}")
         return factory, False

@@ -106,4 +106,4 @@ def test_a_pi_whose_gpio_cannot_start_is_told_so_not_called_no_pi(tmp_path, monk
         table_pins(load(path), "hardware")
     text = str(raised.value)
     assert "this Raspberry Pi's GPIO cannot start" in text and "No module named 'lgpio'" in text
-    assert "not a Raspberry Pi" not in text and "python3-lgpio" in text
+    assert "not a Raspberry Pi" not in text and "pip install lgpio" in text and "companion doctor" in text
