@@ -35,7 +35,7 @@ def enter(page, obs: dict) -> str:
         else:
             field.fill("" if value is None else ",".join(map(str, value)) if isinstance(value, list) else str(value))
     page.click("#send")
-    page.wait_for_function(f"(document.querySelector('#reply').dataset.n || '0') !== '{before}'", timeout=10_000)
+    page.wait_for_function(f"(document.querySelector('#reply').dataset.n || '0') !== '{before}'", timeout=30_000)
     return box.inner_text()
 
 
@@ -77,7 +77,7 @@ def test_a_carrossel_game_is_played_to_its_end_with_the_page_as_the_only_entry(t
                 continue
             reply = enter(page, obs.to_json())
             assert "not allowed" not in reply and "refused" not in page.get_attribute("#reply", "class"), reply
-        over = tap.next("game_over", timeout=10)
+        over = tap.next("game_over", timeout=30)
         assert companion.join() == 0
     finally:
         page.close()
@@ -124,7 +124,7 @@ def test_a_misread_board_is_corrected_from_the_page_and_judged_by_the_referee(tm
         page.select_option(f"[name='spaces.{b}']", before[a])
         n = page.get_attribute("#reply", "data-n") or "0"
         page.click("#send")
-        page.wait_for_function(f"(document.querySelector('#reply').dataset.n || '0') !== '{n}'", timeout=10_000)
+        page.wait_for_function(f"(document.querySelector('#reply').dataset.n || '0') !== '{n}'", timeout=30_000)
         call = tap.next("move", "illegal_move")
         from companion.web.announcer import sentence_for
 
@@ -160,15 +160,15 @@ def test_the_game_page_starts_the_next_game_and_refuses_one_while_playing(tmp_pa
         page.wait_for_selector("#conn:text('live')")
         n = page.get_attribute("#reply", "data-n") or "0"
         page.click("#start")  # one game at a time: refused while the Carrossel game is played
-        page.wait_for_function(f"(document.querySelector('#reply').dataset.n || '0') !== '{n}'", timeout=10_000)
+        page.wait_for_function(f"(document.querySelector('#reply').dataset.n || '0') !== '{n}'", timeout=30_000)
         assert "must end first" in page.inner_text("#reply")
         tap.next("game_over", timeout=60)
-        page.wait_for_selector("#now:text('over')", timeout=10_000)
+        page.wait_for_selector("#now:text('over')", timeout=30_000)
         page.select_option("#game", "carnival")
         page.click("#start")
         tap.next("game_started", timeout=30)
         assert tap.services[-1].referee.name == "carnival"
-        page.wait_for_selector("#now:text('Carnival')", timeout=10_000)
+        page.wait_for_selector("#now:text('Carnival')", timeout=30_000)
         shot(page, "web-game")
     finally:
         page.close()

@@ -94,8 +94,8 @@ def test_the_game_page_chooses_players_starts_pauses_resumes_and_starts_a_new_ga
     try:
         url = web.url()
         game.goto(url + "game")
-        game.wait_for_selector("#conn:text('live')", timeout=10_000)
-        game.wait_for_selector("#now[data-state='being played']", timeout=5_000)
+        game.wait_for_selector("#conn:text('live')", timeout=30_000)
+        game.wait_for_selector("#now[data-state='being played']", timeout=30_000)
         reply = game.locator("#reply")
 
         def start(game_name, players):
@@ -105,7 +105,7 @@ def test_the_game_page_chooses_players_starts_pauses_resumes_and_starts_a_new_ga
             for i in range(inputs.count()):
                 inputs.nth(i).fill(players[i] if i < len(players) else "")
             game.click("#start")
-            game.wait_for_selector(f"#reply[data-n='{n + 1}']", timeout=5_000)
+            game.wait_for_selector(f"#reply[data-n='{n + 1}']", timeout=30_000)
             return reply.inner_text()
 
         # Refusals in words: one player for Carrousel; a game while one is being played.
@@ -115,28 +115,28 @@ def test_the_game_page_chooses_players_starts_pauses_resumes_and_starts_a_new_ga
         # The first game (the configuration's players) is played to its end.
         clocks[0].advance(2000.0)
         tap.next("winner", timeout=30)
-        game.wait_for_selector("#now[data-state='over']", timeout=10_000)
+        game.wait_for_selector("#now[data-state='over']", timeout=30_000)
 
         # The players chosen on the page start the next game.
         assert "Carrousel starts with Zoé, Yann, Xavi" in start("carrousel", ["Zoé", "Yann", "Xavi"])
-        tap.next("game_started", timeout=15)
+        tap.next("game_started", timeout=30)
         assert len(clocks) == 2 and tap.services[-1].players == ["Zoé", "Yann", "Xavi"]
         game.wait_for_function("document.getElementById('players').textContent.includes('Zoé, Yann, Xavi')",
-                               timeout=5_000)
+                               timeout=30_000)
         clock = clocks[1]
         table.goto(url)
-        table.wait_for_selector("#conn:text('live')", timeout=10_000)
+        table.wait_for_selector("#conn:text('live')", timeout=30_000)
         _advance_until(clock, tap, 6.0)
-        table.wait_for_function("Companion.state && Companion.state.t >= 5", timeout=5_000)
-        table.wait_for_function("/^\\d+ s$/.test(document.getElementById('countdown').textContent)", timeout=5_000)
+        table.wait_for_function("Companion.state && Companion.state.t >= 5", timeout=30_000)
+        table.wait_for_function("/^\\d+ s$/.test(document.getElementById('countdown').textContent)", timeout=30_000)
 
         # Pause: the countdown stands still, every page says so, and no dead end comes.
         game.click("#pause-button")
-        tap.next("paused", timeout=5)
-        game.wait_for_selector("#pause-reply:has-text('The game is paused')", timeout=5_000)
-        table.wait_for_selector("#paused:not([hidden])", timeout=5_000)
-        game.wait_for_selector("#paused:not([hidden])", timeout=5_000)
-        game.wait_for_selector("#now[data-state='paused']", timeout=5_000)
+        tap.next("paused", timeout=30)
+        game.wait_for_selector("#pause-reply:has-text('The game is paused')", timeout=30_000)
+        table.wait_for_selector("#paused:not([hidden])", timeout=30_000)
+        game.wait_for_selector("#paused:not([hidden])", timeout=30_000)
+        game.wait_for_selector("#now[data-state='paused']", timeout=30_000)
         held_at = clock.now()
         countdown = table.inner_text("#countdown")
         left = int(countdown.split()[0])
@@ -144,7 +144,11 @@ def test_the_game_page_chooses_players_starts_pauses_resumes_and_starts_a_new_ga
         seen = len(tap.calls)
         _advance_until(clock, tap, 60.0)  # a minute of real time: three dead ends' worth
         assert clock.now() == held_at
-        table.wait_for_timeout(300)  # the page redraws its countdown every 250 ms: it must not move
+        # The page's own clock goes on: once more than a second of it has passed, the countdown
+        # redrawn (tick(), as its 250 ms timer does) must not have moved.
+        since = table.evaluate("performance.now()")
+        table.wait_for_function(f"performance.now() - {since} > 1100", timeout=30_000)
+        table.evaluate("tick()")
         assert table.inner_text("#countdown") == countdown
         assert [c.TYPE for c in tap.calls[seen:]] == []
         shot(game, "web-game")
@@ -152,11 +156,11 @@ def test_the_game_page_chooses_players_starts_pauses_resumes_and_starts_a_new_ga
 
         # Resume: the game goes on from where it stood, with the seconds the countdown had left.
         game.click("#pause-button")
-        tap.next("resumed", timeout=5)
-        table.wait_for_selector("#paused[hidden]", state="attached", timeout=5_000)
-        game.wait_for_selector("#pause-button:text('Pause')", timeout=5_000)
+        tap.next("resumed", timeout=30)
+        table.wait_for_selector("#paused[hidden]", state="attached", timeout=30_000)
+        game.wait_for_selector("#pause-button:text('Pause')", timeout=30_000)
         _advance_until(clock, tap, float(left) + 1.0)
-        table.wait_for_function(f"Companion.state.t > {held_at}", timeout=5_000)  # time goes on again
+        table.wait_for_function(f"Companion.state.t > {held_at}", timeout=30_000)  # time goes on again
         deadline_calls = [c for c in tap.calls[seen:] if c.TYPE == "dead_end"]
         if deadline_calls:  # no point scored meanwhile: the dead end came once the seconds left had passed
             assert deadline_calls[0].t >= held_at + left - 1
@@ -164,10 +168,10 @@ def test_the_game_page_chooses_players_starts_pauses_resumes_and_starts_a_new_ga
         # A new game once this one is over: Monsieur Carrousel for one player (its own limits).
         clock.advance(2000.0)
         tap.next("winner", timeout=30)
-        game.wait_for_selector("#now[data-state='over']", timeout=10_000)
+        game.wait_for_selector("#now[data-state='over']", timeout=30_000)
         assert "Monsieur Carrousel starts with Lu" in start("monsieur-carrousel", ["Lu"])
-        tap.next("game_started", timeout=15)
-        game.wait_for_selector("#now:has-text('Monsieur Carrousel')", timeout=5_000)
+        tap.next("game_started", timeout=30)
+        game.wait_for_selector("#now:has-text('Monsieur Carrousel')", timeout=30_000)
         assert re.search(r"players: Lu$", game.inner_text("#players"))
     finally:
         game.close()

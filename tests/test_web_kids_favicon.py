@@ -23,12 +23,12 @@ def test_the_kids_view_of_another_game_says_it_is_for_monsieur_carrousel(tmp_pat
     page = browser.new_page()
     try:
         page.goto(web.url() + "kids")
-        page.wait_for_selector("#other-game:not([hidden])", timeout=10_000)
+        page.wait_for_selector("#other-game:not([hidden])", timeout=30_000)
         text = page.inner_text("#other-game")
         assert "for Monsieur Carrousel" in text and "this table plays Carrousel" in text, text
         assert page.get_attribute("#other-game a", "href") == "/"
         assert not page.is_visible(".kids")
-        with urllib.request.urlopen(web.url() + "favicon.ico", timeout=5) as r:
+        with urllib.request.urlopen(web.url() + "favicon.ico", timeout=30) as r:
             assert r.status == 200 and r.headers["content-type"] == "image/x-icon"
             body = r.read()
         assert body[:4] == b"\x00\x00\x01\x00" and len(body) < 8192  # an ICO, small
@@ -45,7 +45,7 @@ def test_the_kids_view_of_monsieur_carrousel_has_no_such_sentence(tmp_path, monk
     try:
         page.goto(web.url() + "kids")
         page.wait_for_selector("#conn:text('live')")
-        page.wait_for_function("document.querySelector('#die svg') !== null", timeout=10_000)
+        page.wait_for_function("document.querySelector('#die svg') !== null", timeout=30_000)
         assert page.is_visible(".kids") and not page.is_visible("#other-game")
     finally:
         page.close()

@@ -169,7 +169,7 @@ def _read_until(s: socket.socket, marker: bytes, buf: bytearray) -> None:
         buf += chunk
 
 
-def _wait_for(predicate, timeout: float = 5.0) -> None:
+def _wait_for(predicate, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "condition not reached"

@@ -51,7 +51,7 @@ def test_the_marker_check_names_a_covered_marker_and_tapped_colours_are_written(
         _cover_marker_and_freeze_the_table(view, covered=3)
         page.goto(url + "setup")
         page.wait_for_selector("#files tr[data-name='carrousel-colours.json'][data-state='shipped default']")
-        page.wait_for_selector("#markers li[data-id='3'][data-state='missing']", timeout=8_000)
+        page.wait_for_selector("#markers li[data-id='3'][data-state='missing']", timeout=30_000)
         assert "marker 3: not seen where it belongs (the bottom-left)" in page.inner_text("#markers")
         assert page.locator("#markers li[data-state='in_place']").count() == 3
         assert "3 of 4 markers in place; marker 3 not seen" in page.inner_text("#marker-summary")

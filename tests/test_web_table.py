@@ -28,11 +28,11 @@ def test_a_call_of_a_simulated_game_appears_on_the_table_page(tmp_path, monkeypa
     try:
         url = web.url()
         page.goto(url)
-        page.wait_for_selector("#conn:text('live')", timeout=10_000)
+        page.wait_for_selector("#conn:text('live')", timeout=30_000)
         # The next call the referee makes, whatever it is, is shown with its sentence.
         call = tap.next("point", "penalty", "lucky_bird", "dead_end", "illegal_move", timeout=30)
         sentence = page.locator(f"#calls li[data-type='{call.TYPE}']").first
-        sentence.wait_for(timeout=5_000)
+        sentence.wait_for(timeout=30_000)
         from companion.web.announcer import sentence_for
 
         assert sentence_for(call, "carrousel", "en") in page.inner_text("#calls")
@@ -48,7 +48,7 @@ def test_a_call_of_a_simulated_game_appears_on_the_table_page(tmp_path, monkeypa
         thread.join(15)
         scores = service.referee.summary(service.state)["scores"]
         page.wait_for_function("Companion.state && Companion.state.over === false && "
-                               f"Companion.state.t >= {service.last_t - 1e-6}", timeout=5_000)
+                               f"Companion.state.t >= {service.last_t - 1e-6}", timeout=30_000)
         for player, score in scores.items():
             assert page.inner_text(f"[data-player='{player}'] .score") == str(score)
         shot(page, "web-table")
