@@ -34,7 +34,8 @@ def test_the_kids_view_shows_the_die_the_seat_and_the_weather_in_pictures(tmp_pa
         while tuple(shown) not in said:
             c = tap.next("seat_kid", timeout=30)
             said.append((c.colour, str(c.seat)))
-        tap.next("weather", timeout=30)
+        if not any(c.TYPE == "weather" for c in tap.calls):  # the queue's weather calls may be skipped above
+            tap.next("weather", timeout=30)
         page.wait_for_function("document.querySelector('#weather') && document.querySelector('#weather').dataset.zone",
                                timeout=30_000)
         zone = page.evaluate("document.querySelector('#weather').dataset.zone")
