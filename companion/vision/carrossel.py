@@ -2041,34 +2041,3 @@ def draw_overlay(frame: np.ndarray, reading: CarrosselReading, geometry: Carross
         labels.put(f"{name}: {reading.facing.get(name, UNKNOWN)}", (p[0], p[1]), (255, 255, 255))
     out[:band + 1] = drawn
     return out
-    b = reading.board_angle_deg
-    a = math.radians(b)
-    tip = view.to_image(np.array([[0.0, 0.0], [geometry.radius_mm * math.cos(a), geometry.radius_mm * math.sin(a)]]),
-                        geometry.board_top_z_mm)
-    cv2.arrowedLine(out, tuple(int(v) for v in tip[0]), tuple(int(v) for v in tip[1]), (0, 255, 255), 2, cv2.LINE_AA,
-                    tipLength=0.05)
-    centres = geometry.cell_centres_mm(b)
-    h = geometry.cell_size_mm / 2
-    for name, c, up in zip(geometry.cell_names, centres, geometry.cell_ups(b)):
-        s = reading.slots.get(name)
-        right = np.array([up[1], -up[0]])
-        sq = np.stack([c + h * (up - right), c + h * (up + right), c + h * (-up + right), c + h * (-up - right)])
-        p = view.to_image(sq, geometry.board_top_z_mm)
-        label = s.label if s is not None else UNKNOWN
-        # a tile read (or read but for its animal, under a standee) in its colour
-        colour = _BGR.get(s.colour if s is not None and s.colour is not None else label, (255, 0, 255))
-        cv2.polylines(out, [np.rint(p).astype(np.int32)], True, colour, 2, cv2.LINE_AA)
-        m = view.to_image(c.reshape(1, 2), geometry.tile_top_z_mm)[0]
-        text = "?" if label == UNKNOWN else "" if label == EMPTY else s.animal[0].upper()  # type: ignore[union-attr,index]
-        if text:
-            cv2.putText(out, text, (int(m[0]) - 4, int(m[1]) + 4), font, 0.45, (0, 0, 0), 3, cv2.LINE_AA)
-            cv2.putText(out, text, (int(m[0]) - 4, int(m[1]) + 4), font, 0.45, (255, 255, 255), 1, cv2.LINE_AA)
-        if s is not None and s.standee:
-            cv2.circle(out, (int(m[0]), int(m[1])), 9, (255, 255, 255), 1, cv2.LINE_AA)
-    from companion.vision.images import LabelPlacer
-
-    labels = LabelPlacer(out, 0.45, top_px=19)  # a box, not a thick shadow (it runs longer than the text)
-    for name, (c, _deg) in geometry.booths.items():
-        p = view.to_image(c.reshape(1, 2), 55.0)[0]
-        labels.put(f"{name}: {reading.facing.get(name, UNKNOWN)}", (p[0], p[1]), (255, 255, 255))
-    return out
