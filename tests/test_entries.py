@@ -30,7 +30,7 @@ def server(tmp_path):
 
 def raw(path, data: bytes) -> dict:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5)
+    s.settimeout(30)  # refusals come at once; a loaded machine may be slow
     s.connect(str(path))
     s.sendall(data)
     reply = b""

@@ -19,7 +19,13 @@ from companion.web.app import MAX_BODY
 
 
 @pytest.fixture
-def server(tmp_path):
+def server(tmp_path, monkeypatch):
+    """An entry server bound to a Carrossel vocabulary with no service behind it: an accepted
+    entry's reply waits ``REPLY_TIMEOUT_S`` for calls that never come (shortened here), then
+    says it is pending."""
+    from companion.sources import entries
+
+    monkeypatch.setattr(entries, "REPLY_TIMEOUT_S", 0.2)
     srv = EntryServer(tmp_path / "journal.sock")
     srv.open()
     got = []
@@ -31,7 +37,7 @@ def server(tmp_path):
 def _send(path, data: bytes) -> list[dict]:
     """Send ``data`` and read every reply line until the server has answered them all."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5)
+    s.settimeout(30)  # a loaded machine: the replies come after REPLY_TIMEOUT_S, far under this
     s.connect(str(path))
     s.sendall(data)
     s.shutdown(socket.SHUT_WR)
