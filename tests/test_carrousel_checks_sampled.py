@@ -9,13 +9,13 @@ spaces and horses, soft shadows over black and coloured horses, noise, brighter 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
-from test_carrousel_checks import LIGHT, PALE, shadow, small_hand
+from test_carrousel_checks import LIGHT, PALE, photo, shadow, small_hand
+from test_carrousel_plan import _with_lens
 
 from companion.vision.carrousel import CarrouselReader, _Plan
 from companion.vision.carrousel_checks import (
@@ -39,20 +39,10 @@ def reader():
     return CarrouselReader()
 
 
-def photo(name: str) -> tuple[np.ndarray, dict]:
-    return cv2.imread(str(ROOT / "images" / f"{name}.jpg")), json.loads((ROOT / "truth" / f"{name}.json").read_text())
-
-
 def _moved(reg: Registration, dx: float, dy: float, scale: float = 1.0) -> Registration:
     t = np.array([[scale, 0.0, dx], [0.0, scale, dy], [0.0, 0.0, 1.0]])
     h = t @ reg.board_to_image
     return Registration(h, np.linalg.inv(h), reg.marker_ids, reg.residual_px, reg.image_corners, reg.frame_index)
-
-
-def _with_lens(reg: Registration, k1: float) -> Registration:
-    k = np.array([[600.0, 0.0, 320.0], [0.0, 600.0, 240.0], [0.0, 0.0, 1.0]])
-    return Registration(reg.board_to_image, reg.image_to_board, reg.marker_ids, reg.residual_px,
-                        reg.image_corners, reg.frame_index, lens=(k, np.array([k1, 0.01, 0.0, 0.0, 0.0])))
 
 
 def _flat(plan: _Plan, start: int, end: int, w: int) -> np.ndarray:

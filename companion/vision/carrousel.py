@@ -30,7 +30,7 @@ import numpy as np
 
 from companion.calibration_checks import between, expect, positive
 from companion.calibration_dir import SHIPPED_DIR, calibration_path
-from companion.vision.carrousel_checks import SpaceChecks
+from companion.vision.carrousel_checks import SpaceChecks, disc_points
 from companion.vision.colour import (
     _GRID_LO,
     _GRID_NEW,
@@ -82,11 +82,8 @@ SEATS = ("south", "east", "north", "west")
 
 
 def _disc(radius: float, inner: float = 0.0, step: float = GRID_MM) -> np.ndarray:
-    u = np.arange(-radius, radius + 1e-9, step)
-    xx, yy = np.meshgrid(u, u)
-    p = np.stack([xx.ravel(), yy.ravel()], axis=1)
-    d = np.hypot(p[:, 0], p[:, 1])
-    return p[(d <= radius) & (d >= inner)]
+    """:func:`~companion.vision.carrousel_checks.disc_points` on the reader's grid (``GRID_MM``)."""
+    return disc_points(radius, inner, step)
 
 
 @dataclasses.dataclass(frozen=True)

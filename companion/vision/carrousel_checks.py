@@ -58,12 +58,22 @@ from companion.vision.colour import (
 )
 from companion.vision.registration import Registration
 
-__all__ = ["SpaceChecks", "distinct_colours"]
+__all__ = ["SpaceChecks", "disc_points", "distinct_colours"]
 
 _LUMA = np.array([0.0722, 0.7152, 0.2126])  # linear B, G, R to luminance (Rec. 709)
 
 
-def _disc(radius: float, inner: float = 0.0, step: float = 1.5) -> np.ndarray:
+def disc_points(radius: float, inner: float = 0.0, step: float = 1.5) -> np.ndarray:
+    """Sample points of a disc (or of a ring, with ``inner`` > 0) on a square grid.
+
+    Args:
+        radius: outer radius, mm; points at most this far from the centre are kept.
+        inner: inner radius, mm; points nearer than this are dropped (0: a whole disc).
+        step: grid spacing, mm.
+
+    Returns:
+        ``N x 2 float64`` offsets (x, y) in mm from the disc's centre, row by row.
+    """
     u = np.arange(-radius, radius + 1e-9, step)
     xx, yy = np.meshgrid(u, u)
     p = np.stack([xx.ravel(), yy.ravel()], axis=1)
@@ -194,8 +204,8 @@ class SpaceChecks:
     def __init__(self, space_centres_mm: np.ndarray, disc_mm: np.ndarray, white_patch_mm: np.ndarray):
         self.centres = np.asarray(space_centres_mm, dtype=np.float64)
         self.disc = np.asarray(disc_mm, dtype=np.float64)
-        self.rim = _disc(self.RIM_MM[1], inner=self.RIM_MM[0], step=1.0)
-        self.centre = _disc(self.CENTRE_MM, step=1.5)
+        self.rim = disc_points(self.RIM_MM[1], inner=self.RIM_MM[0], step=1.0)
+        self.centre = disc_points(self.CENTRE_MM, step=1.5)
         self.patch = np.asarray(white_patch_mm, dtype=np.float64)
         #: pairs of neighbouring patch points (at most 3.5 mm apart) whose differences measure
         #: the sensor's noise (the light changes little over 3 mm)
