@@ -18,16 +18,22 @@ pytestmark = pytest.mark.skipif(not (DATA / "truth.json").exists(), reason="the 
 PALEST_SKIN_BGR = SKIN[0]
 
 
-@pytest.fixture(scope="module")
-def photo():
-    """carrossel_036 (a calibration photograph), its truth, and the reader with its pose."""
-    im = next(i for i in json.loads((DATA / "truth.json").read_text())["images"] if i["image"] == "carrossel_036.jpg")
+def read_photo(name: str):
+    """The photograph ``name`` (``carrossel_036.jpg``...), its cells' truth, the reader that read
+    it (with its pose) and the reading: ``(frame, cells, reader, reading)``."""
+    im = next(i for i in json.loads((DATA / "truth.json").read_text())["images"] if i["image"] == name)
     frame = cv2.imread(str(DATA / "images" / im["image"]))
     reader = CarrosselReader()
     reading = reader.read(frame)
     assert reading.status == "ok"
     cells = {f"{c['sector_label']}{c['slot']}": c["tile"] for c in im["cells"]}
     return frame, cells, reader, reading
+
+
+@pytest.fixture(scope="module")
+def photo():
+    """carrossel_036 (a calibration photograph), its truth, and the reader with its pose."""
+    return read_photo("carrossel_036.jpg")
 
 
 def _painted(frame, reader, reading, name, bgr):

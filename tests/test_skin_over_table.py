@@ -4,16 +4,14 @@ hue, so it is not an empty Carrossel cell's white."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
-from companion.vision.carrossel import CarrosselReader
 from companion.vision.colour import srgb_to_linear
 from companion.vision.skin import brighter_than_white, median_chroma, skin_like, unclipped_lab
+from test_carrossel_hand import _painted, read_photo
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "carrossel-table"
 photos = pytest.mark.skipif(not (DATA / "truth.json").exists(), reason="the Carrossel photographs are not here")
@@ -41,27 +39,7 @@ def test_a_hand_brighter_than_the_white_keeps_its_hue():
 @pytest.fixture(scope="module")
 def dim_photo():
     """carrossel_027 (dim light: the markers' paper near code 100), its truth and the reader."""
-    im = next(i for i in json.loads((DATA / "truth.json").read_text())["images"] if i["image"] == "carrossel_027.jpg")
-    frame = cv2.imread(str(DATA / "images" / im["image"]))
-    reader = CarrosselReader()
-    reading = reader.read(frame)
-    assert reading.status == "ok"
-    cells = {f"{c['sector_label']}{c['slot']}": c["tile"] for c in im["cells"]}
-    return frame, cells, reader, reading
-
-
-def _painted(frame, reader, name, bgr):
-    """The frame with cell ``name`` wholly under a flat patch ``bgr`` (1.3 x the cell)."""
-    g = reader.geometry
-    view, angle = reader._pose
-    i = g.cell_names.index(name)
-    c, up = g.cell_centres_mm(angle)[i], g.cell_ups(angle)[i]
-    right = np.array([up[1], -up[0]])
-    h = 0.65 * g.cell_size_mm
-    sq = np.array([c + sx * h * right + sy * h * up for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
-    out = frame.copy()
-    cv2.fillConvexPoly(out, view.to_image(sq, g.tile_top_z_mm).astype(np.int32), tuple(int(v) for v in bgr), cv2.LINE_AA)
-    return out
+    return read_photo("carrossel_027.jpg")
 
 
 @photos
@@ -72,7 +50,7 @@ def test_a_tile_under_skin_brighter_than_the_white_is_not_empty(dim_photo):
     tiles = [n for n, t in cells.items() if t is not None and t["standee"] is None][:3]
     empties = [n for n, t in cells.items() if t is None][:2]
     for name in tiles + empties:
-        got = reader.read(_painted(frame, reader, name, LIGHT_SKIN_BGR)).slots[name]
+        got = reader.read(_painted(frame, reader, reading, name, LIGHT_SKIN_BGR)).slots[name]
         assert got.label == "unknown", (name, got)
     # the paper's own colour 1.4 times as bright over an empty cell is still the print's white
     # (a lamp's fall-off): the rule is the hue, not the brightness
@@ -82,5 +60,5 @@ def test_a_tile_under_skin_brighter_than_the_white_is_not_empty(dim_photo):
     lin = np.clip(1.4 * white, 0.0, 1.0)
     code = np.where(lin <= 0.0031308, 12.92 * lin, 1.055 * lin ** (1 / 2.4) - 0.055) * 255
     for name in empties:
-        bright_white = reader.read(_painted(frame, reader, name, tuple(np.round(code)))).slots[name]
+        bright_white = reader.read(_painted(frame, reader, reading, name, tuple(np.round(code)))).slots[name]
         assert bright_white.label == "empty", (name, bright_white)
