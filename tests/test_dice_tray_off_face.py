@@ -13,19 +13,11 @@ import pytest
 
 from companion.readers import dice_tray
 from companion.readers.dice import DiceReader, roll_values
-from companion.readers.dice_tray import FaceFit, TrayGeometry, with_face_fit
+from companion.readers.dice_tray import FaceFit, with_face_fit
+from test_dice_tray_face_fit import _geometry
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "dice-tray"
 photos = pytest.mark.skipif(not (DATA / "truth.json").is_file(), reason="dice-tray photographs not present")
-
-
-def _geometry() -> TrayGeometry:
-    """A camera 450 mm straight above a 220 x 160 mm floor (640 x 480 px, 60 degrees across)."""
-    f = 320 / np.tan(np.radians(30))
-    K = [[f, 0, 319.5], [0, f, 239.5], [0, 0, 1]]
-    R = [[1, 0, 0], [0, -1, 0], [0, 0, -1]]
-    floor = [[-110, -80], [110, -80], [110, 80], [-110, 80]]
-    return TrayGeometry.from_camera(K, R, [0.0, 0.0, 450.0], (640, 480), floor)
 
 
 FRAME = np.zeros((480, 640, 3), np.uint8)
