@@ -283,8 +283,8 @@ class CarnivalState:
         return self.players[self.active]
 
     def unaccounted(self, card: str) -> int:
-        """Copies of ``card`` not seen anywhere on the table (in hidden hands or the deck)."""
-        """Copies of ``card`` the table has not seen anywhere: in the deck or hidden in hands."""
+        """Copies of ``card`` (a card code, rulebook's deck list) the table has not seen anywhere:
+        in the deck or hidden in hands; an int from 0 to the deck's count of that card."""
         seen = self.discard.count(card)
         ride = parse_card(card)
         for p in self.players:
@@ -809,6 +809,7 @@ class _Table:
         )
 
     def unaccounted(self, card: str) -> int:
+        """:meth:`CarnivalState.unaccounted` of the state as it stands now (frozen first)."""
         return self.freeze().unaccounted(card)
 
     # -- hands ---------------------------------------------------------------------------
